@@ -1,0 +1,110 @@
+# petsc-ocean: estimation-driven GPU SpGEMM for PETSc's aij products.
+#   make            build lib/libpetscocean.so (and the CUDA backend where nvcc is found)
+#   make run        install what is missing, build, and run the main job (examples/elasticity_amg)
+#   make test       build and run the whole test suite (last line: "N passed, N failed")
+#   make info       print what was found
+.DEFAULT_GOAL := lib
+.SUFFIXES:
+.DELETE_ON_ERROR:
+
+include config/petsc.mk
+include config/cuda.mk
+
+BUILD   := build
+LIBDIR  := lib
+LIBNAME := $(LIBDIR)/libpetscocean.so
+CC      := $(or $(OCEAN_PETSC_CC),mpicc)
+OPTFLAGS ?= -O2 -g
+WARNFLAGS := -Wall -Wextra -Wno-unused-parameter -Wmissing-prototypes -Wstrict-prototypes
+# PETSc's and CUDA's headers are not ours: -isystem keeps their warnings out of our build.
+PETSC_SYS_INCLUDES := $(patsubst -I%,-isystem %,$(PETSC_CC_INCLUDES))
+CPPFLAGS_CORE := -Iinclude -Isrc -D_POSIX_C_SOURCE=200809L
+CFLAGS_CORE   := -std=c99 -fPIC -fopenmp $(OPTFLAGS) $(WARNFLAGS)
+CFLAGS_PETSC  := -std=c99 -fPIC -fopenmp $(OPTFLAGS) $(WARNFLAGS) $(PETSC_SYS_INCLUDES)
+
+CORE_SRC  := $(wildcard src/ocean_*.c)
+PETSC_SRC := $(wildcard src/mat*.c)
+CUDA_SRC  := $(wildcard cuda/*.cu)
+CORE_OBJ  := $(CORE_SRC:%.c=$(BUILD)/%.o)
+PETSC_OBJ := $(PETSC_SRC:%.c=$(BUILD)/%.o)
+ifeq ($(OCEAN_HAVE_CUDA),yes)
+  CPPFLAGS_CORE += -DOCEAN_HAVE_CUDA
+  CUDA_OBJ  := $(CUDA_SRC:%.cu=$(BUILD)/%.o)
+  NVCCFLAGS := -std=c++17 -O3 -lineinfo $(OCEAN_CUDA_GENCODE) -Xcompiler -fPIC,-Wall -Iinclude -Isrc -Icuda
+endif
+
+.PHONY: lib info run test tests-build clean deps
+lib: $(LIBNAME)
+
+$(LIBNAME): $(CORE_OBJ) $(PETSC_OBJ) $(CUDA_OBJ) | check-petsc
+	@mkdir -p $(LIBDIR)
+	$(CC) -shared -fopenmp -Wl,--no-undefined -o $@ $^ $(PETSC_LINK) $(OCEAN_CUDA_LINK) -lm
+
+$(BUILD)/src/ocean_%.o: src/ocean_%.c include/ocean.h $(wildcard src/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_CORE) $(CFLAGS_CORE) -c $< -o $@
+
+$(BUILD)/src/mat%.o: src/mat%.c include/ocean.h include/petscmatocean.h $(wildcard src/*.h) | check-petsc
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_CORE) $(CFLAGS_PETSC) -c $< -o $@
+
+$(BUILD)/cuda/%.o: cuda/%.cu include/ocean.h $(wildcard cuda/*.h) $(wildcard cuda/*.cuh)
+	@mkdir -p $(dir $@)
+	$(OCEAN_NVCC) $(NVCCFLAGS) -c $< -o $@
+
+.PHONY: check-petsc
+check-petsc:
+	@if [ "$(OCEAN_PETSC_FOUND)" != yes ]; then echo "PETSc $(OCEAN_PETSC_SOURCE)" >&2; exit 1; fi
+
+info:
+	@echo "PETSc        : $(OCEAN_PETSC_FOUND), $(OCEAN_PETSC_SOURCE), version $(OCEAN_PETSC_VERSION)"
+	@echo "PETSc libdir : $(OCEAN_PETSC_LIBDIR)"
+	@echo "C compiler   : $(CC) ($(shell $(CC) --version 2>/dev/null | head -n 1))"
+	@echo "CUDA backend : $(OCEAN_HAVE_CUDA), $(OCEAN_CUDA_REASON)"
+	@echo "CUDA archs   : $(if $(filter yes,$(OCEAN_HAVE_CUDA)),$(addprefix sm_,$(OCEAN_CUDA_ARCHS)),none)"
+	@echo "MPI launcher : $(shell command -v mpiexec 2>/dev/null || echo not found)"
+	@echo "library      : $(LIBNAME)"
+
+# ---- tests -------------------------------------------------------------------------------------------------
+TEST_CORE_BIN  := $(BUILD)/tests/test_core
+TEST_PETSC_SRC := $(wildcard tests/petsc/*.c)
+TEST_PETSC_BIN := $(TEST_PETSC_SRC:tests/petsc/%.c=$(BUILD)/tests/%)
+EXAMPLE_SRC    := $(filter-out examples/bench_spgemm.c,$(wildcard examples/*.c))
+EXAMPLE_BIN    := $(EXAMPLE_SRC:examples/%.c=$(BUILD)/examples/%)
+LINK_OCEAN     := -L$(abspath $(LIBDIR)) -Wl,-rpath,$(abspath $(LIBDIR)) -lpetscocean $(PETSC_LINK) -lm
+
+$(TEST_CORE_BIN): tests/core/test_core.c $(CORE_OBJ) $(CUDA_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_CORE) $(CFLAGS_CORE) $^ -o $@ $(OCEAN_CUDA_LINK) -lm
+
+$(BUILD)/tests/%: tests/petsc/%.c $(wildcard tests/petsc/*.h) $(LIBNAME)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_CORE) -Itests/petsc $(CFLAGS_PETSC) $< -o $@ $(LINK_OCEAN)
+
+$(BUILD)/examples/%: examples/%.c $(LIBNAME)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_CORE) $(CFLAGS_PETSC) $< -o $@ $(LINK_OCEAN)
+
+# An unmodified PETSc tutorial, built against PETSc alone: it gets our types through -dll_append.
+PETSC_EXAMPLES ?= $(firstword $(wildcard /usr/share/petsc/*/share/petsc/examples/src $(PETSC_DIR)/share/petsc/examples/src $(PETSC_DIR)/src))
+$(BUILD)/tests/ksp_ex2: $(PETSC_EXAMPLES)/ksp/ksp/tutorials/ex2.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -w $(PETSC_SYS_INCLUDES) $< -o $@ $(PETSC_LINK) -lm
+
+tests-build: $(TEST_CORE_BIN) $(TEST_PETSC_BIN) $(EXAMPLE_BIN) $(BUILD)/tests/ksp_ex2
+
+test: tests-build
+	@bash tests/run_tests.sh
+
+include examples/bench.mk
+
+# ---- main job ----------------------------------------------------------------------------------------------
+deps:
+	@bash config/install-deps.sh
+
+run: deps
+	@$(MAKE) --no-print-directory lib $(EXAMPLE_BIN)
+	@bash examples/run_main.sh $(ARGS)
+
+clean:
+	rm -rf $(BUILD) $(LIBDIR)
