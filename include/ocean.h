@@ -1,0 +1,238 @@
+/*
+  ocean.h - the PETSc-free core API of petsc-ocean.
+
+  An estimation-driven sparse general matrix-matrix product (SpGEMM) after the Ocean paper: a sampled
+  analysis chooses one of three workflows (upper bound, HyperLogLog estimation, exact symbolic), rows are
+  binned into accumulator configurations derived from a device profile, overflowing rows are detected and
+  recomputed, and the output is compacted into sorted CSR.  Plans keep everything that depends only on the
+  sparsity of the operands (sketches of B, the structure of C, exact bins) so that repeated products with
+  new values run numeric-only.
+
+  Conventions: int32 column indices, int64 row offsets, fp64 values.  Every call returns an OceanError;
+  OceanGetLastErrorMessage() gives the text of the last failure on the calling thread.
+*/
+#ifndef OCEAN_H
+#define OCEAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+  OCEAN_SUCCESS = 0,
+  OCEAN_ERR_ARG,            /* a bad argument: sizes that do not match, a NULL pointer, an index out of range */
+  OCEAN_ERR_MEMORY,         /* an allocation failed */
+  OCEAN_ERR_INDEX_OVERFLOW, /* the exact nonzero count of C exceeds OceanOptions.max_output_nnz */
+  OCEAN_ERR_STATE,          /* numeric called with operands whose structure differs from the symbolic phase */
+  OCEAN_ERR_NOT_AVAILABLE,  /* the backend is not built, or no device is present */
+  OCEAN_ERR_DEVICE          /* a CUDA call failed */
+} OceanError;
+
+const char *OceanErrorString(OceanError err);
+const char *OceanGetLastErrorMessage(void);
+
+/* A CSR matrix the caller owns.  Rows need not be sorted, but must not repeat a column.  structure_id names
+   the sparsity pattern: equal nonzero ids promise an identical pattern (used to reuse sketches, transposes and
+   the structure of C); 0 means "unknown, never reuse". */
+typedef struct {
+  int64_t        nrows, ncols;
+  const int64_t *rowptr; /* nrows + 1 offsets */
+  const int32_t *colidx; /* rowptr[nrows] column indices in [0, ncols) */
+  const double  *values; /* rowptr[nrows] values */
+  uint64_t       structure_id;
+} OceanCSR;
+
+typedef enum { OCEAN_BACKEND_CPU = 0, OCEAN_BACKEND_CUDA = 1 } OceanBackend;
+
+/* The resources the binning is derived from.  The CPU backend takes the profile of the GPU it imitates. */
+typedef struct {
+  char    name[64];
+  int64_t smem_per_block; /* largest dynamic shared memory a block may opt in to (bytes) */
+  int64_t smem_per_sm;    /* shared memory per multiprocessor (bytes) */
+  int     num_sms;
+  int     warp_size;
+  int     max_threads_per_block;
+  int     max_threads_per_sm;
+} OceanDeviceProfile;
+
+/* The NVIDIA H200: 227 KB per block, 228 KB per SM, 132 SMs, warps of 32, 1024/2048 threads. */
+void OceanDeviceProfileDefault(OceanDeviceProfile *profile);
+
+typedef enum {
+  OCEAN_WORKFLOW_AUTO        = -1, /* the paper's selection from the analysis */
+  OCEAN_WORKFLOW_UPPER_BOUND = 0,  /* bins by intermediate products: no symbolic, no estimation */
+  OCEAN_WORKFLOW_ESTIMATE    = 1,  /* HyperLogLog estimates size the accumulators; overflow falls back */
+  OCEAN_WORKFLOW_EXACT       = 2   /* exact symbolic pass (binned by products / conservative CR) */
+} OceanWorkflow;
+
+const char *OceanWorkflowName(OceanWorkflow w);
+
+typedef struct {
+  OceanWorkflow workflow;             /* AUTO, or a forced workflow */
+  int           hll_registers;        /* 0: the paper's rule (32 when ER < hll_er_64, else 64); or 16..256, a power of two */
+  double        estimate_coefficient; /* 0: the paper's rule (2.0 with 32 registers or fewer, else 1.5) */
+  double        sample_fraction;      /* rows sampled for CR (0.03) */
+  int64_t       sample_min, sample_max; /* 600, 10000 */
+  double        ub_products_per_row;  /* upper bound below this average of products per row (64) */
+  double        er_threshold;         /* estimation needs ER >= this (8) */
+  double        cr_threshold;         /* ... and sampled CR >= this (8) */
+  double        hll_er_64;            /* 64 registers from this ER on (48) */
+  double        bitmap_cr_threshold;  /* dense accumulators query the bitmap before writing when CR > this (2) */
+  double        hash_load;            /* a hash accumulator admits at most this fraction of its slots (0.8) */
+  int64_t       acc_smem_per_sm;      /* shared memory per SM given to accumulation (128 KB, capped by the device) */
+  int64_t       max_output_nnz;       /* nnz(C) limit; over-allocation beyond it switches to exact counting */
+  int           record_rows;          /* keep the per-row decisions (OceanProductGetRowInfo) */
+} OceanOptions;
+
+void OceanOptionsDefault(OceanOptions *opts);
+
+/* Bins, in the order of the kernels a GPU launches. */
+typedef enum {
+  OCEAN_BIN_EMPTY = 0, /* no intermediate products */
+  OCEAN_BIN_ESC4,      /* expand-sort-compact, 4 rows per 64-thread block */
+  OCEAN_BIN_ESC2,      /* expand-sort-compact, 2 rows per 64-thread block */
+  OCEAN_BIN_SHORT,     /* many short rows per block, each with a small hash (smallest normal configuration) */
+  OCEAN_BIN_N0,        /* five normal configurations, each twice the previous: hash or dense */
+  OCEAN_BIN_N1,
+  OCEAN_BIN_N2,
+  OCEAN_BIN_N3,
+  OCEAN_BIN_N4,
+  OCEAN_BIN_LONG, /* largest configuration with a hash table spilling to global memory */
+  OCEAN_NUM_BINS
+} OceanBin;
+
+typedef enum { OCEAN_ACC_NONE = 0, OCEAN_ACC_ESC, OCEAN_ACC_HASH, OCEAN_ACC_DENSE, OCEAN_ACC_GLOBAL_HASH } OceanAccumulator;
+
+const char *OceanBinName(OceanBin bin);
+const char *OceanAccumulatorName(OceanAccumulator acc);
+
+/* One kernel configuration.  Capacities are in entries; limits are the most output nonzeros a row may have in it. */
+typedef struct {
+  int     threads;              /* threads per block */
+  int     rows_per_block;       /* rows one block handles at once */
+  int64_t smem_bytes;           /* shared memory per block */
+  int64_t hash_capacity;        /* numeric hash slots per row (column + value: 12 bytes each) */
+  int64_t hash_limit;           /* floor(hash_load * hash_capacity) */
+  int64_t dense_columns;        /* numeric dense accumulator: columns per row (8-byte value + 1 bitmap bit) */
+  int64_t symbolic_hash_capacity; /* symbolic hash slots per row (4-byte column) */
+  int64_t symbolic_hash_limit;
+  int64_t symbolic_dense_columns; /* symbolic dense accumulator: bitmap only */
+  int64_t max_products;         /* ESC: most intermediate products per row; 0 elsewhere */
+} OceanBinConfig;
+
+typedef struct _p_OceanContext *OceanContext;
+typedef struct _p_OceanProduct *OceanProduct;
+
+/* profile NULL: the device's own (CUDA) or the H200 default (CPU). */
+OceanError OceanContextCreate(OceanBackend backend, const OceanDeviceProfile *profile, OceanContext *ctx);
+OceanError OceanContextDestroy(OceanContext *ctx);
+OceanError OceanContextSetOptions(OceanContext ctx, const OceanOptions *opts);
+OceanError OceanContextGetOptions(OceanContext ctx, OceanOptions *opts);
+OceanError OceanContextGetProfile(OceanContext ctx, OceanDeviceProfile *profile);
+OceanError OceanContextGetBackend(OceanContext ctx, OceanBackend *backend);
+OceanError OceanContextGetBinConfig(OceanContext ctx, OceanBin bin, OceanBinConfig *cfg);
+/* How many times sketches of B were built and reused through this context's sketch cache. */
+OceanError OceanContextGetSketchCounts(OceanContext ctx, int64_t *built, int64_t *reused);
+
+/* Whether the CUDA backend was compiled in, and how many devices it sees (0 without a driver or GPU). */
+int        OceanCudaCompiled(void);
+OceanError OceanCudaDeviceCount(int *count);
+OceanError OceanCudaDeviceProfile(int device, OceanDeviceProfile *profile);
+
+/* Phases of the pipeline, reported to an optional callback (e.g. profiling events) from the calling thread. */
+typedef enum {
+  OCEAN_PHASE_ANALYSIS = 0, /* per-row products and spans, sampled CR, workflow selection */
+  OCEAN_PHASE_ESTIMATE,     /* HyperLogLog sketches of B (unless cached) and their merge per row of A */
+  OCEAN_PHASE_SYMBOLIC,     /* exact symbolic pass */
+  OCEAN_PHASE_NUMERIC,      /* numeric accumulation */
+  OCEAN_PHASE_FALLBACK,     /* overflow rows recomputed */
+  OCEAN_PHASE_COMPACT,      /* over-allocated output compacted into CSR */
+  OCEAN_PHASE_TRANSPOSE,    /* transposes for AtB and PtAP */
+  OCEAN_NUM_PHASES
+} OceanPhase;
+
+const char *OceanPhaseName(OceanPhase phase);
+/* begin: 1 when the phase starts, 0 when it ends; flops: floating-point operations of the phase (at its end). */
+typedef void (*OceanPhaseCallback)(void *user, OceanPhase phase, int begin, double flops);
+OceanError OceanContextSetPhaseCallback(OceanContext ctx, OceanPhaseCallback callback, void *user);
+
+typedef enum { OCEAN_PRODUCT_AB = 0, OCEAN_PRODUCT_AtB, OCEAN_PRODUCT_PtAP } OceanProductType;
+const char *OceanProductTypeName(OceanProductType t);
+
+/* A product plan.  AB: C = A*B.  AtB: C = A^T*B through a cached transpose of A.  PtAP: C = P^T*(A*P)
+   through a cached transpose of P (the second operand is P).  Each SpGEMM inside is a "stage":
+   AB and AtB have one, PtAP two (stage 0: A*P, stage 1: P^T*(AP)). */
+OceanError OceanProductCreate(OceanContext ctx, OceanProductType type, OceanProduct *prod);
+OceanError OceanProductDestroy(OceanProduct *prod);
+
+/* Symbolic and numeric: afterwards the structure and the values of C are available.  Structures whose ids
+   match the previous call are reused (sketches, transposes, C). */
+OceanError OceanProductSymbolic(OceanProduct prod, const OceanCSR *A, const OceanCSR *B);
+
+/* Numeric only: the operands' structure ids must be those of the last symbolic call (else OCEAN_ERR_STATE).
+   Recomputes the values of C into the plan's storage with exact bins. */
+OceanError OceanProductNumeric(OceanProduct prod, const OceanCSR *A, const OceanCSR *B);
+
+/* C as computed by the last symbolic or numeric call; owned by the plan, valid until the next call. */
+OceanError OceanProductGetC(OceanProduct prod, int64_t *nrows, int64_t *ncols, int64_t *nnz, const int64_t **rowptr,
+                            const int32_t **colidx, const double **values);
+
+typedef struct {
+  OceanWorkflow workflow;            /* taken */
+  int           workflow_forced;     /* by OceanOptions.workflow */
+  int           switched_to_exact;   /* the over-allocation would have passed max_output_nnz */
+  int           hll_registers;       /* 0 when no estimation ran */
+  double        estimate_coefficient;
+  int64_t       nrows, ncols;
+  int64_t       nnz_a, nnz_b, nnz_c;
+  int64_t       products;            /* intermediate products */
+  double        er;                  /* products / nnz(A) */
+  double        cr;                  /* products / nnz(C), exact */
+  double        cr_sampled;          /* sum of sampled products / sum of sampled nnz */
+  double        cr_mean, cr_std;     /* per sampled row */
+  double        cr_conservative;     /* max(1, mean - 2 std): sizes the exact symbolic bins */
+  int64_t       sampled_rows;
+  int           bitmap_query;        /* dense accumulators query the bitmap before writing */
+  int64_t       rows_per_bin[OCEAN_NUM_BINS];  /* the numeric bins of the pipeline's run */
+  int64_t       dense_rows, hash_rows, esc_rows, global_rows;
+  int64_t       overflow_rows;       /* estimate too small: recomputed by the fallback */
+  int64_t       symbolic_retry_rows; /* exact workflow: symbolic accumulator too small, retried larger */
+  int64_t       allocated_entries;   /* over-allocated output entries before compaction */
+  double        estimate_mean_rel_error; /* mean |predicted/coef - nnz| / nnz over rows with nnz > 0 (estimate workflow) */
+  int           packed_sort_keys;    /* column index and slot packed in 32 bits for the sort */
+  int           sketches_reused;     /* sketches of B came from the cache */
+  int64_t       symbolic_calls, numeric_calls;
+  double        t_analysis, t_estimate, t_symbolic, t_numeric, t_fallback, t_compact, t_transpose; /* seconds, last call */
+} OceanStats;
+
+OceanError OceanProductGetNumStages(OceanProduct prod, int *nstages);
+OceanError OceanProductGetStats(OceanProduct prod, int stage, OceanStats *stats);
+
+/* Per-row decisions of one stage (OceanOptions.record_rows must be set before symbolic). */
+typedef struct {
+  int64_t products;   /* intermediate products */
+  int64_t predicted;  /* the size the bin was chosen by (estimate x coefficient, upper bound, or exact) */
+  int64_t slot;       /* output entries allocated before compaction (estimate and upper-bound workflows) */
+  int64_t nnz;        /* actual nonzeros */
+  double  estimate;   /* raw HyperLogLog estimate (0 when none) */
+  uint8_t bin;        /* OceanBin */
+  uint8_t accumulator;/* OceanAccumulator */
+  uint8_t overflowed;
+} OceanRowInfo;
+
+OceanError OceanProductGetRowInfo(OceanProduct prod, int stage, const OceanRowInfo **rows, int64_t *nrows);
+
+/* Raw HyperLogLog estimates of the nonzeros of each row of A*B with the given register count (a power of two,
+   16..256).  For accuracy studies and tests; the pipeline uses the same sketches and estimator. */
+OceanError OceanEstimateRowNnz(OceanContext ctx, const OceanCSR *A, const OceanCSR *B, int registers, double *estimate);
+
+/* Exact nonzeros of each row of A*B (a reference count, no binning). */
+OceanError OceanCountRowNnz(const OceanCSR *A, const OceanCSR *B, int64_t *nnz);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,426 @@
+/*
+  ocean_cpu.c - the CPU accumulators, one row at a time, each imitating the GPU kernel of its bin:
+
+    ESC          expand the products into a buffer of q (column, value), stable sort by column, compact-sum
+    HASH         open addressing with linear probing in a table of exactly the bin's capacity; the slot of a column
+                 is a multiplicative hash reduced by a multiply-high ("fast range", no power-of-two mask), and the
+                 row aborts when a new column would take it past its slot
+    DENSE        values over the row's column span (offset by its first column) plus a bitmap; with bitmap_query
+                 the bit is tested before it is set, as the GPU does to save shared-memory writes when CR is high
+    GLOBAL_HASH  HASH with a larger table (the GPU keeps it in global memory)
+
+  Symbolic variants keep columns only.  Hash rows are sorted by an indirect key-ptr LSD radix sort: the key
+  (column - first column) and the table position packed in one 32-bit word when they fit, else 64 bits.
+
+  Every row is summed in the order of its products (A's row, then B's rows), whatever the accumulator, so
+  results do not depend on the bin, the workflow or the thread count.
+*/
+#include "ocean_impl.h"
+
+/* ------------------------------------------------------------------------------------------------ workspace */
+
+/* Grows an array of n entries of size bytes to at least need; new entries are filled with fill (-1: none). */
+static OceanError OceanGrow(void **ptr, int64_t *n, int64_t need, size_t size, int fill, int64_t *bytes)
+{
+  int64_t newn;
+
+  if (need <= *n) return OCEAN_SUCCESS;
+  newn   = OceanMax64(need, *n + *n / 2);
+  *bytes = newn * (int64_t)size;
+  OceanCall(OceanReallocBytes((size_t)newn, size, "accumulator workspace", ptr));
+  if (fill >= 0) memset((char *)*ptr + (size_t)*n * size, fill, (size_t)(newn - *n) * size);
+  *n = newn;
+  return OCEAN_SUCCESS;
+}
+
+#define OceanGrowArray(ws, f, need, fill, bytes) OceanGrow((void **)&(ws)->f, &(ws)->n##f, (need), sizeof(*(ws)->f), (fill), (bytes))
+
+static OceanError OceanWorkspaceEnsure(OceanWorkspace *ws, const OceanRoute *r, int numeric, int64_t *bytes)
+{
+  switch ((OceanAccumulator)r->acc) {
+  case OCEAN_ACC_ESC:
+    OceanCall(OceanGrowArray(ws, esc_cols, r->capacity, -1, bytes));
+    if (numeric) OceanCall(OceanGrowArray(ws, esc_vals, r->capacity, -1, bytes));
+    break;
+  case OCEAN_ACC_HASH:
+  case OCEAN_ACC_GLOBAL_HASH:
+    OceanCall(OceanGrowArray(ws, keys, r->capacity, 0xff, bytes)); /* -1 */
+    OceanCall(OceanGrowArray(ws, used, r->slot, -1, bytes));
+    if (numeric) {
+      OceanCall(OceanGrowArray(ws, hvals, r->capacity, -1, bytes));
+      if (r->slot > ws->nsort) { /* both sort buffers, to the same size */
+        int64_t n = ws->nsort, na = n, nb = n;
+        OceanCall(OceanGrow(&ws->sorta, &na, r->slot, sizeof(uint64_t), -1, bytes));
+        OceanCall(OceanGrow(&ws->sortb, &nb, r->slot, sizeof(uint64_t), -1, bytes));
+        ws->nsort = OceanMin64(na, nb);
+      }
+    }
+    break;
+  case OCEAN_ACC_DENSE:
+    OceanCall(OceanGrowArray(ws, bitmap, (r->capacity + 63) / 64, 0, bytes));
+    if (numeric) OceanCall(OceanGrowArray(ws, dense, r->capacity, 0, bytes));
+    break;
+  case OCEAN_ACC_NONE: break;
+  }
+  return OCEAN_SUCCESS;
+}
+
+/* Workspaces sized for the largest shared-memory configuration (N4) and the ESC bins up front; only the
+   LONG bin's global hash grows them later. */
+OceanError OceanWorkspacesCreate(const OceanBinConfig bins[OCEAN_NUM_BINS], int n, OceanWorkspace **ws)
+{
+  const OceanBinConfig *n4    = &bins[OCEAN_BIN_N4];
+  const OceanRoute      r[4]  = {
+    {.acc = OCEAN_ACC_ESC, .capacity = bins[OCEAN_BIN_ESC2].max_products, .slot = 0},
+    {.acc = OCEAN_ACC_HASH, .capacity = n4->hash_capacity, .slot = n4->hash_limit},
+    {.acc = OCEAN_ACC_HASH, .capacity = n4->symbolic_hash_capacity, .slot = n4->symbolic_hash_limit}, /* symbolic */
+    {.acc = OCEAN_ACC_DENSE, .capacity = OceanMax64(n4->dense_columns, n4->symbolic_dense_columns), .slot = 0},
+  };
+  int     t, j;
+  int64_t bytes = 0;
+
+  OceanCall(OceanCalloc(n, ws, "accumulator workspaces"));
+  for (t = 0; t < n; t++) {
+    (*ws)[t].all_packed = 1;
+    for (j = 0; j < 4; j++) {
+      OceanError err = OceanWorkspaceEnsure(&(*ws)[t], &r[j], j != 2, &bytes);
+      if (err) {
+        OceanWorkspacesDestroy(ws, n);
+        return err;
+      }
+    }
+  }
+  return OCEAN_SUCCESS;
+}
+
+void OceanWorkspacesDestroy(OceanWorkspace **ws, int n)
+{
+  int t;
+
+  if (!*ws) return;
+  for (t = 0; t < n; t++) {
+    OceanWorkspace *w = &(*ws)[t];
+    OceanFree(w->keys);
+    OceanFree(w->hvals);
+    OceanFree(w->used);
+    OceanFree(w->dense);
+    OceanFree(w->bitmap);
+    OceanFree(w->sorta);
+    OceanFree(w->sortb);
+    OceanFree(w->esc_cols);
+    OceanFree(w->esc_vals);
+    OceanFree(w->row_cols);
+    OceanFree(w->row_vals);
+  }
+  OceanFree(*ws);
+}
+
+int OceanWorkspacesAllPacked(OceanWorkspace *ws, int n)
+{
+  int t, all = 1;
+  for (t = 0; t < n; t++) all = all && ws[t].all_packed;
+  return all;
+}
+
+void OceanWorkspacesResetPacked(OceanWorkspace *ws, int n)
+{
+  int t;
+  for (t = 0; t < n; t++) ws[t].all_packed = 1;
+}
+
+OceanError OceanWorkspaceScratchRow(OceanWorkspace *ws, int64_t n, int32_t **cols, double **vals, int64_t *bytes)
+{
+  n = OceanMax64(n, 1); /* never hand out NULL: a NULL column array means "symbolic" to OceanCpuRow */
+  OceanCall(OceanGrowArray(ws, row_cols, n, -1, bytes));
+  OceanCall(OceanGrowArray(ws, row_vals, n, -1, bytes));
+  *cols = ws->row_cols;
+  *vals = ws->row_vals;
+  return OCEAN_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------------------------------ key-ptr sort */
+
+#define OCEAN_INSERTION_SORT_MAX 32
+
+/*
+  Sorts n packed words by the nbits key bits starting at bit lo, one 8-bit digit per pass (LSD radix), and
+  returns the buffer (w or tmp) holding the result.  The ptr bits below lo are never looked at by the radix
+  passes; short rows use insertion sort on whole words, which orders them the same way because keys are unique.
+*/
+#define OCEAN_DEFINE_KEYPTR_SORT(NAME, T) \
+  static T *NAME(T *w, T *tmp, int64_t n, int lo, int nbits) \
+  { \
+    int shift; \
+    if (n <= OCEAN_INSERTION_SORT_MAX) { \
+      int64_t a, b; \
+      for (a = 1; a < n; a++) { \
+        T x = w[a]; \
+        for (b = a; b > 0 && w[b - 1] > x; b--) w[b] = w[b - 1]; \
+        w[b] = x; \
+      } \
+      return w; \
+    } \
+    for (shift = lo; shift < lo + nbits; shift += 8) { \
+      int64_t count[257], j; \
+      T       mask = (T)((1u << (lo + nbits - shift < 8 ? lo + nbits - shift : 8)) - 1); \
+      T      *s; \
+      memset(count, 0, sizeof(count)); \
+      for (j = 0; j < n; j++) count[((w[j] >> shift) & mask) + 1]++; \
+      for (j = 0; j < 256; j++) count[j + 1] += count[j]; \
+      for (j = 0; j < n; j++) tmp[count[(w[j] >> shift) & mask]++] = w[j]; \
+      s   = w; \
+      w   = tmp; \
+      tmp = s; \
+    } \
+    return w; \
+  }
+
+OCEAN_DEFINE_KEYPTR_SORT(OceanSortKeyPtr32, uint32_t)
+OCEAN_DEFINE_KEYPTR_SORT(OceanSortKeyPtr64, uint64_t)
+
+/* ------------------------------------------------------------------------------------------------ ESC */
+
+static void OceanEscRow(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B, int64_t i, const OceanRoute *r, int32_t *cols, double *vals, int64_t *count,
+                        int *overflow)
+{
+  const int numeric = cols != NULL;
+  int32_t  *ec      = ws->esc_cols;
+  double   *ev      = ws->esc_vals;
+  int64_t   n = 0, a, b, t, u, c;
+
+  for (t = A->rowptr[i]; t < A->rowptr[i + 1]; t++) { /* expand */
+    const int32_t k = A->colidx[t];
+    for (u = B->rowptr[k]; u < B->rowptr[k + 1]; u++, n++) {
+      ec[n] = B->colidx[u];
+      if (numeric) ev[n] = A->values[t] * B->values[u];
+    }
+  }
+  for (a = 1; a < n; a++) { /* stable sort: equal columns keep the order of their products */
+    int32_t x = ec[a];
+    double  v = numeric ? ev[a] : 0;
+    for (b = a; b > 0 && ec[b - 1] > x; b--) {
+      ec[b] = ec[b - 1];
+      if (numeric) ev[b] = ev[b - 1];
+    }
+    ec[b] = x;
+    if (numeric) ev[b] = v;
+  }
+  for (a = 0, c = 0; a < n; a++) c += (a == 0 || ec[a] != ec[a - 1]);
+  *count    = c;
+  *overflow = c > r->slot;
+  if (!numeric || *overflow) return;
+  for (a = 0, c = -1; a < n; a++) { /* compact */
+    if (a == 0 || ec[a] != ec[a - 1]) {
+      cols[++c] = ec[a];
+      vals[c]   = ev[a];
+    } else vals[c] += ev[a];
+  }
+}
+
+/* ------------------------------------------------------------------------------------------------ hash */
+
+/* Knuth's multiplicative hash, reduced to [0, cap) by the high half of a 64-bit product (fast range). */
+static inline int64_t OceanHashSlot(int32_t col, int64_t cap)
+{
+  uint32_t h = (uint32_t)col * 2654435761u;
+  return (int64_t)(((uint64_t)h * (uint64_t)cap) >> 32);
+}
+
+/* Inserts all products of row i; returns 1 (overflow) when a new column would pass the slot. */
+static int OceanHashAccumulate(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B, int64_t i, const OceanRoute *r, int numeric, int64_t *count)
+{
+  int32_t      *keys = ws->keys;
+  double       *hv   = ws->hvals;
+  int64_t      *used = ws->used;
+  const int64_t cap = r->capacity, slot = r->slot;
+  int64_t       n = 0, t, u;
+
+  for (t = A->rowptr[i]; t < A->rowptr[i + 1]; t++) {
+    const int32_t k = A->colidx[t];
+    const double  a = numeric ? A->values[t] : 0;
+    for (u = B->rowptr[k]; u < B->rowptr[k + 1]; u++) {
+      const int32_t col = B->colidx[u];
+      int64_t       pos = OceanHashSlot(col, cap);
+      while (keys[pos] != col && keys[pos] != -1) pos = (pos + 1 == cap) ? 0 : pos + 1;
+      if (keys[pos] == -1) {
+        if (n == slot) {
+          *count = n;
+          return 1;
+        }
+        keys[pos] = col;
+        used[n++] = pos;
+        if (numeric) hv[pos] = a * B->values[u];
+      } else if (numeric) hv[pos] += a * B->values[u];
+    }
+  }
+  *count = n;
+  return 0;
+}
+
+static void OceanHashClear(OceanWorkspace *ws, int64_t n)
+{
+  int64_t j;
+  for (j = 0; j < n; j++) ws->keys[ws->used[j]] = -1;
+}
+
+/* Sorted output of the n entries in the table, through packed key-ptr words; clears the table. */
+static void OceanHashExtract(OceanWorkspace *ws, int64_t n, const OceanRowShape *row, const OceanRoute *r, int32_t *cols, double *vals)
+{
+  const int     kb = OceanBitsFor((uint64_t)(row->span - 1)), pb = OceanBitsFor((uint64_t)(r->capacity - 1));
+  const int32_t base = row->colmin;
+  int32_t      *keys = ws->keys;
+  const double *hv   = ws->hvals;
+  int64_t       j;
+
+  if (kb + pb <= 32) {
+    const uint32_t mask = (uint32_t)((1ULL << pb) - 1);
+    uint32_t      *w    = (uint32_t *)ws->sorta;
+    for (j = 0; j < n; j++) w[j] = (uint32_t)(((uint64_t)(uint32_t)(keys[ws->used[j]] - base) << pb) | (uint64_t)ws->used[j]);
+    w = OceanSortKeyPtr32(w, (uint32_t *)ws->sortb, n, pb, kb);
+    for (j = 0; j < n; j++) {
+      const int64_t pos = w[j] & mask;
+      cols[j]           = keys[pos];
+      vals[j]           = hv[pos];
+      keys[pos]         = -1;
+    }
+  } else {
+    const uint64_t mask = (1ULL << pb) - 1;
+    uint64_t      *w    = (uint64_t *)ws->sorta;
+    ws->all_packed      = 0;
+    for (j = 0; j < n; j++) w[j] = ((uint64_t)(uint32_t)(keys[ws->used[j]] - base) << pb) | (uint64_t)ws->used[j];
+    w = OceanSortKeyPtr64(w, (uint64_t *)ws->sortb, n, pb, kb);
+    for (j = 0; j < n; j++) {
+      const int64_t pos = (int64_t)(w[j] & mask);
+      cols[j]           = keys[pos];
+      vals[j]           = hv[pos];
+      keys[pos]         = -1;
+    }
+  }
+}
+
+static void OceanHashRow(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B, int64_t i, const OceanRowShape *row, const OceanRoute *r, int32_t *cols, double *vals,
+                         int64_t *count, int *overflow)
+{
+  *overflow = OceanHashAccumulate(ws, A, B, i, r, cols != NULL, count);
+  if (*overflow || !cols) OceanHashClear(ws, *count);
+  else OceanHashExtract(ws, *count, row, r, cols, vals);
+}
+
+/* ------------------------------------------------------------------------------------------------ dense */
+
+static inline int OceanPopcount64(uint64_t x)
+{
+#if defined(__GNUC__) || defined(__clang__)
+  return __builtin_popcountll(x);
+#else
+  int c = 0;
+  for (; x; x &= x - 1) c++;
+  return c;
+#endif
+}
+
+static inline int OceanCtz64(uint64_t x)
+{
+#if defined(__GNUC__) || defined(__clang__)
+  return __builtin_ctzll(x);
+#else
+  int c = 0;
+  while (!(x & 1)) {
+    x >>= 1;
+    c++;
+  }
+  return c;
+#endif
+}
+
+static void OceanDenseAccumulate(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B, int64_t i, const OceanRowShape *row, int numeric, int bitmap_query)
+{
+  uint64_t *bm   = ws->bitmap;
+  double   *dv   = ws->dense;
+  int64_t   t, u;
+
+  for (t = A->rowptr[i]; t < A->rowptr[i + 1]; t++) {
+    const int32_t k = A->colidx[t];
+    const double  a = numeric ? A->values[t] : 0;
+    for (u = B->rowptr[k]; u < B->rowptr[k + 1]; u++) {
+      const int64_t  j   = (int64_t)B->colidx[u] - row->colmin;
+      const uint64_t bit = 1ULL << (j & 63);
+      if (!numeric) bm[j >> 6] |= bit;
+      else if (bitmap_query) {
+        if (bm[j >> 6] & bit) dv[j] += a * B->values[u];
+        else {
+          bm[j >> 6] |= bit;
+          dv[j] = a * B->values[u];
+        }
+      } else {
+        bm[j >> 6] |= bit;
+        dv[j] += a * B->values[u];
+      }
+    }
+  }
+}
+
+/* Output in column order when the row fits its slot; always leaves the bitmap and values cleared. */
+static void OceanDenseExtract(OceanWorkspace *ws, const OceanRowShape *row, const OceanRoute *r, int32_t *cols, double *vals, int64_t *count, int *overflow)
+{
+  const int64_t nw = (row->span + 63) / 64;
+  uint64_t     *bm = ws->bitmap;
+  int64_t       w, n = 0;
+
+  for (w = 0; w < nw; w++) n += OceanPopcount64(bm[w]);
+  *count    = n;
+  *overflow = n > r->slot;
+  if (!cols || *overflow) {
+    if (cols)
+      for (w = 0; w < nw; w++)
+        for (; bm[w]; bm[w] &= bm[w] - 1) ws->dense[w * 64 + OceanCtz64(bm[w])] = 0;
+    memset(bm, 0, (size_t)nw * sizeof(uint64_t));
+    return;
+  }
+  for (w = 0, n = 0; w < nw; w++) {
+    for (; bm[w]; bm[w] &= bm[w] - 1, n++) {
+      const int64_t j = w * 64 + OceanCtz64(bm[w]);
+      cols[n]         = (int32_t)(row->colmin + j);
+      vals[n]         = ws->dense[j];
+      ws->dense[j]    = 0;
+    }
+  }
+}
+
+/* ------------------------------------------------------------------------------------------------ rows */
+
+OceanError OceanCpuRow(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B, int64_t i, const OceanRowShape *row, const OceanRoute *r, int bitmap_query, int32_t *cols,
+                       double *vals, int64_t *count, int *overflow, int64_t *bytes)
+{
+  *count    = 0;
+  *overflow = 0;
+  OceanCall(OceanWorkspaceEnsure(ws, r, cols != NULL, bytes));
+  switch ((OceanAccumulator)r->acc) {
+  case OCEAN_ACC_NONE: break;
+  case OCEAN_ACC_ESC: OceanEscRow(ws, A, B, i, r, cols, vals, count, overflow); break;
+  case OCEAN_ACC_HASH:
+  case OCEAN_ACC_GLOBAL_HASH: OceanHashRow(ws, A, B, i, row, r, cols, vals, count, overflow); break;
+  case OCEAN_ACC_DENSE:
+    OceanDenseAccumulate(ws, A, B, i, row, cols != NULL, bitmap_query);
+    OceanDenseExtract(ws, row, r, cols, vals, count, overflow);
+    break;
+  }
+  return OCEAN_SUCCESS;
+}
+
+OceanError OceanCpuCountRow(OceanContext ctx, OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B, int64_t i, const OceanRowShape *row, int64_t p, int64_t *nnz,
+                            int *retried, int64_t *bytes)
+{
+  *retried = 0;
+  for (;;) {
+    OceanRoute r;
+    int        overflow;
+
+    OceanRouteRow(ctx, OCEAN_PASS_SYMBOLIC, p, row, &r);
+    OceanCall(OceanCpuRow(ws, A, B, i, row, &r, 0, NULL, NULL, nnz, &overflow, bytes));
+    if (!overflow) return OCEAN_SUCCESS;
+    /* the row has more than r.slot (< ub) nonzeros: the next configuration up, global memory at worst */
+    *retried = 1;
+    p        = OceanMin64(row->ub, 2 * r.slot);
+  }
+}

@@ -1,0 +1,889 @@
+/*
+  ocean_product.c - product plans.  A plan runs one or two SpGEMM "stages"; a stage runs the analysis, the
+  selected workflow and keeps what depends only on the operands' structure (C's structure, exact routes) for
+  numeric-only reuse.
+
+    UPPER_BOUND  route by the upper bound -> numeric into over-allocated slots -> compaction
+    ESTIMATE     sketches of B (cached) -> merged estimate x coefficient -> route -> numeric into slots ->
+                 overflowed rows: exact count, re-route, recompute into an exactly sized buffer -> compaction
+    EXACT        symbolic by products / conservative CR (retrying rows that overflow) -> exact routes ->
+                 numeric straight into C
+  The over-allocating workflows switch to EXACT when the slots would pass max_output_nnz, and every workflow
+  refuses an nnz(C) above it before allocating C.
+*/
+#include "ocean_impl.h"
+#include <math.h>
+
+#define OCEAN_TAG_TRANSPOSE 0x5452414e53504f53ULL /* "TRANSPOS" */
+#define OCEAN_TAG_AP        0x4f4345414e5f4150ULL /* "OCEAN_AP" */
+
+/* Arrays of one symbolic run, freed when it ends (also on failure). */
+typedef struct {
+  OceanRoute *routes;    /* the numeric routes of the run */
+  int64_t    *predicted; /* the size each row was routed by */
+  double     *estimate;  /* raw sketch estimates */
+  int64_t    *offsets;   /* slot offsets in the over-allocated buffer; fallback offsets for overflowed rows */
+  int64_t    *counts;    /* nonzeros per row */
+  uint8_t    *flags;     /* overflowed (over-allocating workflows) */
+  int64_t    *list;      /* overflowed rows */
+  int32_t    *bcols, *fcols;
+  double     *bvals, *fvals;
+  uint8_t    *sketches;  /* sketches of B when its structure id is 0 */
+} OceanStageScratch;
+
+typedef struct {
+  const char       *name;
+  int               valid; /* C and the exact routes describe the operands below */
+  uint64_t          a_id, b_id;
+  int64_t           a_nrows, a_ncols, a_nnz, b_nrows, b_ncols, b_nnz;
+  OceanAnalysis     an;
+  OceanDecision     dec;
+  OceanRoute       *exact; /* routes with p = nnz: numeric-only reuse */
+  int64_t           nrows, ncols, nnz;
+  int64_t          *rowptr;
+  int32_t          *colidx;
+  double           *values;
+  OceanStats        stats;
+  OceanRowInfo     *rows;
+  OceanStageScratch tmp;
+} OceanStage;
+
+typedef struct {
+  int      valid;
+  uint64_t id; /* the source's structure id */
+  int64_t  nrows, ncols, nnz; /* of the source */
+  int64_t *rowptr;
+  int32_t *colidx;
+  double  *values;
+  int64_t *perm; /* values[t] = source values[perm[t]] */
+  OceanCSR csr;
+} OceanTranspose;
+
+struct _p_OceanProduct {
+  OceanContext     ctx;
+  OceanProductType type;
+  int              nstages;
+  OceanStage       stage[2];
+  OceanTranspose   trans; /* A^T (AtB) or P^T (PtAP) */
+  int              has_symbolic;
+  uint64_t         a_id, b_id, options_state;
+};
+
+/* ------------------------------------------------------------------------------------------------ helpers */
+
+static void OceanStageScratchFree(OceanStageScratch *t)
+{
+  OceanFree(t->routes);
+  OceanFree(t->predicted);
+  OceanFree(t->estimate);
+  OceanFree(t->offsets);
+  OceanFree(t->counts);
+  OceanFree(t->flags);
+  OceanFree(t->list);
+  OceanFree(t->bcols);
+  OceanFree(t->fcols);
+  OceanFree(t->bvals);
+  OceanFree(t->fvals);
+  OceanFree(t->sketches);
+}
+
+static void OceanStageFreeC(OceanStage *st)
+{
+  OceanFree(st->rowptr);
+  OceanFree(st->colidx);
+  OceanFree(st->values);
+  OceanFree(st->exact);
+  st->valid = 0;
+}
+
+static void OceanStageDestroy(OceanStage *st)
+{
+  OceanStageFreeC(st);
+  OceanStageScratchFree(&st->tmp);
+  OceanAnalysisDestroy(&st->an);
+  OceanFree(st->rows);
+}
+
+/* Exclusive prefix sum of n counts into off[0..n]; serial so it is the same for every thread count. */
+static int64_t OceanPrefixSum(const int64_t *counts, int64_t n, int64_t *off)
+{
+  int64_t i;
+  off[0] = 0;
+  for (i = 0; i < n; i++) off[i + 1] = off[i] + counts[i];
+  return off[n];
+}
+
+static OceanError OceanStageCheckNnz(OceanContext ctx, const OceanStage *st, int64_t nnz)
+{
+  OceanCheck(nnz <= ctx->options.max_output_nnz, OCEAN_ERR_INDEX_OVERFLOW, "%s: C (%lld x %lld) has %lld nonzeros, more than max_output_nnz = %lld", st->name,
+             (long long)st->nrows, (long long)st->ncols, (long long)nnz, (long long)ctx->options.max_output_nnz);
+  return OCEAN_SUCCESS;
+}
+
+/* C's row offsets from exact counts, after the size check; then its column and value arrays. */
+static OceanError OceanStageAllocC(OceanContext ctx, OceanStage *st, const int64_t *counts)
+{
+  int64_t i, nnz = 0;
+
+  for (i = 0; i < st->nrows; i++) nnz += counts[i];
+  OceanCall(OceanStageCheckNnz(ctx, st, nnz));
+  OceanCall(OceanMalloc(st->nrows + 1, &st->rowptr, "C row offsets"));
+  OceanCall(OceanMalloc(nnz, &st->colidx, "C column indices"));
+  OceanCall(OceanMalloc(nnz, &st->values, "C values"));
+  st->nnz = OceanPrefixSum(counts, st->nrows, st->rowptr);
+  return OCEAN_SUCCESS;
+}
+
+/* Routes every row by predicted[i] in the given phase. */
+static void OceanStageRouteRows(OceanContext ctx, const OceanStage *st, OceanPass ph, const int64_t *predicted, OceanRoute *routes)
+{
+  int64_t i;
+#pragma omp parallel for schedule(static)
+  for (i = 0; i < st->nrows; i++) OceanRouteRow(ctx, ph, predicted[i], &st->an.rows[i], &routes[i]);
+}
+
+static void OceanStageCountBins(OceanStage *st, const OceanRoute *routes)
+{
+  OceanStats *s = &st->stats;
+  int64_t     i;
+
+  memset(s->rows_per_bin, 0, sizeof(s->rows_per_bin));
+  s->dense_rows = s->hash_rows = s->esc_rows = s->global_rows = 0;
+  for (i = 0; i < st->nrows; i++) {
+    s->rows_per_bin[routes[i].bin]++;
+    switch ((OceanAccumulator)routes[i].acc) {
+    case OCEAN_ACC_DENSE: s->dense_rows++; break;
+    case OCEAN_ACC_HASH: s->hash_rows++; break;
+    case OCEAN_ACC_ESC: s->esc_rows++; break;
+    case OCEAN_ACC_GLOBAL_HASH: s->global_rows++; break;
+    case OCEAN_ACC_NONE: break;
+    }
+  }
+}
+
+/* ------------------------------------------------------------------------------------------------ workflows */
+
+/* Numeric pass of the over-allocating workflows: each row into its slot, overflow flagged. */
+static OceanError OceanStageNumericIntoSlots(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B, OceanWorkspace *ws)
+{
+  OceanStageScratch  *t  = &st->tmp;
+  OceanParallelStatus ps = {0, OCEAN_SUCCESS, 0, 0};
+  int64_t             i;
+
+#pragma omp parallel for schedule(dynamic, OCEAN_ROW_CHUNK)
+  for (i = 0; i < st->nrows; i++) {
+    int64_t    bytes = 0;
+    int        overflow;
+    OceanError err;
+    if (OceanParallelFailed(&ps)) continue;
+    err = OceanCpuRow(&ws[OceanThreadNum()], A, B, i, &st->an.rows[i], &t->routes[i], st->dec.bitmap_query, t->bcols + t->offsets[i], t->bvals + t->offsets[i], &t->counts[i],
+                      &overflow, &bytes);
+    if (err) OceanParallelFail(&ps, err, i, bytes);
+    t->flags[i] = (uint8_t)overflow;
+  }
+  return OceanParallelReport(&ps, st->name);
+}
+
+/*
+  Fallback for rows whose estimate was too small: their exact count (symbolic accumulators, from twice the slot
+  that overflowed), then C's size check, then each is re-routed by its exact count and computed into an exactly
+  sized buffer.  Their fallback offsets replace their slot offsets.
+*/
+static OceanError OceanStageFallback(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B, OceanWorkspace *ws, int64_t n)
+{
+  OceanStageScratch  *t  = &st->tmp;
+  OceanParallelStatus ps = {0, OCEAN_SUCCESS, 0, 0};
+  int64_t             i, j, nnz = 0, fb_total = 0;
+
+  OceanCall(OceanMalloc(n, &t->list, "fallback rows"));
+  for (i = 0, j = 0; i < st->nrows; i++)
+    if (t->flags[i]) t->list[j++] = i;
+
+#pragma omp parallel for schedule(dynamic, 1)
+  for (j = 0; j < n; j++) {
+    const int64_t  row = t->list[j];
+    const OceanRowShape *sh = &st->an.rows[row];
+    int64_t        bytes = 0;
+    int            retried;
+    OceanError     err;
+    if (OceanParallelFailed(&ps)) continue;
+    err = OceanCpuCountRow(ctx, &ws[OceanThreadNum()], A, B, row, sh, OceanMin64(sh->ub, 2 * t->routes[row].slot), &t->counts[row], &retried, &bytes);
+    if (err) OceanParallelFail(&ps, err, row, bytes);
+  }
+  OceanCall(OceanParallelReport(&ps, st->name));
+
+  for (i = 0; i < st->nrows; i++) nnz += t->counts[i];
+  OceanCall(OceanStageCheckNnz(ctx, st, nnz));
+  for (j = 0; j < n; j++) { /* serial prefix over the fallback rows */
+    t->offsets[t->list[j]] = fb_total;
+    fb_total += t->counts[t->list[j]];
+  }
+  OceanCall(OceanMalloc(fb_total, &t->fcols, "fallback columns"));
+  OceanCall(OceanMalloc(fb_total, &t->fvals, "fallback values"));
+
+#pragma omp parallel for schedule(dynamic, 1)
+  for (j = 0; j < n; j++) {
+    const int64_t row = t->list[j];
+    OceanRoute    r;
+    int64_t       bytes = 0, count;
+    int           overflow;
+    OceanError    err;
+    if (OceanParallelFailed(&ps)) continue;
+    OceanRouteRow(ctx, OCEAN_PASS_NUMERIC, t->counts[row], &st->an.rows[row], &r);
+    err = OceanCpuRow(&ws[OceanThreadNum()], A, B, row, &st->an.rows[row], &r, st->dec.bitmap_query, t->fcols + t->offsets[row], t->fvals + t->offsets[row], &count, &overflow, &bytes);
+    if (!err && (overflow || count != t->counts[row])) err = OCEAN_ERR_STATE; /* cannot happen: the exact count routes without overflow */
+    if (err) OceanParallelFail(&ps, err, row, bytes);
+  }
+  return OceanParallelReport(&ps, st->name);
+}
+
+/* Compaction of the slots (and the fallback buffer) into C. */
+static OceanError OceanStageCompact(OceanContext ctx, OceanStage *st)
+{
+  OceanStageScratch *t = &st->tmp;
+  int64_t            i;
+
+  OceanCall(OceanStageAllocC(ctx, st, t->counts));
+#pragma omp parallel for schedule(dynamic, OCEAN_ROW_CHUNK)
+  for (i = 0; i < st->nrows; i++) {
+    const int32_t *c = t->flags[i] ? t->fcols : t->bcols;
+    const double  *v = t->flags[i] ? t->fvals : t->bvals;
+    memcpy(st->colidx + st->rowptr[i], c + t->offsets[i], (size_t)t->counts[i] * sizeof(int32_t));
+    memcpy(st->values + st->rowptr[i], v + t->offsets[i], (size_t)t->counts[i] * sizeof(double));
+  }
+  return OCEAN_SUCCESS;
+}
+
+/* UPPER_BOUND and ESTIMATE: route by t->predicted, numeric into slots, fallback, compaction.  Sets *switched
+   (and does nothing) when the slots would pass max_output_nnz. */
+static OceanError OceanStageOverAllocated(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B, int *switched)
+{
+  OceanStageScratch *t = &st->tmp;
+  OceanStats        *s = &st->stats;
+  OceanWorkspace    *ws;
+  OceanError         err;
+  int64_t            i, total, nover = 0;
+  double             t0, fb_products = 0;
+
+  *switched = 0;
+  OceanCall(OceanContextGetWorkspaces(ctx, &ws));
+  OceanCall(OceanMalloc(st->nrows, &t->routes, "routes"));
+  OceanCall(OceanMalloc(st->nrows + 1, &t->offsets, "slot offsets"));
+  OceanStageRouteRows(ctx, st, OCEAN_PASS_NUMERIC, t->predicted, t->routes);
+  t->offsets[0] = 0;
+  for (i = 0; i < st->nrows; i++) t->offsets[i + 1] = t->offsets[i] + t->routes[i].slot;
+  total = t->offsets[st->nrows];
+  if (total > ctx->options.max_output_nnz) {
+    *switched = 1;
+    OceanFree(t->routes);
+    return OCEAN_SUCCESS;
+  }
+  s->allocated_entries = total;
+  OceanCall(OceanMalloc(total, &t->bcols, "over-allocated columns"));
+  OceanCall(OceanMalloc(total, &t->bvals, "over-allocated values"));
+  OceanCall(OceanMalloc(st->nrows, &t->counts, "row counts"));
+  OceanCall(OceanMalloc(st->nrows, &t->flags, "overflow flags"));
+
+  t0           = OceanPhaseBegin(ctx, OCEAN_PHASE_NUMERIC);
+  err          = OceanStageNumericIntoSlots(ctx, st, A, B, ws);
+  s->t_numeric = OceanPhaseEnd(ctx, OCEAN_PHASE_NUMERIC, err ? 0.0 : 2.0 * (double)st->an.products, t0);
+  OceanCall(err);
+
+  for (i = 0; i < st->nrows; i++) {
+    nover += t->flags[i];
+    if (t->flags[i]) fb_products += (double)st->an.rows[i].products;
+  }
+  s->overflow_rows = nover;
+  if (nover) {
+    t0            = OceanPhaseBegin(ctx, OCEAN_PHASE_FALLBACK);
+    err           = OceanStageFallback(ctx, st, A, B, ws, nover);
+    s->t_fallback = OceanPhaseEnd(ctx, OCEAN_PHASE_FALLBACK, err ? 0.0 : 2.0 * fb_products, t0);
+    OceanCall(err);
+  }
+
+  t0           = OceanPhaseBegin(ctx, OCEAN_PHASE_COMPACT);
+  err          = OceanStageCompact(ctx, st);
+  s->t_compact = OceanPhaseEnd(ctx, OCEAN_PHASE_COMPACT, 0.0, t0);
+  return err;
+}
+
+/* ESTIMATE's predictions: min(ub, ceil(estimate x coefficient)). */
+static OceanError OceanStageEstimate(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B)
+{
+  OceanStageScratch *t = &st->tmp;
+  int64_t            i;
+  int                reused;
+
+  OceanCall(OceanMalloc(st->nrows, &t->estimate, "estimates"));
+  OceanCall(OceanSketchEstimateRows(ctx, A, B, st->dec.registers, &t->sketches, t->estimate, &reused));
+  st->stats.sketches_reused      = reused;
+  st->stats.hll_registers        = st->dec.registers;
+  st->stats.estimate_coefficient = st->dec.coefficient;
+#pragma omp parallel for schedule(static)
+  for (i = 0; i < st->nrows; i++) {
+    const OceanRowShape *r = &st->an.rows[i];
+    double               p = ceil(t->estimate[i] * st->dec.coefficient);
+    t->predicted[i]        = r->products == 0 ? 0 : (p < (double)r->ub ? OceanMax64((int64_t)p, 1) : r->ub); /* the comparison also catches inf */
+  }
+  return OCEAN_SUCCESS;
+}
+
+/* EXACT's symbolic pass: exact counts into t->predicted, each row first routed by products / conservative CR. */
+static OceanError OceanStageExactSymbolic(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B, OceanWorkspace *ws)
+{
+  OceanStageScratch  *t  = &st->tmp;
+  OceanParallelStatus ps = {0, OCEAN_SUCCESS, 0, 0};
+  int64_t             i, retries = 0;
+
+#pragma omp parallel for schedule(dynamic, OCEAN_ROW_CHUNK) reduction(+ : retries)
+  for (i = 0; i < st->nrows; i++) {
+    const OceanRowShape *r = &st->an.rows[i];
+    int64_t              p = OceanMin64(r->ub, (int64_t)ceil((double)r->products / st->an.cr_conservative)), bytes = 0;
+    int                  retried = 0;
+    OceanError           err;
+    if (OceanParallelFailed(&ps)) continue;
+    err = OceanCpuCountRow(ctx, &ws[OceanThreadNum()], A, B, i, r, p, &t->predicted[i], &retried, &bytes);
+    if (err) OceanParallelFail(&ps, err, i, bytes);
+    retries += retried;
+  }
+  st->stats.symbolic_retry_rows = retries;
+  return OceanParallelReport(&ps, st->name);
+}
+
+/* EXACT's numeric pass: every row by its exact route straight into C. */
+static OceanError OceanStageExactNumeric(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B, OceanWorkspace *ws)
+{
+  OceanStageScratch  *t  = &st->tmp;
+  OceanParallelStatus ps = {0, OCEAN_SUCCESS, 0, 0};
+  int64_t             i;
+
+#pragma omp parallel for schedule(dynamic, OCEAN_ROW_CHUNK)
+  for (i = 0; i < st->nrows; i++) {
+    int64_t    bytes = 0, count;
+    int        overflow;
+    OceanError err;
+    if (OceanParallelFailed(&ps)) continue;
+    err = OceanCpuRow(&ws[OceanThreadNum()], A, B, i, &st->an.rows[i], &t->routes[i], st->dec.bitmap_query, st->colidx + st->rowptr[i], st->values + st->rowptr[i], &count,
+                      &overflow, &bytes);
+    if (!err && (overflow || count != t->predicted[i])) err = OCEAN_ERR_STATE; /* cannot happen: exact routes never overflow */
+    if (err) OceanParallelFail(&ps, err, i, bytes);
+  }
+  return OceanParallelReport(&ps, st->name);
+}
+
+/* EXACT: symbolic counts with assisted binning, C allocated exactly, numeric straight into it. */
+static OceanError OceanStageExact(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B)
+{
+  OceanStageScratch *t = &st->tmp;
+  OceanStats        *s = &st->stats;
+  OceanWorkspace    *ws;
+  OceanError         err;
+  double             t0;
+
+  OceanCall(OceanContextGetWorkspaces(ctx, &ws));
+  OceanFree(t->routes);
+  OceanCall(OceanMalloc(st->nrows, &t->routes, "routes"));
+  t0            = OceanPhaseBegin(ctx, OCEAN_PHASE_SYMBOLIC);
+  err           = OceanStageExactSymbolic(ctx, st, A, B, ws);
+  s->t_symbolic = OceanPhaseEnd(ctx, OCEAN_PHASE_SYMBOLIC, 0.0, t0);
+  OceanCall(err);
+
+  OceanCall(OceanStageAllocC(ctx, st, t->predicted)); /* predicted now holds the exact counts */
+  s->allocated_entries = st->nnz;
+  OceanStageRouteRows(ctx, st, OCEAN_PASS_NUMERIC, t->predicted, t->routes);
+  t0           = OceanPhaseBegin(ctx, OCEAN_PHASE_NUMERIC);
+  err          = OceanStageExactNumeric(ctx, st, A, B, ws);
+  s->t_numeric = OceanPhaseEnd(ctx, OCEAN_PHASE_NUMERIC, err ? 0.0 : 2.0 * (double)st->an.products, t0);
+  return err;
+}
+
+/* ------------------------------------------------------------------------------------------------ stages */
+
+static void OceanStageRecordOperands(OceanStage *st, const OceanCSR *A, const OceanCSR *B)
+{
+  st->a_id    = A->structure_id;
+  st->b_id    = B->structure_id;
+  st->a_nrows = A->nrows;
+  st->a_ncols = A->ncols;
+  st->a_nnz   = OceanCSRNnz(A);
+  st->b_nrows = B->nrows;
+  st->b_ncols = B->ncols;
+  st->b_nnz   = OceanCSRNnz(B);
+}
+
+static int OceanStageSameOperands(const OceanStage *st, const OceanCSR *A, const OceanCSR *B)
+{
+  return st->valid && A->structure_id && B->structure_id && A->structure_id == st->a_id && B->structure_id == st->b_id && A->nrows == st->a_nrows && A->ncols == st->a_ncols &&
+         OceanCSRNnz(A) == st->a_nnz && B->nrows == st->b_nrows && B->ncols == st->b_ncols && OceanCSRNnz(B) == st->b_nnz;
+}
+
+static void OceanStageStatsFromAnalysis(OceanStage *st, const OceanCSR *A, const OceanCSR *B)
+{
+  OceanStats *s = &st->stats;
+  int64_t     symbolic_calls = s->symbolic_calls, numeric_calls = s->numeric_calls;
+
+  memset(s, 0, sizeof(*s));
+  s->symbolic_calls  = symbolic_calls + 1;
+  s->numeric_calls   = numeric_calls;
+  s->workflow        = st->dec.workflow;
+  s->workflow_forced = st->dec.forced;
+  s->nrows           = A->nrows;
+  s->ncols           = B->ncols;
+  s->nnz_a           = OceanCSRNnz(A);
+  s->nnz_b           = OceanCSRNnz(B);
+  s->products        = st->an.products;
+  s->er              = st->an.er;
+  s->cr_sampled      = st->an.cr_sampled;
+  s->cr_mean         = st->an.cr_mean;
+  s->cr_std          = st->an.cr_std;
+  s->cr_conservative = st->an.cr_conservative;
+  s->sampled_rows    = st->an.sampled_rows;
+  s->bitmap_query    = st->dec.bitmap_query;
+}
+
+/* Statistics and row records once C is known. */
+static OceanError OceanStageFinishStats(OceanContext ctx, OceanStage *st, OceanWorkspace *ws)
+{
+  OceanStageScratch *t = &st->tmp;
+  OceanStats        *s = &st->stats;
+  int64_t            i;
+
+  s->nnz_c            = st->nnz;
+  s->cr               = st->nnz ? (double)s->products / (double)st->nnz : 0.0;
+  s->packed_sort_keys = OceanWorkspacesAllPacked(ws, ctx->nws);
+  OceanStageCountBins(st, t->routes);
+  if (s->workflow == OCEAN_WORKFLOW_ESTIMATE) {
+    double  sum = 0;
+    int64_t n   = 0;
+    for (i = 0; i < st->nrows; i++) { /* serial: independent of the thread count */
+      int64_t nnz = st->rowptr[i + 1] - st->rowptr[i];
+      if (!nnz) continue;
+      sum += fabs((double)t->predicted[i] / st->dec.coefficient - (double)nnz) / (double)nnz;
+      n++;
+    }
+    s->estimate_mean_rel_error = n ? sum / (double)n : 0.0;
+  }
+  if (!ctx->options.record_rows) return OCEAN_SUCCESS;
+  OceanFree(st->rows);
+  OceanCall(OceanMalloc(st->nrows, &st->rows, "row records"));
+  for (i = 0; i < st->nrows; i++) {
+    OceanRowInfo *r = &st->rows[i];
+    r->products     = st->an.rows[i].products;
+    r->predicted    = t->predicted[i];
+    r->nnz          = st->rowptr[i + 1] - st->rowptr[i];
+    r->slot         = s->workflow == OCEAN_WORKFLOW_EXACT ? r->nnz : t->routes[i].slot;
+    r->estimate     = t->estimate ? t->estimate[i] : 0.0;
+    r->bin          = t->routes[i].bin;
+    r->accumulator  = t->routes[i].acc;
+    r->overflowed   = t->flags ? t->flags[i] : 0;
+  }
+  return OCEAN_SUCCESS;
+}
+
+static OceanError OceanStageSymbolic_Private(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B)
+{
+  OceanWorkspace *ws;
+  OceanError      err;
+  int64_t         i;
+  int             switched = 0;
+  double          t0, seconds;
+
+  OceanStageFreeC(st);
+  OceanFree(st->rows);
+  st->nrows = A->nrows;
+  st->ncols = B->ncols;
+  st->nnz   = 0;
+  OceanCall(OceanContextGetWorkspaces(ctx, &ws));
+  OceanWorkspacesResetPacked(ws, ctx->nws);
+
+  t0  = OceanPhaseBegin(ctx, OCEAN_PHASE_ANALYSIS);
+  err = OceanAnalyze(ctx, A, B, &st->an);
+  if (!err) OceanSelectWorkflow(&ctx->options, &st->an, &st->dec);
+  seconds = OceanPhaseEnd(ctx, OCEAN_PHASE_ANALYSIS, 0.0, t0);
+  OceanCall(err);
+  OceanStageStatsFromAnalysis(st, A, B);
+  st->stats.t_analysis = seconds;
+
+  OceanCall(OceanMalloc(st->nrows, &st->tmp.predicted, "predicted sizes"));
+  if (st->dec.workflow == OCEAN_WORKFLOW_UPPER_BOUND) {
+    for (i = 0; i < st->nrows; i++) st->tmp.predicted[i] = st->an.rows[i].ub;
+    OceanCall(OceanStageOverAllocated(ctx, st, A, B, &switched));
+  } else if (st->dec.workflow == OCEAN_WORKFLOW_ESTIMATE) {
+    t0                   = OceanPhaseBegin(ctx, OCEAN_PHASE_ESTIMATE);
+    err                  = OceanStageEstimate(ctx, st, A, B);
+    st->stats.t_estimate = OceanPhaseEnd(ctx, OCEAN_PHASE_ESTIMATE, 0.0, t0);
+    OceanCall(err);
+    OceanCall(OceanStageOverAllocated(ctx, st, A, B, &switched));
+  }
+  if (switched) {
+    st->stats.switched_to_exact = 1;
+    st->dec.workflow            = OCEAN_WORKFLOW_EXACT;
+    st->stats.workflow          = OCEAN_WORKFLOW_EXACT;
+  }
+  if (st->dec.workflow == OCEAN_WORKFLOW_EXACT) OceanCall(OceanStageExact(ctx, st, A, B));
+
+  /* exact routes for numeric-only reuse: the exact workflow's numeric routes already are */
+  if (st->dec.workflow == OCEAN_WORKFLOW_EXACT) {
+    OceanCall(OceanMalloc(st->nrows, &st->exact, "exact routes"));
+    memcpy(st->exact, st->tmp.routes, (size_t)st->nrows * sizeof(OceanRoute));
+  } else {
+    OceanCall(OceanMalloc(st->nrows, &st->exact, "exact routes"));
+    OceanStageRouteRows(ctx, st, OCEAN_PASS_NUMERIC, st->tmp.counts, st->exact);
+  }
+  OceanCall(OceanStageFinishStats(ctx, st, ws));
+  OceanStageRecordOperands(st, A, B);
+  st->valid = 1;
+  return OCEAN_SUCCESS;
+}
+
+static OceanError OceanStageSymbolic(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B)
+{
+  OceanError err = OceanStageSymbolic_Private(ctx, st, A, B);
+  OceanStageScratchFree(&st->tmp);
+  if (err) OceanStageFreeC(st);
+  return err;
+}
+
+/* Every row by its exact route into scratch; its columns must be C's, then its values go to C. */
+static OceanError OceanStageNumericReuse(OceanStage *st, const OceanCSR *A, const OceanCSR *B, OceanWorkspace *ws)
+{
+  OceanParallelStatus ps = {0, OCEAN_SUCCESS, 0, 0};
+  int64_t             i;
+
+#pragma omp parallel for schedule(dynamic, OCEAN_ROW_CHUNK)
+  for (i = 0; i < st->nrows; i++) {
+    OceanWorkspace *w = &ws[OceanThreadNum()];
+    const int64_t   n = st->rowptr[i + 1] - st->rowptr[i];
+    int64_t         bytes = 0, count;
+    int32_t        *cols;
+    double         *vals;
+    int             overflow;
+    OceanError      err;
+    if (OceanParallelFailed(&ps)) continue;
+    err = OceanWorkspaceScratchRow(w, st->exact[i].slot, &cols, &vals, &bytes);
+    if (!err) err = OceanCpuRow(w, A, B, i, &st->an.rows[i], &st->exact[i], st->dec.bitmap_query, cols, vals, &count, &overflow, &bytes);
+    if (!err && (overflow || count != n || memcmp(cols, st->colidx + st->rowptr[i], (size_t)n * sizeof(int32_t)))) err = OCEAN_ERR_STATE;
+    if (!err) memcpy(st->values + st->rowptr[i], vals, (size_t)n * sizeof(double));
+    if (err) OceanParallelFail(&ps, err, i, bytes);
+  }
+  return OceanParallelReport(&ps, st->name);
+}
+
+/* Values only, into C's structure, with the exact routes. */
+static OceanError OceanStageNumeric(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B)
+{
+  OceanWorkspace *ws;
+  OceanStats     *s = &st->stats;
+  OceanError      err;
+  double          t0, seconds;
+
+  OceanCheck(OceanStageSameOperands(st, A, B), OCEAN_ERR_STATE,
+             "%s: numeric needs the operands of the last symbolic phase (structure ids %llu, %llu; sizes %lld x %lld with %lld nonzeros and %lld x %lld with %lld), got ids %llu, %llu, sizes %lld x %lld (%lld) and %lld x %lld (%lld)",
+             st->name, (unsigned long long)st->a_id, (unsigned long long)st->b_id, (long long)st->a_nrows, (long long)st->a_ncols, (long long)st->a_nnz, (long long)st->b_nrows,
+             (long long)st->b_ncols, (long long)st->b_nnz, (unsigned long long)A->structure_id, (unsigned long long)B->structure_id, (long long)A->nrows, (long long)A->ncols,
+             (long long)OceanCSRNnz(A), (long long)B->nrows, (long long)B->ncols, (long long)OceanCSRNnz(B));
+  OceanCall(OceanContextGetWorkspaces(ctx, &ws));
+  OceanWorkspacesResetPacked(ws, ctx->nws);
+  t0      = OceanPhaseBegin(ctx, OCEAN_PHASE_NUMERIC);
+  err     = OceanStageNumericReuse(st, A, B, ws);
+  seconds = OceanPhaseEnd(ctx, OCEAN_PHASE_NUMERIC, err ? 0.0 : 2.0 * (double)st->an.products, t0);
+  OceanCall(err);
+
+  /* the statistics now describe this call: exact bins, nothing estimated, allocated or compacted */
+  s->numeric_calls++;
+  s->t_analysis = s->t_estimate = s->t_symbolic = s->t_fallback = s->t_compact = s->t_transpose = 0;
+  s->t_numeric                                                                = seconds;
+  s->overflow_rows = s->symbolic_retry_rows = 0;
+  s->switched_to_exact = s->sketches_reused = 0;
+  s->allocated_entries                      = st->nnz;
+  s->packed_sort_keys                       = OceanWorkspacesAllPacked(ws, ctx->nws);
+  OceanStageCountBins(st, st->exact);
+  return OCEAN_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------------------------------ transposes */
+
+static void OceanTransposeDestroy(OceanTranspose *T)
+{
+  OceanFree(T->rowptr);
+  OceanFree(T->colidx);
+  OceanFree(T->values);
+  OceanFree(T->perm);
+  T->valid = 0;
+}
+
+/* The transpose of M (rows sorted).  Cached by structure id: the same structure only gathers the new values
+   through the permutation; anything else rebuilds. */
+static OceanError OceanTransposeUpdate(OceanTranspose *T, const OceanCSR *M)
+{
+  const int64_t nnz = OceanCSRNnz(M);
+  int64_t       i, t;
+
+  if (T->valid && M->structure_id && T->id == M->structure_id && T->nrows == M->nrows && T->ncols == M->ncols && T->nnz == nnz) {
+#pragma omp parallel for schedule(static)
+    for (t = 0; t < nnz; t++) T->values[t] = M->values[T->perm[t]];
+  } else {
+    int64_t *next;
+    OceanTransposeDestroy(T);
+    OceanCall(OceanCalloc(M->ncols + 1, &T->rowptr, "transpose row offsets"));
+    OceanCall(OceanMalloc(nnz, &T->colidx, "transpose column indices"));
+    OceanCall(OceanMalloc(nnz, &T->values, "transpose values"));
+    OceanCall(OceanMalloc(nnz, &T->perm, "transpose permutation"));
+    for (t = 0; t < nnz; t++) T->rowptr[M->colidx[t] + 1]++;
+    for (i = 0; i < M->ncols; i++) T->rowptr[i + 1] += T->rowptr[i];
+    OceanCall(OceanMalloc(M->ncols, &next, "transpose cursor"));
+    memcpy(next, T->rowptr, (size_t)M->ncols * sizeof(int64_t));
+    for (i = 0; i < M->nrows; i++) /* rows in order: every row of the transpose comes out sorted */
+      for (t = M->rowptr[i]; t < M->rowptr[i + 1]; t++) {
+        int64_t d    = next[M->colidx[t]]++;
+        T->colidx[d] = (int32_t)i;
+        T->perm[d]   = t;
+        T->values[d] = M->values[t];
+      }
+    OceanFree(next);
+    T->id    = M->structure_id;
+    T->nrows = M->nrows;
+    T->ncols = M->ncols;
+    T->nnz   = nnz;
+    T->valid = 1;
+  }
+  T->csr.nrows        = M->ncols;
+  T->csr.ncols        = M->nrows;
+  T->csr.rowptr       = T->rowptr;
+  T->csr.colidx       = T->colidx;
+  T->csr.values       = T->values;
+  T->csr.structure_id = OceanDeriveStructureId(M->structure_id, 1, OCEAN_TAG_TRANSPOSE);
+  return OCEAN_SUCCESS;
+}
+
+static OceanError OceanProductTranspose(OceanProduct prod, const OceanCSR *M, double *seconds)
+{
+  double     t0  = OceanPhaseBegin(prod->ctx, OCEAN_PHASE_TRANSPOSE);
+  OceanError err = OceanTransposeUpdate(&prod->trans, M);
+  *seconds       = OceanPhaseEnd(prod->ctx, OCEAN_PHASE_TRANSPOSE, 0.0, t0);
+  return err;
+}
+
+/* ------------------------------------------------------------------------------------------------ plans */
+
+OceanError OceanProductCreate(OceanContext ctx, OceanProductType type, OceanProduct *prod)
+{
+  OceanProduct p;
+
+  OceanCheck(ctx && prod, OCEAN_ERR_ARG, "OceanProductCreate: NULL argument");
+  OceanCheck(type >= OCEAN_PRODUCT_AB && type <= OCEAN_PRODUCT_PtAP, OCEAN_ERR_ARG, "OceanProductCreate: unknown product type %d", (int)type);
+  OceanCall(OceanCalloc(1, &p, "OceanProductCreate: plan"));
+  p->ctx     = ctx;
+  p->type    = type;
+  p->nstages = type == OCEAN_PRODUCT_PtAP ? 2 : 1;
+  if (type == OCEAN_PRODUCT_AB) p->stage[0].name = "AB";
+  else if (type == OCEAN_PRODUCT_AtB) p->stage[0].name = "AtB (A^T*B)";
+  else {
+    p->stage[0].name = "PtAP stage 0 (A*P)";
+    p->stage[1].name = "PtAP stage 1 (P^T*(AP))";
+  }
+  *prod = p;
+  return OCEAN_SUCCESS;
+}
+
+OceanError OceanProductDestroy(OceanProduct *prod)
+{
+  if (!prod || !*prod) return OCEAN_SUCCESS;
+  OceanStageDestroy(&(*prod)->stage[0]);
+  OceanStageDestroy(&(*prod)->stage[1]);
+  OceanTransposeDestroy(&(*prod)->trans);
+  OceanFree(*prod);
+  return OCEAN_SUCCESS;
+}
+
+/* The operands, normalized, validated (columns too when full) and with matching sizes for the product type. */
+static OceanError OceanProductCheckOperands(OceanProduct prod, const OceanCSR *A_in, const OceanCSR *B_in, int full, OceanCSR *A, OceanCSR *B)
+{
+  const char *bname = prod->type == OCEAN_PRODUCT_PtAP ? "P" : "B";
+
+  OceanCheck(A_in && B_in, OCEAN_ERR_ARG, "%s product: NULL operand", OceanProductTypeName(prod->type));
+  OceanCSRNormalize(A_in, A);
+  OceanCSRNormalize(B_in, B);
+  if (full) {
+    OceanCall(OceanCSRValidate(A, "A"));
+    OceanCall(OceanCSRValidate(B, bname));
+  }
+  switch (prod->type) {
+  case OCEAN_PRODUCT_AB:
+    OceanCheck(A->ncols == B->nrows, OCEAN_ERR_ARG, "AB product: A is %lld x %lld but B is %lld x %lld (A's columns must equal B's rows)", (long long)A->nrows, (long long)A->ncols,
+               (long long)B->nrows, (long long)B->ncols);
+    break;
+  case OCEAN_PRODUCT_AtB:
+    OceanCheck(A->nrows == B->nrows, OCEAN_ERR_ARG, "AtB product: A is %lld x %lld but B is %lld x %lld (A's rows must equal B's rows)", (long long)A->nrows, (long long)A->ncols,
+               (long long)B->nrows, (long long)B->ncols);
+    break;
+  case OCEAN_PRODUCT_PtAP:
+    OceanCheck(A->nrows == A->ncols && A->ncols == B->nrows, OCEAN_ERR_ARG, "PtAP product: A is %lld x %lld and P is %lld x %lld (A must be square with as many columns as P has rows)",
+               (long long)A->nrows, (long long)A->ncols, (long long)B->nrows, (long long)B->ncols);
+    break;
+  }
+  return OCEAN_SUCCESS;
+}
+
+/* The CSR view of stage 0's C = A*P, with a structure id derived from those of A and P. */
+static void OceanProductAPView(OceanProduct prod, const OceanCSR *A, const OceanCSR *P, OceanCSR *AP)
+{
+  const OceanStage *st = &prod->stage[0];
+  AP->nrows            = st->nrows;
+  AP->ncols            = st->ncols;
+  AP->rowptr           = st->rowptr;
+  AP->colidx           = st->colidx;
+  AP->values           = st->values;
+  AP->structure_id     = OceanDeriveStructureId(A->structure_id, P->structure_id, OCEAN_TAG_AP);
+}
+
+static OceanError OceanProductRun(OceanProduct prod, const OceanCSR *A, const OceanCSR *B, int numeric)
+{
+  OceanContext ctx = prod->ctx;
+  OceanError (*run)(OceanContext, OceanStage *, const OceanCSR *, const OceanCSR *) = numeric ? OceanStageNumeric : OceanStageSymbolic;
+  double   tt;
+  OceanCSR AP;
+
+  switch (prod->type) {
+  case OCEAN_PRODUCT_AB: OceanCall(run(ctx, &prod->stage[0], A, B)); break;
+  case OCEAN_PRODUCT_AtB:
+    OceanCall(OceanProductTranspose(prod, A, &tt));
+    OceanCall(run(ctx, &prod->stage[0], &prod->trans.csr, B));
+    prod->stage[0].stats.t_transpose = tt;
+    break;
+  case OCEAN_PRODUCT_PtAP:
+    OceanCall(run(ctx, &prod->stage[0], A, B));
+    OceanProductAPView(prod, A, B, &AP);
+    OceanCall(OceanProductTranspose(prod, B, &tt));
+    OceanCall(run(ctx, &prod->stage[1], &prod->trans.csr, &AP));
+    prod->stage[1].stats.t_transpose = tt;
+    break;
+  }
+  return OCEAN_SUCCESS;
+}
+
+OceanError OceanProductSymbolic(OceanProduct prod, const OceanCSR *A_in, const OceanCSR *B_in)
+{
+  OceanCSR   A, B;
+  OceanError err;
+
+  OceanCheck(prod, OCEAN_ERR_ARG, "OceanProductSymbolic: NULL plan");
+  OceanCall(OceanProductCheckOperands(prod, A_in, B_in, 1, &A, &B));
+  /* the same structures (and options) as the last symbolic call: C's structure is known, numeric suffices */
+  if (prod->has_symbolic && A.structure_id && B.structure_id && A.structure_id == prod->a_id && B.structure_id == prod->b_id && prod->options_state == prod->ctx->options_state &&
+      OceanStageSameOperands(&prod->stage[0], prod->type == OCEAN_PRODUCT_AtB ? &prod->trans.csr : &A, &B))
+    return OceanProductRun(prod, &A, &B, 1);
+
+  prod->has_symbolic = 0;
+  err                = OceanProductRun(prod, &A, &B, 0);
+  if (err) return err;
+  prod->has_symbolic  = 1;
+  prod->a_id          = A.structure_id;
+  prod->b_id          = B.structure_id;
+  prod->options_state = prod->ctx->options_state;
+  return OCEAN_SUCCESS;
+}
+
+OceanError OceanProductNumeric(OceanProduct prod, const OceanCSR *A_in, const OceanCSR *B_in)
+{
+  OceanCSR A, B;
+
+  OceanCheck(prod, OCEAN_ERR_ARG, "OceanProductNumeric: NULL plan");
+  OceanCheck(prod->has_symbolic, OCEAN_ERR_STATE, "OceanProductNumeric: %s plan has no successful symbolic phase", OceanProductTypeName(prod->type));
+  OceanCall(OceanProductCheckOperands(prod, A_in, B_in, 0, &A, &B));
+  OceanCheck(A.structure_id && B.structure_id && A.structure_id == prod->a_id && B.structure_id == prod->b_id, OCEAN_ERR_STATE,
+             "OceanProductNumeric: %s plan: structure ids (%llu, %llu) differ from those of the symbolic phase (%llu, %llu) or are 0; call OceanProductSymbolic",
+             OceanProductTypeName(prod->type), (unsigned long long)A.structure_id, (unsigned long long)B.structure_id, (unsigned long long)prod->a_id, (unsigned long long)prod->b_id);
+  return OceanProductRun(prod, &A, &B, 1);
+}
+
+static OceanStage *OceanProductLastStage(OceanProduct prod) { return &prod->stage[prod->nstages - 1]; }
+
+OceanError OceanProductGetC(OceanProduct prod, int64_t *nrows, int64_t *ncols, int64_t *nnz, const int64_t **rowptr, const int32_t **colidx, const double **values)
+{
+  OceanStage *st;
+
+  OceanCheck(prod, OCEAN_ERR_ARG, "OceanProductGetC: NULL plan");
+  st = OceanProductLastStage(prod);
+  OceanCheck(prod->has_symbolic && st->valid, OCEAN_ERR_STATE, "OceanProductGetC: %s plan has no product computed", OceanProductTypeName(prod->type));
+  if (nrows) *nrows = st->nrows;
+  if (ncols) *ncols = st->ncols;
+  if (nnz) *nnz = st->nnz;
+  if (rowptr) *rowptr = st->rowptr;
+  if (colidx) *colidx = st->colidx;
+  if (values) *values = st->values;
+  return OCEAN_SUCCESS;
+}
+
+OceanError OceanProductGetNumStages(OceanProduct prod, int *nstages)
+{
+  OceanCheck(prod && nstages, OCEAN_ERR_ARG, "OceanProductGetNumStages: NULL argument");
+  *nstages = prod->nstages;
+  return OCEAN_SUCCESS;
+}
+
+OceanError OceanProductGetStats(OceanProduct prod, int stage, OceanStats *stats)
+{
+  OceanCheck(prod && stats, OCEAN_ERR_ARG, "OceanProductGetStats: NULL argument");
+  OceanCheck(stage >= 0 && stage < prod->nstages, OCEAN_ERR_ARG, "OceanProductGetStats: stage %d of a %s plan with %d stage(s)", stage, OceanProductTypeName(prod->type), prod->nstages);
+  *stats = prod->stage[stage].stats;
+  return OCEAN_SUCCESS;
+}
+
+OceanError OceanProductGetRowInfo(OceanProduct prod, int stage, const OceanRowInfo **rows, int64_t *nrows)
+{
+  OceanCheck(prod && rows && nrows, OCEAN_ERR_ARG, "OceanProductGetRowInfo: NULL argument");
+  OceanCheck(stage >= 0 && stage < prod->nstages, OCEAN_ERR_ARG, "OceanProductGetRowInfo: stage %d of a %s plan with %d stage(s)", stage, OceanProductTypeName(prod->type), prod->nstages);
+  OceanCheck(prod->stage[stage].rows && prod->stage[stage].valid, OCEAN_ERR_STATE, "OceanProductGetRowInfo: %s: no row records (set OceanOptions.record_rows before the symbolic phase)",
+             prod->stage[stage].name);
+  *rows  = prod->stage[stage].rows;
+  *nrows = prod->stage[stage].nrows;
+  return OCEAN_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------------------------------ counts */
+
+OceanError OceanCountRowNnz(const OceanCSR *A_in, const OceanCSR *B_in, int64_t *nnz)
+{
+  OceanContext        ctx;
+  OceanOptions        opts;
+  OceanAnalysis       an;
+  OceanWorkspace     *ws;
+  OceanParallelStatus ps = {0, OCEAN_SUCCESS, 0, 0};
+  OceanCSR            A, B;
+  OceanError          err;
+  int64_t             i;
+
+  OceanCheck(A_in && B_in, OCEAN_ERR_ARG, "OceanCountRowNnz: NULL operand");
+  OceanCSRNormalize(A_in, &A);
+  OceanCSRNormalize(B_in, &B);
+  OceanCall(OceanCSRValidate(&A, "A"));
+  OceanCall(OceanCSRValidate(&B, "B"));
+  OceanCheck(A.ncols == B.nrows, OCEAN_ERR_ARG, "OceanCountRowNnz: A is %lld x %lld but B is %lld x %lld (A's columns must equal B's rows)", (long long)A.nrows, (long long)A.ncols,
+             (long long)B.nrows, (long long)B.ncols);
+  OceanCheck(nnz || A.nrows == 0, OCEAN_ERR_ARG, "OceanCountRowNnz: NULL output for %lld rows", (long long)A.nrows);
+
+  /* the default configuration's symbolic accumulators, without sampling */
+  OceanCall(OceanContextCreate(OCEAN_BACKEND_CPU, NULL, &ctx));
+  OceanOptionsDefault(&opts);
+  opts.sample_min = opts.sample_max = 0;
+  memset(&an, 0, sizeof(an));
+  err = OceanContextSetOptions(ctx, &opts);
+  if (!err) err = OceanAnalyze(ctx, &A, &B, &an);
+  if (!err) err = OceanContextGetWorkspaces(ctx, &ws);
+  if (!err) {
+#pragma omp parallel for schedule(dynamic, OCEAN_ROW_CHUNK)
+    for (i = 0; i < A.nrows; i++) {
+      int64_t    bytes = 0;
+      int        retried;
+      OceanError e;
+      if (OceanParallelFailed(&ps)) continue;
+      e = OceanCpuCountRow(ctx, &ws[OceanThreadNum()], &A, &B, i, &an.rows[i], an.rows[i].ub, &nnz[i], &retried, &bytes);
+      if (e) OceanParallelFail(&ps, e, i, bytes);
+    }
+    err = OceanParallelReport(&ps, "OceanCountRowNnz");
+  }
+  OceanAnalysisDestroy(&an);
+  OceanContextDestroy(&ctx);
+  return err;
+}
