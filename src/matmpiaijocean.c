@@ -1,0 +1,136 @@
+/* MATMPIAIJOCEAN: MPIAIJ whose diagonal and off-diagonal blocks are seqaijocean, so that PETSc's MPIAIJ "backend"
+   product (off-process rows, local products, COO merge) runs every local product through petsc-ocean. */
+#include "matocean_impl.h"
+
+/* The blocks come back as plain SeqAIJ whenever MPIAIJ (re)builds them (preallocation, assembly): convert them. */
+static PetscErrorCode MatOceanConvertBlocks_MPIAIJOcean(Mat A)
+{
+  Mat       Ad, Ao;
+  PetscBool ours;
+
+  PetscFunctionBegin;
+  PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, NULL));
+  if (Ad) {
+    PetscCall(PetscObjectTypeCompare((PetscObject)Ad, MATSEQAIJOCEAN, &ours));
+    if (!ours) PetscCall(MatConvert_SeqAIJ_SeqAIJOcean(Ad, MATSEQAIJOCEAN, MAT_INPLACE_MATRIX, &Ad));
+  }
+  if (Ao) {
+    PetscCall(PetscObjectTypeCompare((PetscObject)Ao, MATSEQAIJOCEAN, &ours));
+    if (!ours) PetscCall(MatConvert_SeqAIJ_SeqAIJOcean(Ao, MATSEQAIJOCEAN, MAT_INPLACE_MATRIX, &Ao));
+  }
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+static PetscErrorCode MatAssemblyEnd_MPIAIJOcean(Mat A, MatAssemblyType mode)
+{
+  Mat_OceanParent *parent = (Mat_OceanParent *)A->spptr;
+
+  PetscFunctionBegin;
+  PetscCall((*parent->assemblyend)(A, mode));
+  if (mode == MAT_FINAL_ASSEMBLY) PetscCall(MatOceanConvertBlocks_MPIAIJOcean(A));
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+static PetscBool MatOceanIsMPIAIJOcean(Mat M)
+{
+  PetscBool flg = PETSC_FALSE;
+  if (PetscObjectTypeCompare((PetscObject)M, MATMPIAIJOCEAN, &flg)) return PETSC_FALSE;
+  return flg;
+}
+
+/* Products with MPIAIJ-based operands take PETSc's MPIAIJ "backend" algorithm, whose local products are products of
+   our seqaijocean blocks.  An algorithm the user chose (-matmatmult_via, -mat_product_algorithm) is respected. */
+PetscErrorCode MatProductSetFromOptions_MPIAIJOcean(Mat C)
+{
+  Mat_Product     *product = C->product;
+  Mat              own     = MatOceanIsMPIAIJOcean(product->A) ? product->A : product->B;
+  Mat_OceanParent *parent  = (Mat_OceanParent *)own->spptr;
+  PetscBool        isdefault, mpiA, mpiB;
+
+  PetscFunctionBegin;
+  MatCheckProduct(C, 1);
+  C->ops->productsymbolic = NULL;
+  PetscCheck(parent, PETSC_COMM_SELF, PETSC_ERR_PLIB, "No %s operand in this product", MATMPIAIJOCEAN);
+  PetscCall(PetscObjectBaseTypeCompare((PetscObject)product->A, MATMPIAIJ, &mpiA));
+  PetscCall(PetscObjectBaseTypeCompare((PetscObject)product->B, MATMPIAIJ, &mpiB));
+  if (!mpiA || !mpiB) PetscFunctionReturn(OCEAN_PETSC_OK); /* e.g. dense B: PETSc's generic paths */
+  if (MatOceanIsMPIAIJOcean(product->A) && product->A->assembled) PetscCall(MatOceanConvertBlocks_MPIAIJOcean(product->A));
+  if (MatOceanIsMPIAIJOcean(product->B) && product->B->assembled) PetscCall(MatOceanConvertBlocks_MPIAIJOcean(product->B));
+  if (product->type == MATPRODUCT_AB || product->type == MATPRODUCT_AtB || product->type == MATPRODUCT_PtAP) {
+    PetscCall(PetscStrcmp(product->alg, MATPRODUCTALGORITHMDEFAULT, &isdefault));
+    if (isdefault) PetscCall(MatProductSetAlgorithm(C, "backend"));
+  }
+  PetscCall((*parent->productsetfromoptions)(C));
+  PetscCall(MatOceanWrapMPIProduct_Private(C));
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+static PetscErrorCode MatDestroy_MPIAIJOcean(Mat A)
+{
+  Mat_OceanParent *parent = (Mat_OceanParent *)A->spptr;
+  PetscErrorCode (*destroy)(Mat) = parent->destroy;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_mpiaijocean_hypre_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_mpiaij_mpiaijocean_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_mpiaijocean_mpiaij_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_mpiaij_mpiaijocean_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_mpiaijocean_mpimaij_C", NULL));
+  PetscCall(PetscFree(A->spptr));
+  PetscCall((*destroy)(A));
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+static PetscErrorCode MatDuplicate_MPIAIJOcean(Mat A, MatDuplicateOption op, Mat *B)
+{
+  Mat_OceanParent *parent = (Mat_OceanParent *)A->spptr;
+  PetscBool        same;
+
+  PetscFunctionBegin;
+  PetscCall((*parent->duplicate)(A, op, B));
+  PetscCall(PetscObjectTypeCompare((PetscObject)*B, MATMPIAIJOCEAN, &same));
+  if (!same) PetscCall(MatConvert_MPIAIJ_MPIAIJOcean(*B, MATMPIAIJOCEAN, MAT_INPLACE_MATRIX, B));
+  else if ((*B)->assembled) PetscCall(MatOceanConvertBlocks_MPIAIJOcean(*B));
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+PetscErrorCode MatConvert_MPIAIJ_MPIAIJOcean(Mat A, MatType type, MatReuse reuse, Mat *newmat)
+{
+  Mat B;
+
+  PetscFunctionBegin;
+  if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, newmat));
+  else if (reuse == MAT_REUSE_MATRIX) PetscCall(MatCopy(A, *newmat, SAME_NONZERO_PATTERN));
+  B = *newmat;
+  if (reuse == MAT_REUSE_MATRIX || B->spptr) PetscFunctionReturn(OCEAN_PETSC_OK);
+  PetscCall(MatOceanSaveParentOps_Private(B));
+  B->ops->destroy               = MatDestroy_MPIAIJOcean;
+  B->ops->assemblyend           = MatAssemblyEnd_MPIAIJOcean;
+  B->ops->duplicate             = MatDuplicate_MPIAIJOcean;
+  B->ops->productsetfromoptions = MatProductSetFromOptions_MPIAIJOcean;
+  PetscCall(MatOceanComposeParentConverter_Private(B, MATMPIAIJ, MATMPIAIJOCEAN, MATHYPRE));
+  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatConvert_mpiaij_mpiaijocean_C", MatConvert_MPIAIJ_MPIAIJOcean));
+  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatProductSetFromOptions_mpiaijocean_mpiaij_C", MatProductSetFromOptions_MPIAIJOcean));
+  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatProductSetFromOptions_mpiaij_mpiaijocean_C", MatProductSetFromOptions_MPIAIJOcean));
+  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatProductSetFromOptions_mpiaijocean_mpimaij_C", MatProductSetFromOptions_OceanMAIJ));
+  PetscCall(PetscObjectChangeTypeName((PetscObject)B, MATMPIAIJOCEAN));
+  if (B->assembled) PetscCall(MatOceanConvertBlocks_MPIAIJOcean(B));
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+/*MC
+  MATMPIAIJOCEAN - "mpiaijocean" - A parallel AIJ matrix whose local block products run the petsc-ocean SpGEMM; the
+  off-process rows and the assembly of the result go through PETSc's MPIAIJ "backend" product.
+
+  Level: beginner
+
+.seealso: `MATSEQAIJOCEAN`, `MatOceanInitializePackage()`, `MatOceanGetCounters()`
+M*/
+PetscErrorCode MatCreate_MPIAIJOcean(Mat B)
+{
+  PetscFunctionBegin;
+  PetscCall(MatOceanInitializePackage());
+  PetscCall(MatSetType(B, MATMPIAIJ));
+  PetscCall(MatConvert_MPIAIJ_MPIAIJOcean(B, MATMPIAIJOCEAN, MAT_INPLACE_MATRIX, &B));
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}

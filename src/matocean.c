@@ -1,0 +1,313 @@
+/* The petsc-ocean package: registration, options, core contexts, counters, log events and viewers. */
+#include "matocean_impl.h"
+
+static PetscBool        MatOceanPackageInitialized = PETSC_FALSE;
+static OceanContext     MatOceanContexts[2]; /* one per backend, created on first use */
+static MatOceanCounters MatOceanCount;
+static PetscLogEvent    MAT_OCEAN_Symbolic, MAT_OCEAN_Numeric, MAT_OCEAN_Phase[OCEAN_NUM_PHASES];
+
+static const char *const MatOceanBackendNames[]  = {"auto", "cpu", "cuda", "MatOceanBackendChoice", "MAT_OCEAN_BACKEND_", NULL};
+static const char *const MatOceanWorkflowNames[] = {"auto", "upper_bound", "estimate", "exact", "OceanWorkflowOption", "OCEAN_WORKFLOW_", NULL};
+
+PetscErrorCode MatOceanPetscErrorCode(OceanError err)
+{
+  switch (err) {
+  case OCEAN_SUCCESS: return OCEAN_PETSC_OK;
+  case OCEAN_ERR_ARG: return PETSC_ERR_ARG_SIZ;
+  case OCEAN_ERR_MEMORY: return PETSC_ERR_MEM;
+  case OCEAN_ERR_INDEX_OVERFLOW: return PETSC_ERR_ARG_OUTOFRANGE;
+  case OCEAN_ERR_STATE: return PETSC_ERR_ARG_WRONGSTATE;
+  case OCEAN_ERR_NOT_AVAILABLE: return PETSC_ERR_SUP;
+  case OCEAN_ERR_DEVICE: return PETSC_ERR_LIB;
+  }
+  return PETSC_ERR_LIB;
+}
+
+/* Core phases become PETSc log events, so -log_view shows where a product spends its time. */
+static void MatOceanPhaseCallback(void *user, OceanPhase phase, int begin, double flops)
+{
+  if (phase < 0 || phase >= OCEAN_NUM_PHASES) return;
+  if (begin) (void)PetscLogEventBegin(MAT_OCEAN_Phase[phase], 0, 0, 0, 0);
+  else {
+    (void)PetscLogFlops(flops);
+    (void)PetscLogEventEnd(MAT_OCEAN_Phase[phase], 0, 0, 0, 0);
+  }
+}
+
+/*@C
+  MatOceanFinalizePackage - Destroys the core contexts of petsc-ocean; called from PetscFinalize().
+
+  Level: developer
+
+.seealso: `MatOceanInitializePackage()`
+@*/
+PetscErrorCode MatOceanFinalizePackage(void)
+{
+  PetscFunctionBegin;
+  for (int b = 0; b < 2; b++) PetscCallOcean(OceanContextDestroy(&MatOceanContexts[b]));
+  PetscCall(PetscMemzero(&MatOceanCount, sizeof(MatOceanCount)));
+  MatOceanPackageInitialized = PETSC_FALSE;
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+/*@C
+  MatOceanInitializePackage - Registers the matrix types `MATAIJOCEAN`, `MATSEQAIJOCEAN` and `MATMPIAIJOCEAN` and
+  the log events of petsc-ocean.  Call once after `PetscInitialize()`; `-dll_append libpetscocean.so` calls it.
+
+  Level: beginner
+
+.seealso: `MatOceanFinalizePackage()`, `MatSetType()`
+@*/
+PetscErrorCode MatOceanInitializePackage(void)
+{
+  PetscFunctionBegin;
+  if (MatOceanPackageInitialized) PetscFunctionReturn(OCEAN_PETSC_OK);
+  MatOceanPackageInitialized = PETSC_TRUE;
+  PetscCall(MatInitializePackage());
+  PetscCall(MatRegisterRootName(MATAIJOCEAN, MATSEQAIJOCEAN, MATMPIAIJOCEAN));
+  PetscCall(MatRegister(MATSEQAIJOCEAN, MatCreate_SeqAIJOcean));
+  PetscCall(MatRegister(MATMPIAIJOCEAN, MatCreate_MPIAIJOcean));
+  PetscCall(PetscLogEventRegister("MatOceanSymbolic", MAT_CLASSID, &MAT_OCEAN_Symbolic));
+  PetscCall(PetscLogEventRegister("MatOceanNumeric", MAT_CLASSID, &MAT_OCEAN_Numeric));
+  for (int p = 0; p < OCEAN_NUM_PHASES; p++) {
+    char name[64];
+    PetscCall(PetscSNPrintf(name, sizeof(name), "MatOcean_%s", OceanPhaseName((OceanPhase)p)));
+    PetscCall(PetscLogEventRegister(name, MAT_CLASSID, &MAT_OCEAN_Phase[p]));
+  }
+  PetscCall(PetscRegisterFinalize(MatOceanFinalizePackage));
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+/* Entry point for -dll_append libpetscocean.so */
+PetscErrorCode PetscDLLibraryRegister_petscocean(void)
+{
+  PetscFunctionBegin;
+  PetscCall(MatOceanInitializePackage());
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+PetscErrorCode MatOceanEventsBegin_Private(PetscLogEvent *symbolic, PetscLogEvent *numeric)
+{
+  PetscFunctionBegin;
+  PetscCall(MatOceanInitializePackage());
+  if (symbolic) *symbolic = MAT_OCEAN_Symbolic;
+  if (numeric) *numeric = MAT_OCEAN_Numeric;
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+PetscErrorCode MatOceanGetOptions_Private(Mat C, MatOceanOptions *opts)
+{
+  const char *prefix   = ((PetscObject)C)->prefix;
+  PetscInt    backend  = MAT_OCEAN_BACKEND_AUTO, workflow = 0, registers, nnz_limit = PETSC_MAX_INT;
+  PetscReal   coefficient;
+  PetscInt    smem;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMemzero(opts, sizeof(*opts)));
+  OceanOptionsDefault(&opts->core);
+  registers   = opts->core.hll_registers;
+  coefficient = opts->core.estimate_coefficient;
+  smem        = (PetscInt)opts->core.acc_smem_per_sm;
+  PetscOptionsBegin(PetscObjectComm((PetscObject)C), prefix, "petsc-ocean SpGEMM options", "Mat");
+  PetscCall(PetscOptionsEList("-mat_ocean_backend", "Where products run", "MatOceanInitializePackage", MatOceanBackendNames, 3, MatOceanBackendNames[backend], &backend, NULL));
+  PetscCall(PetscOptionsEList("-mat_ocean_workflow", "Force a workflow (auto: the Ocean selection)", "MatOceanInitializePackage", MatOceanWorkflowNames, 4, MatOceanWorkflowNames[workflow], &workflow, NULL));
+  PetscCall(PetscOptionsInt("-mat_ocean_hll_registers", "HyperLogLog registers per sketch (0: 32, or 64 when ER >= 48)", "MatOceanInitializePackage", registers, &registers, NULL));
+  PetscCall(PetscOptionsReal("-mat_ocean_estimate_coefficient", "Estimate multiplier (0: 2.0 at 32 registers, else 1.5)", "MatOceanInitializePackage", coefficient, &coefficient, NULL));
+  PetscCall(PetscOptionsInt("-mat_ocean_acc_smem_per_sm", "Shared memory per SM given to accumulators (bytes)", "MatOceanInitializePackage", smem, &smem, NULL));
+  PetscCall(PetscOptionsInt("-mat_ocean_nnz_limit", "Largest nnz(C) accepted", "MatOceanInitializePackage", nnz_limit, &nnz_limit, NULL));
+  PetscCall(PetscOptionsBool("-mat_ocean_view", "Print each product's decisions and statistics", "MatOceanProductGetStats", opts->view, &opts->view, NULL));
+  PetscOptionsEnd();
+  PetscCheck(registers == 0 || (registers >= 16 && registers <= 256 && !(registers & (registers - 1))), PetscObjectComm((PetscObject)C), PETSC_ERR_ARG_OUTOFRANGE,
+             "-mat_ocean_hll_registers %" PetscInt_FMT " must be 0 or a power of two in [16, 256]", registers);
+  PetscCheck(coefficient >= 0, PetscObjectComm((PetscObject)C), PETSC_ERR_ARG_OUTOFRANGE, "-mat_ocean_estimate_coefficient %g must be >= 0", (double)coefficient);
+  PetscCheck(smem >= 4096, PetscObjectComm((PetscObject)C), PETSC_ERR_ARG_OUTOFRANGE, "-mat_ocean_acc_smem_per_sm %" PetscInt_FMT " must be at least 4096 bytes", smem);
+  PetscCheck(nnz_limit >= 0, PetscObjectComm((PetscObject)C), PETSC_ERR_ARG_OUTOFRANGE, "-mat_ocean_nnz_limit %" PetscInt_FMT " must be >= 0", nnz_limit);
+  opts->backend                   = (MatOceanBackendChoice)backend;
+  opts->core.workflow             = (OceanWorkflow)(workflow - 1); /* "auto" is OCEAN_WORKFLOW_AUTO = -1 */
+  opts->core.hll_registers        = (int)registers;
+  opts->core.estimate_coefficient = (double)coefficient;
+  opts->core.acc_smem_per_sm      = (int64_t)smem;
+  opts->core.max_output_nnz       = (int64_t)nnz_limit;
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+static PetscErrorCode MatOceanCreateContext_Private(OceanBackend backend, OceanContext *ctx)
+{
+  PetscFunctionBegin;
+  PetscCall(MatOceanInitializePackage());
+  if (!MatOceanContexts[backend]) {
+    OceanDeviceProfile profile, *use = NULL;
+    int                ndev = 0;
+
+    /* The CPU backend imitates the GPU it would run on: the local device's profile where there is one. */
+    PetscCallOcean(OceanCudaDeviceCount(&ndev));
+    if (backend == OCEAN_BACKEND_CPU && ndev > 0 && OceanCudaDeviceProfile(0, &profile) == OCEAN_SUCCESS) use = &profile;
+    PetscCallOcean(OceanContextCreate(backend, use, &MatOceanContexts[backend]));
+    PetscCallOcean(OceanContextSetPhaseCallback(MatOceanContexts[backend], MatOceanPhaseCallback, NULL));
+  }
+  *ctx = MatOceanContexts[backend];
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+/* auto: the CUDA backend when it is compiled in, a device is present and the backend accepts it; else the CPU. */
+PetscErrorCode MatOceanGetContext_Private(MatOceanBackendChoice choice, OceanContext *ctx, OceanBackend *backend)
+{
+  PetscFunctionBegin;
+  if (choice == MAT_OCEAN_BACKEND_CPU) *backend = OCEAN_BACKEND_CPU;
+  else if (choice == MAT_OCEAN_BACKEND_CUDA) *backend = OCEAN_BACKEND_CUDA;
+  else {
+    int ndev = 0;
+
+    *backend = OCEAN_BACKEND_CPU;
+    PetscCallOcean(OceanCudaDeviceCount(&ndev));
+    if (OceanCudaCompiled() && ndev > 0 && !MatOceanContexts[OCEAN_BACKEND_CUDA]) {
+      OceanContext cuda = NULL;
+
+      if (OceanContextCreate(OCEAN_BACKEND_CUDA, NULL, &cuda) == OCEAN_SUCCESS) {
+        MatOceanContexts[OCEAN_BACKEND_CUDA] = cuda;
+        PetscCallOcean(OceanContextSetPhaseCallback(cuda, MatOceanPhaseCallback, NULL));
+      } else PetscCall(PetscInfo(NULL, "petsc-ocean: CUDA backend not usable (%s); using the CPU backend\n", OceanGetLastErrorMessage()));
+    }
+    if (MatOceanContexts[OCEAN_BACKEND_CUDA]) *backend = OCEAN_BACKEND_CUDA;
+  }
+  PetscCall(MatOceanCreateContext_Private(*backend, ctx));
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+PetscErrorCode MatOceanCountersAdd_Private(PetscInt64 symbolic, PetscInt64 numeric, PetscInt64 skipped, PetscInt64 resymbolic)
+{
+  PetscFunctionBegin;
+  MatOceanCount.symbolic += symbolic;
+  MatOceanCount.numeric += numeric;
+  MatOceanCount.numeric_skipped += skipped;
+  MatOceanCount.resymbolic += resymbolic;
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+/*@C
+  MatOceanGetCounters - Process-wide counts of the local products petsc-ocean ran, and of its sketch builds and reuses.
+
+  Not Collective
+
+  Output Parameter:
+. counters - the counts
+
+  Level: intermediate
+
+.seealso: `MatOceanProductGetStats()`
+@*/
+PetscErrorCode MatOceanGetCounters(MatOceanCounters *counters)
+{
+  int64_t built = 0, reused = 0;
+
+  PetscFunctionBegin;
+  PetscValidPointer(counters, 1);
+  *counters = MatOceanCount;
+  for (int b = 0; b < 2; b++) {
+    int64_t nb = 0, nr = 0;
+    if (MatOceanContexts[b]) PetscCallOcean(OceanContextGetSketchCounts(MatOceanContexts[b], &nb, &nr));
+    built += nb;
+    reused += nr;
+  }
+  counters->sketches_built  = built;
+  counters->sketches_reused = reused;
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+/*@C
+  MatOceanStatsView - Prints the decisions and statistics of one stage of a petsc-ocean product.
+
+  Input Parameters:
++ stats  - from `MatOceanProductGetStats()`
+- viewer - an ASCII viewer
+
+  Level: intermediate
+
+.seealso: `MatOceanProductGetStats()`
+@*/
+PetscErrorCode MatOceanStatsView(const OceanStats *s, PetscViewer viewer)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscViewerASCIIPrintf(viewer, "workflow %s%s%s, %" PetscInt64_FMT " x %" PetscInt64_FMT ", nnz A %" PetscInt64_FMT " B %" PetscInt64_FMT " C %" PetscInt64_FMT ", products %" PetscInt64_FMT "\n",
+                                   OceanWorkflowName(s->workflow), s->workflow_forced ? " (forced)" : " (selected)", s->switched_to_exact ? " (switched to exact: over-allocation beyond the nnz limit)" : "", s->nrows, s->ncols,
+                                   s->nnz_a, s->nnz_b, s->nnz_c, s->products));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  ER %.3g, CR %.3g; sampled CR %.3g over %" PetscInt64_FMT " rows (mean %.3g, std %.3g, conservative %.3g)\n", s->er, s->cr, s->cr_sampled, s->sampled_rows, s->cr_mean, s->cr_std,
+                                   s->cr_conservative));
+  if (s->hll_registers)
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  HyperLogLog %d registers, coefficient %.2g, sketches %s, mean relative estimate error %.3f\n", s->hll_registers, s->estimate_coefficient, s->sketches_reused ? "reused" : "built",
+                                     s->estimate_mean_rel_error));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  rows per bin:"));
+  for (int b = 0; b < OCEAN_NUM_BINS; b++) PetscCall(PetscViewerASCIIPrintf(viewer, " %s %" PetscInt64_FMT, OceanBinName((OceanBin)b), s->rows_per_bin[b]));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "\n  accumulators: esc %" PetscInt64_FMT " hash %" PetscInt64_FMT " dense %" PetscInt64_FMT " global-hash %" PetscInt64_FMT "; bitmap query %s; packed sort keys %s\n", s->esc_rows, s->hash_rows,
+                                   s->dense_rows, s->global_rows, s->bitmap_query ? "yes" : "no", s->packed_sort_keys ? "yes" : "no"));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  overflow rows %" PetscInt64_FMT ", symbolic retries %" PetscInt64_FMT ", allocated entries %" PetscInt64_FMT " (%.2fx nnz C); symbolic calls %" PetscInt64_FMT ", numeric calls %" PetscInt64_FMT "\n",
+                                   s->overflow_rows, s->symbolic_retry_rows, s->allocated_entries, s->nnz_c ? (double)s->allocated_entries / (double)s->nnz_c : 0.0, s->symbolic_calls, s->numeric_calls));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  time (ms): analysis %.3f estimate %.3f symbolic %.3f numeric %.3f fallback %.3f compact %.3f transpose %.3f\n", 1e3 * s->t_analysis, 1e3 * s->t_estimate, 1e3 * s->t_symbolic, 1e3 * s->t_numeric,
+                                   1e3 * s->t_fallback, 1e3 * s->t_compact, 1e3 * s->t_transpose));
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+PetscErrorCode MatOceanProductView_Private(Mat C, OceanProduct plan, const char *header, PetscViewer viewer)
+{
+  int nstages;
+
+  PetscFunctionBegin;
+  PetscCallOcean(OceanProductGetNumStages(plan, &nstages));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "%s\n", header));
+  PetscCall(PetscViewerASCIIPushTab(viewer));
+  for (int st = 0; st < nstages; st++) {
+    OceanStats stats;
+
+    PetscCallOcean(OceanProductGetStats(plan, st, &stats));
+    if (nstages > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "stage %d (%s): ", st, st == 0 ? "A*P" : "P^T*(AP)"));
+    PetscCall(MatOceanStatsView(&stats, viewer));
+  }
+  PetscCall(PetscViewerASCIIPopTab(viewer));
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+/* ---- shared by seqaijocean and mpiaijocean ---------------------------------------------------------------- */
+
+PetscErrorCode MatOceanSaveParentOps_Private(Mat B)
+{
+  Mat_OceanParent *parent;
+
+  PetscFunctionBegin;
+  PetscCheck(!B->spptr, PetscObjectComm((PetscObject)B), PETSC_ERR_ARG_WRONGSTATE, "Cannot convert a matrix of type %s that already carries type-specific data to an ocean type", ((PetscObject)B)->type_name);
+  PetscCall(PetscNew(&parent));
+  parent->destroy               = B->ops->destroy;
+  parent->assemblyend           = B->ops->assemblyend;
+  parent->duplicate             = B->ops->duplicate;
+  parent->productsetfromoptions = B->ops->productsetfromoptions;
+  B->spptr                      = parent;
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+PetscErrorCode MatOceanRestoreParentOps_Private(Mat B)
+{
+  Mat_OceanParent *parent = (Mat_OceanParent *)B->spptr;
+
+  PetscFunctionBegin;
+  if (!parent) PetscFunctionReturn(OCEAN_PETSC_OK);
+  B->ops->destroy               = parent->destroy;
+  B->ops->assemblyend           = parent->assemblyend;
+  B->ops->duplicate             = parent->duplicate;
+  B->ops->productsetfromoptions = parent->productsetfromoptions;
+  PetscCall(PetscFree(B->spptr));
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+/* Re-compose a converter of the parent type (e.g. MatConvert_seqaij_hypre_C) under the child type's name, so that
+   MatConvert(ocean matrix, to, ...) finds it. */
+PetscErrorCode MatOceanComposeParentConverter_Private(Mat B, const char *parent, const char *child, const char *to)
+{
+  char name[128];
+  PetscErrorCode (*f)(Mat, MatType, MatReuse, Mat *) = NULL;
+
+  PetscFunctionBegin;
+  PetscCall(PetscSNPrintf(name, sizeof(name), "MatConvert_%s_%s_C", parent, to));
+  PetscCall(PetscObjectQueryFunction((PetscObject)B, name, &f));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "MatConvert_%s_%s_C", child, to));
+  PetscCall(PetscObjectComposeFunction((PetscObject)B, name, f));
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
