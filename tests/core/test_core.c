@@ -1,0 +1,1333 @@
+/*
+  test_core.c - tests of the PETSc-free core (ocean.h) against an independent reference SpGEMM.
+
+  Usage: test_core [-v] [-small]
+    -v      print what is measured (HLL accuracy, workflows, bins)
+    -small  smaller matrices (for valgrind and sanitizers); accuracy thresholds are then only reported
+  Prints nothing and returns 0 when every test passes; prints the failures and returns 1 otherwise.
+*/
+#include "ocean.h"
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+  #include <omp.h>
+#endif
+
+static int verbose, small;
+
+static void Say(const char *fmt, ...)
+{
+  va_list ap;
+  if (!verbose) return;
+  va_start(ap, fmt);
+  vprintf(fmt, ap);
+  fflush(stdout);
+  va_end(ap);
+}
+
+#define CHECK(cond, ...) \
+  do { \
+    if (!(cond)) { \
+      fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+      fprintf(stderr, __VA_ARGS__); \
+      fprintf(stderr, "\n"); \
+      return 1; \
+    } \
+  } while (0)
+
+#define CALL(expr) \
+  do { \
+    OceanError call_err_ = (expr); \
+    if (call_err_ != OCEAN_SUCCESS) { \
+      fprintf(stderr, "FAIL %s:%d: %s returned %s: %s\n", __FILE__, __LINE__, #expr, OceanErrorString(call_err_), OceanGetLastErrorMessage()); \
+      return 1; \
+    } \
+  } while (0)
+
+#define TRY(expr) \
+  do { \
+    if (expr) return 1; \
+  } while (0)
+
+/* ------------------------------------------------------------------------------------------------ matrices */
+
+typedef struct {
+  int64_t  m, n;
+  int64_t *rp;
+  int32_t *ci;
+  double  *v;
+  uint64_t id;
+} Mat;
+
+static uint64_t rng_state;
+
+static uint64_t Rand64(void)
+{
+  uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
+  z          = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z          = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+static double RandUnit(void) { return (double)(Rand64() >> 11) * (1.0 / 9007199254740992.0); }
+static double RandValue(void) { return 2.0 * RandUnit() - 1.0 + (RandUnit() < 0.5 ? 1e-3 : -1e-3); }
+
+static void *Alloc(size_t n)
+{
+  void *p = calloc(n ? n : 1, 1);
+  if (!p) {
+    fprintf(stderr, "test_core: out of memory\n");
+    exit(2);
+  }
+  return p;
+}
+
+static void MatAlloc(Mat *M, int64_t m, int64_t n, int64_t nnz, uint64_t id)
+{
+  M->m  = m;
+  M->n  = n;
+  M->id = id;
+  M->rp = Alloc((size_t)(m + 1) * sizeof(int64_t));
+  M->ci = Alloc((size_t)nnz * sizeof(int32_t));
+  M->v  = Alloc((size_t)nnz * sizeof(double));
+}
+
+static void MatFree(Mat *M)
+{
+  free(M->rp);
+  free(M->ci);
+  free(M->v);
+  memset(M, 0, sizeof(*M));
+}
+
+static OceanCSR View(const Mat *M)
+{
+  OceanCSR c;
+  c.nrows        = M->m;
+  c.ncols        = M->n;
+  c.rowptr       = M->rp;
+  c.colidx       = M->ci;
+  c.values       = M->v;
+  c.structure_id = M->id;
+  return c;
+}
+
+static int64_t Nnz(const Mat *M) { return M->rp[M->m]; }
+
+static int CmpInt32(const void *a, const void *b)
+{
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Random m x n with about per_row distinct columns per row (empty_every: every so many rows is empty). */
+static void MatRandom(Mat *M, int64_t m, int64_t n, int per_row, int empty_every, uint64_t seed, uint64_t id)
+{
+  char   *mark = Alloc((size_t)n);
+  int64_t i, nz = 0;
+
+  rng_state = seed;
+  MatAlloc(M, m, n, m * (int64_t)per_row, id);
+  for (i = 0; i < m; i++) {
+    int k, want = (empty_every && i % empty_every == empty_every - 1) ? 0 : 1 + (int)(Rand64() % (uint64_t)(2 * per_row - 1));
+    if (want > n) want = (int)n;
+    if (want > per_row * 2 - 1) want = per_row * 2 - 1;
+    if (nz + want > m * (int64_t)per_row) want = (int)(m * (int64_t)per_row - nz);
+    for (k = 0; k < want; k++) {
+      int32_t c;
+      do c = (int32_t)(Rand64() % (uint64_t)n);
+      while (mark[c]);
+      mark[c]     = 1;
+      M->ci[nz]   = c;
+      M->v[nz++]  = RandValue();
+    }
+    for (k = 0; k < want; k++) mark[M->ci[nz - 1 - k]] = 0;
+    qsort(M->ci + nz - want, (size_t)want, sizeof(int32_t), CmpInt32);
+    M->rp[i + 1] = nz;
+  }
+  free(mark);
+}
+
+/* Stencil on an nx x ny x nz grid with dof unknowns per point: every point couples with the points within
+   distance 1 per axis (box: 9/27 points) or the axis neighbours only (star: 5/7 points), in dof x dof blocks. */
+static void MatStencil(Mat *M, int nx, int ny, int nz, int dof, int box, uint64_t seed, uint64_t id)
+{
+  int64_t np = (int64_t)nx * ny * nz, nzmax = np * dof * 27 * dof, cnt = 0, row = 0;
+  int     x, y, z, d, dx, dy, dz, e;
+
+  rng_state = seed;
+  MatAlloc(M, np * dof, np * dof, nzmax, id);
+  for (z = 0; z < nz; z++)
+    for (y = 0; y < ny; y++)
+      for (x = 0; x < nx; x++)
+        for (d = 0; d < dof; d++) {
+          for (dz = -1; dz <= 1; dz++)
+            for (dy = -1; dy <= 1; dy++)
+              for (dx = -1; dx <= 1; dx++) {
+                int X = x + dx, Y = y + dy, Z = z + dz;
+                if (X < 0 || Y < 0 || Z < 0 || X >= nx || Y >= ny || Z >= nz) continue;
+                if (!box && abs(dx) + abs(dy) + abs(dz) > 1) continue;
+                for (e = 0; e < dof; e++) {
+                  M->ci[cnt] = (int32_t)((((int64_t)Z * ny + Y) * nx + X) * dof + e);
+                  M->v[cnt]  = (dx == 0 && dy == 0 && dz == 0 && d == e) ? 26.0 + RandUnit() : RandValue();
+                  cnt++;
+                }
+              }
+          M->rp[++row] = cnt;
+        }
+}
+
+/* R-MAT (a = .57, b = c = .19, d = .05), 2^scale vertices, edges_per_row * 2^scale edges, duplicates removed. */
+static void MatRMAT(Mat *M, int scale, int edges_per_row, uint64_t seed, uint64_t id)
+{
+  int64_t  N = (int64_t)1 << scale, E = N * edges_per_row, e, i, nz = 0;
+  int32_t *r = Alloc((size_t)E * sizeof(int32_t)), *c = Alloc((size_t)E * sizeof(int32_t)), *tmp = Alloc((size_t)E * sizeof(int32_t));
+  int64_t *cnt = Alloc((size_t)(N + 1) * sizeof(int64_t)), *pos = Alloc((size_t)N * sizeof(int64_t));
+
+  rng_state = seed;
+  for (e = 0; e < E; e++) {
+    int32_t a = 0, b = 0;
+    int     l;
+    for (l = 0; l < scale; l++) {
+      double u  = RandUnit();
+      int    bi = u >= 0.76, bj = (u >= 0.57 && u < 0.76) || u >= 0.95;
+      a         = 2 * a + bi;
+      b         = 2 * b + bj;
+    }
+    r[e] = a;
+    c[e] = b;
+  }
+  for (e = 0; e < E; e++) cnt[r[e] + 1]++;
+  for (i = 0; i < N; i++) cnt[i + 1] += cnt[i];
+  for (i = 0; i < N; i++) pos[i] = cnt[i];
+  for (e = 0; e < E; e++) tmp[pos[r[e]]++] = c[e];
+  MatAlloc(M, N, N, E, id);
+  for (i = 0; i < N; i++) {
+    int64_t t, b = cnt[i], en = cnt[i + 1];
+    qsort(tmp + b, (size_t)(en - b), sizeof(int32_t), CmpInt32);
+    for (t = b; t < en; t++)
+      if (t == b || tmp[t] != tmp[t - 1]) {
+        M->ci[nz]  = tmp[t];
+        M->v[nz++] = RandValue();
+      }
+    M->rp[i + 1] = nz;
+  }
+  free(r);
+  free(c);
+  free(tmp);
+  free(cnt);
+  free(pos);
+}
+
+/* Aggregation-like interpolation: fine row i has 1-3 nonzeros near coarse column i / ratio. */
+static void MatInterpolation(Mat *P, int64_t nf, int64_t nc, uint64_t seed, uint64_t id)
+{
+  int64_t i, nz = 0;
+
+  rng_state = seed;
+  MatAlloc(P, nf, nc, nf * 3, id);
+  for (i = 0; i < nf; i++) {
+    int64_t c0 = i * nc / nf, k, len = 1 + (int64_t)(Rand64() % 3);
+    for (k = 0; k < len && c0 + k < nc; k++) {
+      P->ci[nz]  = (int32_t)(c0 + k);
+      P->v[nz++] = 0.25 + RandUnit();
+    }
+    P->rp[i + 1] = nz;
+  }
+}
+
+static void MatCopy(const Mat *A, Mat *B)
+{
+  MatAlloc(B, A->m, A->n, Nnz(A), A->id);
+  memcpy(B->rp, A->rp, (size_t)(A->m + 1) * sizeof(int64_t));
+  memcpy(B->ci, A->ci, (size_t)Nnz(A) * sizeof(int32_t));
+  memcpy(B->v, A->v, (size_t)Nnz(A) * sizeof(double));
+}
+
+/* Permutes the entries inside every row (columns and values together). */
+static void MatShuffleRows(Mat *M, uint64_t seed)
+{
+  int64_t i, t;
+  rng_state = seed;
+  for (i = 0; i < M->m; i++)
+    for (t = M->rp[i + 1] - 1; t > M->rp[i]; t--) {
+      int64_t s  = M->rp[i] + (int64_t)(Rand64() % (uint64_t)(t - M->rp[i] + 1));
+      int32_t c  = M->ci[t];
+      double  v  = M->v[t];
+      M->ci[t]   = M->ci[s];
+      M->v[t]    = M->v[s];
+      M->ci[s]   = c;
+      M->v[s]    = v;
+    }
+}
+
+static void MatNewValues(Mat *M, uint64_t seed)
+{
+  int64_t t;
+  rng_state = seed;
+  for (t = 0; t < Nnz(M); t++) M->v[t] = RandValue();
+}
+
+static void MatTranspose(const Mat *A, Mat *T)
+{
+  int64_t i, t, *next;
+  MatAlloc(T, A->n, A->m, Nnz(A), 0);
+  for (t = 0; t < Nnz(A); t++) T->rp[A->ci[t] + 1]++;
+  for (i = 0; i < A->n; i++) T->rp[i + 1] += T->rp[i];
+  next = Alloc((size_t)(A->n + 1) * sizeof(int64_t));
+  memcpy(next, T->rp, (size_t)(A->n + 1) * sizeof(int64_t));
+  for (i = 0; i < A->m; i++)
+    for (t = A->rp[i]; t < A->rp[i + 1]; t++) {
+      int64_t d = next[A->ci[t]]++;
+      T->ci[d]  = (int32_t)i;
+      T->v[d]   = A->v[t];
+    }
+  free(next);
+}
+
+/* Reference C = A*B (sorted rows) and |A||B| per entry: a dense row accumulator, then a sort of its columns. */
+static void RefMultiply(const Mat *A, const Mat *B, Mat *C, double **absval)
+{
+  double  *acc = Alloc((size_t)B->n * sizeof(double)), *aacc = Alloc((size_t)B->n * sizeof(double));
+  char    *mark = Alloc((size_t)B->n);
+  int32_t *list = Alloc((size_t)B->n * sizeof(int32_t));
+  int64_t  i, t, u, cap = 1024, nz = 0;
+
+  C->m  = A->m;
+  C->n  = B->n;
+  C->id = 0;
+  C->rp = Alloc((size_t)(A->m + 1) * sizeof(int64_t));
+  C->ci = Alloc((size_t)cap * sizeof(int32_t));
+  C->v  = Alloc((size_t)cap * sizeof(double));
+  *absval = Alloc((size_t)cap * sizeof(double));
+  for (i = 0; i < A->m; i++) {
+    int64_t n = 0, j;
+    for (t = A->rp[i]; t < A->rp[i + 1]; t++)
+      for (u = B->rp[A->ci[t]]; u < B->rp[A->ci[t] + 1]; u++) {
+        int32_t c = B->ci[u];
+        if (!mark[c]) {
+          mark[c]   = 1;
+          list[n++] = c;
+          acc[c] = aacc[c] = 0;
+        }
+        acc[c] += A->v[t] * B->v[u];
+        aacc[c] += fabs(A->v[t] * B->v[u]);
+      }
+    qsort(list, (size_t)n, sizeof(int32_t), CmpInt32);
+    if (nz + n > cap) {
+      while (nz + n > cap) cap *= 2;
+      C->ci   = realloc(C->ci, (size_t)cap * sizeof(int32_t));
+      C->v    = realloc(C->v, (size_t)cap * sizeof(double));
+      *absval = realloc(*absval, (size_t)cap * sizeof(double));
+      if (!C->ci || !C->v || !*absval) exit(2);
+    }
+    for (j = 0; j < n; j++) {
+      C->ci[nz]      = list[j];
+      C->v[nz]       = acc[list[j]];
+      (*absval)[nz++] = aacc[list[j]];
+      mark[list[j]]  = 0;
+    }
+    C->rp[i + 1] = nz;
+  }
+  free(acc);
+  free(aacc);
+  free(mark);
+  free(list);
+}
+
+/* The plan's C against the reference: identical sorted structure, |c - r| <= 1e-12 (|A||B|)_ij. */
+static int CompareC(OceanProduct prod, const Mat *R, const double *absval, const char *what)
+{
+  int64_t        m, n, nnz, i, t;
+  const int64_t *rp;
+  const int32_t *ci;
+  const double  *v;
+
+  CALL(OceanProductGetC(prod, &m, &n, &nnz, &rp, &ci, &v));
+  CHECK(m == R->m && n == R->n, "%s: C is %lld x %lld, reference %lld x %lld", what, (long long)m, (long long)n, (long long)R->m, (long long)R->n);
+  CHECK(nnz == Nnz(R), "%s: nnz(C) %lld, reference %lld", what, (long long)nnz, (long long)Nnz(R));
+  for (i = 0; i < m; i++) CHECK(rp[i + 1] == R->rp[i + 1], "%s: row %lld ends at %lld, reference %lld", what, (long long)i, (long long)rp[i + 1], (long long)R->rp[i + 1]);
+  for (t = 0; t < nnz; t++) {
+    CHECK(ci[t] == R->ci[t], "%s: entry %lld has column %d, reference %d", what, (long long)t, ci[t], R->ci[t]);
+    CHECK(fabs(v[t] - R->v[t]) <= 1e-12 * absval[t], "%s: entry %lld (column %d) is %.17g, reference %.17g", what, (long long)t, ci[t], v[t], R->v[t]);
+  }
+  return 0;
+}
+
+/* C = A*B through a fresh AB plan with the given options, compared with the reference; stats returned. */
+static int CheckAB(OceanContext ctx, const OceanOptions *opts, const Mat *A, const Mat *B, const char *what, OceanStats *stats)
+{
+  OceanProduct prod;
+  OceanCSR     a = View(A), b = View(B);
+  Mat          R;
+  double      *absval;
+  int64_t      i, sum = 0;
+
+  if (opts) CALL(OceanContextSetOptions(ctx, opts));
+  CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &prod));
+  CALL(OceanProductSymbolic(prod, &a, &b));
+  RefMultiply(A, B, &R, &absval);
+  TRY(CompareC(prod, &R, absval, what));
+  CALL(OceanProductGetStats(prod, 0, stats));
+  for (i = 0; i < OCEAN_NUM_BINS; i++) sum += stats->rows_per_bin[i];
+  CHECK(sum == A->m, "%s: rows per bin sum to %lld, not %lld", what, (long long)sum, (long long)A->m);
+  CHECK(stats->nnz_c == Nnz(&R), "%s: stats nnz_c %lld", what, (long long)stats->nnz_c);
+  Say("  %-34s %-11s ER %7.2f CR %6.2f (sampled %6.2f) nnz(C) %9lld overflow %lld retry %lld\n", what, OceanWorkflowName(stats->workflow), stats->er, stats->cr, stats->cr_sampled,
+      (long long)stats->nnz_c, (long long)stats->overflow_rows, (long long)stats->symbolic_retry_rows);
+  CALL(OceanProductDestroy(&prod));
+  MatFree(&R);
+  free(absval);
+  return 0;
+}
+
+/* Every workflow forced, and auto: each C checked against the reference and all bitwise identical. */
+static int CheckAllWorkflows(OceanContext ctx, const Mat *A, const Mat *B, const char *what)
+{
+  OceanOptions opts;
+  OceanStats   stats;
+  OceanCSR     a = View(A), b = View(B);
+  double      *first = NULL;
+  int64_t      nnz0 = 0;
+  int          w;
+
+  for (w = OCEAN_WORKFLOW_AUTO; w <= OCEAN_WORKFLOW_EXACT; w++) {
+    OceanProduct   prod;
+    const double  *v;
+    int64_t        nnz;
+    char           name[96];
+    OceanOptionsDefault(&opts);
+    opts.workflow = (OceanWorkflow)w;
+    snprintf(name, sizeof(name), "%s [%s]", what, OceanWorkflowName((OceanWorkflow)w));
+    TRY(CheckAB(ctx, &opts, A, B, name, &stats));
+    CHECK(w == OCEAN_WORKFLOW_AUTO || stats.workflow == (OceanWorkflow)w, "%s: took %s", name, OceanWorkflowName(stats.workflow));
+    CHECK(stats.workflow_forced == (w != OCEAN_WORKFLOW_AUTO), "%s: workflow_forced %d", name, stats.workflow_forced);
+    CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &prod));
+    CALL(OceanProductSymbolic(prod, &a, &b));
+    CALL(OceanProductGetC(prod, NULL, NULL, &nnz, NULL, NULL, &v));
+    if (!first) {
+      nnz0  = nnz;
+      first = Alloc((size_t)nnz * sizeof(double));
+      memcpy(first, v, (size_t)nnz * sizeof(double));
+    } else {
+      CHECK(nnz == nnz0 && !memcmp(first, v, (size_t)nnz * sizeof(double)), "%s: values differ from the auto workflow's", name);
+    }
+    CALL(OceanProductDestroy(&prod));
+  }
+  free(first);
+  OceanOptionsDefault(&opts);
+  CALL(OceanContextSetOptions(ctx, &opts));
+  return 0;
+}
+
+/* ------------------------------------------------------------------------------------------------ tests */
+
+static int TestBins(void)
+{
+  OceanContext       ctx, ctx48;
+  OceanDeviceProfile prof;
+  OceanBinConfig     c, c48;
+  OceanOptions       opts;
+  int                b, count = -1;
+
+  CALL(OceanContextCreate(OCEAN_BACKEND_CPU, NULL, &ctx));
+  for (b = OCEAN_BIN_N0; b <= OCEAN_BIN_N4; b++) {
+    CALL(OceanContextGetBinConfig(ctx, (OceanBin)b, &c));
+    CHECK(c.smem_bytes == (int64_t)4096 << (b - OCEAN_BIN_N0) && c.threads == 64 << (b - OCEAN_BIN_N0), "bin %s: %lld bytes, %d threads", OceanBinName((OceanBin)b),
+          (long long)c.smem_bytes, c.threads);
+    CHECK(c.hash_capacity == c.smem_bytes / 12 && c.hash_limit == (int64_t)(0.8 * (double)c.hash_capacity) && c.dense_columns == c.smem_bytes * 8 / 65, "bin %s capacities",
+          OceanBinName((OceanBin)b));
+    CHECK(c.symbolic_hash_capacity == c.smem_bytes / 4 && c.symbolic_dense_columns == c.smem_bytes * 8, "bin %s symbolic capacities", OceanBinName((OceanBin)b));
+  }
+  CALL(OceanContextGetBinConfig(ctx, OCEAN_BIN_N4, &c));
+  CHECK(c.hash_capacity == 5461 && c.hash_limit == 4368 && c.dense_columns == 8065, "N4: %lld %lld %lld", (long long)c.hash_capacity, (long long)c.hash_limit, (long long)c.dense_columns);
+  CALL(OceanContextGetBinConfig(ctx, OCEAN_BIN_SHORT, &c));
+  CHECK(c.rows_per_block == 8 && c.hash_capacity == 42 && c.hash_limit == 33 && c.smem_bytes == 4096 && c.threads == 64, "SHORT: %d rows, capacity %lld, limit %lld", c.rows_per_block,
+        (long long)c.hash_capacity, (long long)c.hash_limit);
+  CALL(OceanContextGetBinConfig(ctx, OCEAN_BIN_ESC4, &c));
+  CHECK(c.threads == 64 && c.rows_per_block == 4 && c.max_products == 32 && c.smem_bytes == 4 * 32 * 12, "ESC4");
+  CALL(OceanContextGetBinConfig(ctx, OCEAN_BIN_ESC2, &c));
+  CHECK(c.threads == 64 && c.rows_per_block == 2 && c.max_products == 64 && c.smem_bytes == 2 * 64 * 12, "ESC2");
+  CALL(OceanContextGetBinConfig(ctx, OCEAN_BIN_LONG, &c));
+  CHECK(c.smem_bytes == 65536 && c.threads == 1024, "LONG");
+  CHECK(OceanContextGetBinConfig(ctx, OCEAN_NUM_BINS, &c) == OCEAN_ERR_ARG, "bin out of range accepted");
+
+  /* a 48 KB SM: 24 KB for N4, and SHORT packs fewer rows so that a row still holds a warp */
+  OceanDeviceProfileDefault(&prof);
+  prof.smem_per_sm = prof.smem_per_block = 48 * 1024;
+  CALL(OceanContextCreate(OCEAN_BACKEND_CPU, &prof, &ctx48));
+  CALL(OceanContextGetBinConfig(ctx48, OCEAN_BIN_N4, &c48));
+  CHECK(c48.smem_bytes == 24 * 1024 && c48.hash_capacity == 2048, "48 KB N4: %lld bytes", (long long)c48.smem_bytes);
+  CALL(OceanContextGetBinConfig(ctx48, OCEAN_BIN_SHORT, &c48));
+  CHECK(c48.rows_per_block == 2 && c48.hash_limit >= 32, "48 KB SHORT: %d rows per block, limit %lld", c48.rows_per_block, (long long)c48.hash_limit);
+  Say("  H200 N4 %lld B/%d thr; 48 KB profile: N4 24 KB, SHORT %d rows/block, limit %lld\n", (long long)65536, 1024, c48.rows_per_block, (long long)c48.hash_limit);
+
+  /* options move the bins too; bad options are refused */
+  OceanOptionsDefault(&opts);
+  opts.acc_smem_per_sm = 64 * 1024;
+  CALL(OceanContextSetOptions(ctx, &opts));
+  CALL(OceanContextGetBinConfig(ctx, OCEAN_BIN_N4, &c));
+  CHECK(c.smem_bytes == 32 * 1024, "acc_smem_per_sm 64 KB gives N4 %lld bytes", (long long)c.smem_bytes);
+  opts.hll_registers = 48;
+  CHECK(OceanContextSetOptions(ctx, &opts) == OCEAN_ERR_ARG && strstr(OceanGetLastErrorMessage(), "48"), "48 registers accepted: %s", OceanGetLastErrorMessage());
+
+  /* CUDA: not available in this build, with a message */
+  {
+    OceanContext cu = (OceanContext)&count;
+    CHECK(OceanContextCreate(OCEAN_BACKEND_CUDA, NULL, &cu) == OCEAN_ERR_NOT_AVAILABLE && cu == NULL, "CUDA context");
+    CHECK(strstr(OceanGetLastErrorMessage(), "CUDA") != NULL, "message: %s", OceanGetLastErrorMessage());
+    if (!OceanCudaCompiled()) {
+      CALL(OceanCudaDeviceCount(&count));
+      CHECK(count == 0, "device count %d", count);
+      CHECK(OceanCudaDeviceProfile(0, &prof) == OCEAN_ERR_NOT_AVAILABLE, "device profile");
+    }
+  }
+  CALL(OceanContextDestroy(&ctx));
+  CALL(OceanContextDestroy(&ctx48));
+  CHECK(ctx == NULL, "destroy does not clear the handle");
+  return 0;
+}
+
+static int TestRandom(OceanContext ctx)
+{
+  Mat A, B;
+  MatRandom(&A, small ? 300 : 1500, small ? 400 : 2000, 12, 0, 11, 0);
+  MatRandom(&B, A.n, small ? 350 : 1800, 12, 0, 12, 0);
+  TRY(CheckAllWorkflows(ctx, &A, &B, "random"));
+  MatFree(&A);
+  MatFree(&B);
+  return 0;
+}
+
+static int TestRectangular(OceanContext ctx)
+{
+  Mat A, B;
+  MatRandom(&A, 250, 700, 20, 0, 21, 0);
+  MatRandom(&B, 700, 90, 6, 0, 22, 0);
+  TRY(CheckAllWorkflows(ctx, &A, &B, "rectangular 250x700 * 700x90"));
+  MatFree(&B);
+  MatRandom(&B, 700, 5000, 30, 0, 23, 0);
+  TRY(CheckAllWorkflows(ctx, &A, &B, "rectangular 250x700 * 700x5000"));
+  MatFree(&A);
+  MatFree(&B);
+  return 0;
+}
+
+static int TestStencils(OceanContext ctx)
+{
+  Mat        L2, L3, E;
+  OceanStats stats;
+  int        n2 = small ? 24 : 64, n3 = small ? 8 : 14, ne = small ? 5 : 8;
+
+  MatStencil(&L2, n2, n2, 1, 1, 0, 31, 0);
+  TRY(CheckAllWorkflows(ctx, &L2, &L2, "2D 5-point Laplacian squared"));
+  TRY(CheckAB(ctx, NULL, &L2, &L2, "2D 5-point (auto)", &stats));
+  CHECK(stats.workflow == OCEAN_WORKFLOW_UPPER_BOUND && stats.overflow_rows == 0 && stats.allocated_entries >= stats.nnz_c, "2D Laplacian squared took %s",
+        OceanWorkflowName(stats.workflow));
+  MatStencil(&L3, n3, n3, n3, 1, 1, 32, 0);
+  TRY(CheckAllWorkflows(ctx, &L3, &L3, "3D 27-point Laplacian squared"));
+  MatStencil(&E, ne, ne, ne, 3, 1, 33, 0);
+  TRY(CheckAllWorkflows(ctx, &E, &E, "elasticity 3-dof squared"));
+  MatFree(&L2);
+  MatFree(&L3);
+  MatFree(&E);
+  return 0;
+}
+
+static int TestRMAT(OceanContext ctx)
+{
+  Mat G;
+  MatRMAT(&G, small ? 9 : 11, 8, 41, 0);
+  TRY(CheckAllWorkflows(ctx, &G, &G, "R-MAT squared"));
+  MatFree(&G);
+  return 0;
+}
+
+/* Empty matrices, empty rows, zero nonzeros, 1x1. */
+static int TestEmpty(OceanContext ctx)
+{
+  OceanStats stats;
+  Mat        Z, A, B, one, Y;
+  int64_t    zero = 0;
+
+  MatAlloc(&Z, 0, 0, 0, 0);
+  TRY(CheckAllWorkflows(ctx, &Z, &Z, "0x0"));
+  MatFree(&Z);
+  MatAlloc(&Z, 0, 5, 0, 0); /* 0 x 5 times 5 x 3 */
+  MatAlloc(&Y, 5, 3, 0, 0);
+  TRY(CheckAllWorkflows(ctx, &Z, &Y, "0x5 * 5x3 (no nonzeros)"));
+  MatFree(&Y);
+  MatFree(&Z);
+  MatAlloc(&Z, 4, 0, 0, 0); /* 4 x 0 times 0 x 6: a 4 x 6 zero matrix */
+  MatAlloc(&Y, 0, 6, 0, 0);
+  TRY(CheckAllWorkflows(ctx, &Z, &Y, "4x0 * 0x6"));
+  MatFree(&Y);
+  MatFree(&Z);
+  MatRandom(&A, 200, 300, 8, 0, 51, 0);
+  MatAlloc(&Z, 300, 100, 0, 0); /* B without nonzeros */
+  TRY(CheckAllWorkflows(ctx, &A, &Z, "A * zero B"));
+  MatFree(&Z);
+  MatAlloc(&Z, 100, 200, 0, 0); /* A without nonzeros */
+  TRY(CheckAllWorkflows(ctx, &Z, &A, "zero A * B"));
+  CHECK(CheckAB(ctx, NULL, &Z, &A, "zero A * B", &stats) == 0 && stats.workflow == OCEAN_WORKFLOW_UPPER_BOUND && stats.er == 0 && stats.cr == 0 && stats.nnz_c == 0, "zero A");
+  CHECK(stats.rows_per_bin[OCEAN_BIN_EMPTY] == 100, "empty rows %lld", (long long)stats.rows_per_bin[OCEAN_BIN_EMPTY]);
+  MatFree(&Z);
+  MatFree(&A);
+  MatRandom(&A, 300, 300, 10, 3, 52, 0); /* every third row empty */
+  MatRandom(&B, 300, 400, 10, 4, 53, 0);
+  TRY(CheckAllWorkflows(ctx, &A, &B, "empty rows"));
+  MatFree(&A);
+  MatFree(&B);
+  MatAlloc(&one, 1, 1, 1, 0);
+  one.rp[1] = 1;
+  one.v[0]  = 3.0;
+  TRY(CheckAllWorkflows(ctx, &one, &one, "1x1"));
+  MatFree(&one);
+  { /* an empty matrix may come without row offsets */
+    OceanCSR     e = {0, 0, NULL, NULL, NULL, 0};
+    OceanProduct prod;
+    int64_t      m, nnz;
+    CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &prod));
+    CALL(OceanProductSymbolic(prod, &e, &e));
+    CALL(OceanProductGetC(prod, &m, NULL, &nnz, NULL, NULL, NULL));
+    CHECK(m == 0 && nnz == 0, "0x0 without offsets");
+    CALL(OceanCountRowNnz(&e, &e, &zero));
+    CALL(OceanProductDestroy(&prod));
+  }
+  return 0;
+}
+
+/* A row of A with every column: a dense row of C over a narrow B (dense accumulator) and a wide one (LONG). */
+static int TestDenseRow(OceanContext ctx)
+{
+  OceanOptions        opts;
+  OceanProduct        prod;
+  const OceanRowInfo *rows;
+  int64_t             nrows, t;
+  Mat                 A, B, Bw, D;
+  OceanStats          stats;
+  OceanCSR            a, b;
+  int                 k;
+
+  MatRandom(&A, 300, 2000, 6, 0, 61, 0);
+  MatAlloc(&D, A.m, A.n, Nnz(&A) + A.n, 0); /* row 0 replaced by a full row */
+  for (k = 0; k < A.n; k++) {
+    D.ci[k] = k;
+    D.v[k]  = RandValue();
+  }
+  D.rp[1] = A.n;
+  for (t = 1; t <= A.m - 1; t++) D.rp[t + 1] = D.rp[t] + (A.rp[t + 1] - A.rp[t]);
+  memcpy(D.ci + D.rp[1], A.ci + A.rp[1], (size_t)(Nnz(&A) - A.rp[1]) * sizeof(int32_t));
+  memcpy(D.v + D.rp[1], A.v + A.rp[1], (size_t)(Nnz(&A) - A.rp[1]) * sizeof(double));
+  MatRandom(&B, 2000, 3000, 5, 0, 62, 0);
+  MatRandom(&Bw, 2000, 20000, 5, 0, 63, 0);
+
+  OceanOptionsDefault(&opts);
+  opts.record_rows = 1;
+  opts.workflow    = OCEAN_WORKFLOW_EXACT;
+  CALL(OceanContextSetOptions(ctx, &opts));
+  TRY(CheckAllWorkflows(ctx, &D, &B, "dense row, narrow B"));
+  TRY(CheckAllWorkflows(ctx, &D, &Bw, "dense row, wide B"));
+  opts.record_rows = 1;
+  opts.workflow    = OCEAN_WORKFLOW_EXACT;
+  CALL(OceanContextSetOptions(ctx, &opts));
+  CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &prod));
+  a = View(&D);
+  b = View(&B);
+  CALL(OceanProductSymbolic(prod, &a, &b));
+  CALL(OceanProductGetRowInfo(prod, 0, &rows, &nrows));
+  CHECK(rows[0].accumulator == OCEAN_ACC_DENSE, "dense row over 3000 columns went to %s/%s", OceanBinName((OceanBin)rows[0].bin), OceanAccumulatorName((OceanAccumulator)rows[0].accumulator));
+  Say("  dense row, narrow B: %s/%s (nnz %lld)\n", OceanBinName((OceanBin)rows[0].bin), OceanAccumulatorName((OceanAccumulator)rows[0].accumulator), (long long)rows[0].nnz);
+  b = View(&Bw);
+  CALL(OceanProductSymbolic(prod, &a, &b));
+  CALL(OceanProductGetRowInfo(prod, 0, &rows, &nrows));
+  CHECK(rows[0].bin == OCEAN_BIN_LONG && rows[0].accumulator == OCEAN_ACC_GLOBAL_HASH, "dense row over 20000 columns went to %s", OceanBinName((OceanBin)rows[0].bin));
+  CALL(OceanProductGetStats(prod, 0, &stats));
+  CHECK(stats.global_rows >= 1 && stats.rows_per_bin[OCEAN_BIN_LONG] >= 1, "no LONG row");
+  Say("  dense row, wide B: %s/%s (nnz %lld)\n", OceanBinName((OceanBin)rows[0].bin), OceanAccumulatorName((OceanAccumulator)rows[0].accumulator), (long long)rows[0].nnz);
+  CALL(OceanProductDestroy(&prod));
+  OceanOptionsDefault(&opts);
+  CALL(OceanContextSetOptions(ctx, &opts));
+  MatFree(&A);
+  MatFree(&D);
+  MatFree(&B);
+  MatFree(&Bw);
+  return 0;
+}
+
+/* Rows given in any order give the sorted C of the sorted operands. */
+static int TestUnsorted(OceanContext ctx)
+{
+  Mat A, B;
+  MatStencil(&A, 6, 6, 6, 3, 1, 71, 0);
+  MatRandom(&B, A.n, 900, 15, 0, 72, 0);
+  MatShuffleRows(&A, 73);
+  MatShuffleRows(&B, 74);
+  TRY(CheckAllWorkflows(ctx, &A, &B, "unsorted rows"));
+  MatFree(&A);
+  MatFree(&B);
+  return 0;
+}
+
+/* Estimates made far too small: rows overflow, the fallback recomputes them, C stays exact. */
+static int TestOverflow(OceanContext ctx)
+{
+  OceanOptions        opts;
+  OceanStats          stats;
+  OceanProduct        prod;
+  const OceanRowInfo *rows;
+  int64_t             nrows, i, over = 0;
+  Mat                 E;
+  OceanCSR            e;
+
+  MatStencil(&E, small ? 6 : 8, small ? 6 : 8, small ? 6 : 8, 3, 1, 81, 0);
+  OceanOptionsDefault(&opts);
+  opts.workflow             = OCEAN_WORKFLOW_ESTIMATE;
+  opts.hll_registers        = 16;
+  opts.estimate_coefficient = 0.1;
+  opts.record_rows          = 1;
+  TRY(CheckAB(ctx, &opts, &E, &E, "elasticity, coefficient 0.1", &stats));
+  CHECK(stats.workflow == OCEAN_WORKFLOW_ESTIMATE && stats.overflow_rows > 0 && stats.hll_registers == 16, "overflow rows %lld", (long long)stats.overflow_rows);
+  CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &prod));
+  e = View(&E);
+  CALL(OceanProductSymbolic(prod, &e, &e));
+  CALL(OceanProductGetRowInfo(prod, 0, &rows, &nrows));
+  for (i = 0; i < nrows; i++) {
+    CHECK(!rows[i].overflowed == (rows[i].nnz <= rows[i].slot), "row %lld: nnz %lld, slot %lld, overflowed %d", (long long)i, (long long)rows[i].nnz, (long long)rows[i].slot,
+          rows[i].overflowed);
+    over += rows[i].overflowed;
+  }
+  CHECK(over == stats.overflow_rows, "row records count %lld overflows, stats %lld", (long long)over, (long long)stats.overflow_rows);
+  Say("  coefficient 0.1, 16 registers: %lld of %lld rows overflowed and were recomputed\n", (long long)over, (long long)nrows);
+  CALL(OceanProductDestroy(&prod));
+  OceanOptionsDefault(&opts);
+  CALL(OceanContextSetOptions(ctx, &opts));
+  MatFree(&E);
+  return 0;
+}
+
+/* The paper's workflow choices, and sketch reuse. */
+static int TestStats(OceanContext ctx)
+{
+  OceanStats   stats, s2;
+  OceanProduct p1, p2;
+  OceanOptions opts;
+  Mat          L, E, R, B, A2;
+  OceanCSR     b, a2;
+  int64_t      built0, reused0, built, reused;
+
+  MatStencil(&L, 40, 40, 1, 1, 0, 91, 0);
+  TRY(CheckAB(ctx, NULL, &L, &L, "2D 5-point squared", &stats));
+  CHECK(stats.workflow == OCEAN_WORKFLOW_UPPER_BOUND && !stats.workflow_forced && stats.hll_registers == 0, "2D Laplacian: %s", OceanWorkflowName(stats.workflow));
+
+  MatStencil(&E, small ? 6 : 8, small ? 6 : 8, small ? 6 : 8, 3, 1, 92, 0);
+  TRY(CheckAB(ctx, NULL, &E, &E, "elasticity squared", &stats));
+  CHECK(stats.er >= 8 && stats.cr_sampled >= 8, "elasticity: ER %g, sampled CR %g", stats.er, stats.cr_sampled);
+  CHECK(stats.workflow == OCEAN_WORKFLOW_ESTIMATE && stats.hll_registers == 64 && stats.estimate_coefficient == 1.5, "elasticity: %s with %d registers", OceanWorkflowName(stats.workflow),
+        stats.hll_registers);
+  CHECK(stats.bitmap_query && stats.packed_sort_keys && stats.cr_conservative >= 1 && stats.cr_conservative <= stats.cr_mean, "elasticity stats");
+  CHECK(stats.estimate_mean_rel_error > 0 && stats.estimate_mean_rel_error < 0.2, "elasticity: estimate error %g", stats.estimate_mean_rel_error);
+  CHECK(fabs(stats.cr_sampled / stats.cr - 1) < 0.1, "sampled CR %g, exact %g", stats.cr_sampled, stats.cr);
+
+  MatRandom(&R, 2000, 2000, 10, 0, 93, 0);
+  TRY(CheckAB(ctx, NULL, &R, &R, "random, low CR", &stats));
+  CHECK(stats.workflow == OCEAN_WORKFLOW_EXACT && stats.cr < 2 && !stats.bitmap_query, "random: %s, CR %g", OceanWorkflowName(stats.workflow), stats.cr);
+  CHECK(stats.sampled_rows == 600 && stats.t_symbolic > 0, "random: sampled %lld rows", (long long)stats.sampled_rows);
+  CHECK(stats.allocated_entries == stats.nnz_c, "exact workflow allocated %lld entries for %lld", (long long)stats.allocated_entries, (long long)stats.nnz_c);
+
+  /* the same B (structure id 77) under a second plan and another A: sketches come from the cache */
+  MatRandom(&B, 1000, 1000, 40, 0, 94, 77);
+  MatRandom(&A2, 800, 1000, 30, 0, 95, 78);
+  OceanOptionsDefault(&opts);
+  opts.workflow = OCEAN_WORKFLOW_ESTIMATE;
+  CALL(OceanContextSetOptions(ctx, &opts));
+  CALL(OceanContextGetSketchCounts(ctx, &built0, &reused0));
+  b  = View(&B);
+  a2 = View(&A2);
+  CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &p1));
+  CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &p2));
+  {
+    Mat A1;
+    OceanCSR a1;
+    MatRandom(&A1, 500, 1000, 30, 0, 96, 79);
+    a1 = View(&A1);
+    CALL(OceanProductSymbolic(p1, &a1, &b));
+    CALL(OceanProductGetStats(p1, 0, &stats));
+    CALL(OceanProductSymbolic(p2, &a2, &b));
+    CALL(OceanProductGetStats(p2, 0, &s2));
+    MatFree(&A1);
+  }
+  CALL(OceanContextGetSketchCounts(ctx, &built, &reused));
+  CHECK(!stats.sketches_reused && s2.sketches_reused && built == built0 + 1 && reused == reused0 + 1, "sketches: reused %d/%d, built %lld, reused %lld", stats.sketches_reused,
+        s2.sketches_reused, (long long)(built - built0), (long long)(reused - reused0));
+  CALL(OceanProductDestroy(&p1));
+  CALL(OceanProductDestroy(&p2));
+  OceanOptionsDefault(&opts);
+  CALL(OceanContextSetOptions(ctx, &opts));
+  MatFree(&L);
+  MatFree(&E);
+  MatFree(&R);
+  MatFree(&B);
+  MatFree(&A2);
+  return 0;
+}
+
+static int TestAtB(OceanContext ctx)
+{
+  OceanProduct prod;
+  OceanOptions opts;
+  Mat          A, B, At, R, Bad;
+  OceanCSR     a, b, bad;
+  double      *absval;
+  OceanStats   stats;
+  int          w;
+
+  MatRandom(&A, 600, 250, 8, 0, 101, 101);
+  MatRandom(&B, 600, 400, 9, 0, 102, 102);
+  MatTranspose(&A, &At);
+  RefMultiply(&At, &B, &R, &absval);
+  a = View(&A);
+  b = View(&B);
+  for (w = OCEAN_WORKFLOW_AUTO; w <= OCEAN_WORKFLOW_EXACT; w++) {
+    OceanOptionsDefault(&opts);
+    opts.workflow = (OceanWorkflow)w;
+    CALL(OceanContextSetOptions(ctx, &opts));
+    CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AtB, &prod));
+    CALL(OceanProductSymbolic(prod, &a, &b));
+    TRY(CompareC(prod, &R, absval, "AtB"));
+    CALL(OceanProductGetStats(prod, 0, &stats));
+    CHECK(stats.nrows == 250 && stats.ncols == 400 && stats.nnz_a == Nnz(&A), "AtB stats");
+    CALL(OceanProductDestroy(&prod));
+  }
+  OceanOptionsDefault(&opts);
+  CALL(OceanContextSetOptions(ctx, &opts));
+
+  /* new values of A, same structure: numeric refreshes the cached transpose's values */
+  CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AtB, &prod));
+  CALL(OceanProductSymbolic(prod, &a, &b));
+  MatNewValues(&A, 103);
+  MatFree(&At);
+  MatFree(&R);
+  free(absval);
+  MatTranspose(&A, &At);
+  RefMultiply(&At, &B, &R, &absval);
+  CALL(OceanProductNumeric(prod, &a, &b));
+  TRY(CompareC(prod, &R, absval, "AtB numeric"));
+
+  MatRandom(&Bad, 599, 400, 9, 0, 104, 0);
+  bad = View(&Bad);
+  CHECK(OceanProductSymbolic(prod, &a, &bad) == OCEAN_ERR_ARG && strstr(OceanGetLastErrorMessage(), "599"), "AtB size mismatch: %s", OceanGetLastErrorMessage());
+  CALL(OceanProductDestroy(&prod));
+  MatFree(&Bad);
+  MatFree(&A);
+  MatFree(&B);
+  MatFree(&At);
+  MatFree(&R);
+  free(absval);
+  return 0;
+}
+
+/* Rows whose CR is far below the conservative CR overflow their symbolic hash and are retried larger. */
+static int TestSymbolicRetry(OceanContext ctx)
+{
+  OceanOptions opts;
+  OceanStats   stats;
+  Mat          A, B;
+  int64_t      i, nz = 0, t;
+  const int    nh = 600, nl = 30, per = 40;
+
+  /* B: rows 0..999 each 50 columns of [0, 100); rows 1000..1999 each 50 columns anywhere in [0, 100000) */
+  MatAlloc(&B, 2000, 100000, 2000 * 50, 0);
+  rng_state = 191;
+  for (i = 0; i < 2000; i++) {
+    int32_t span = i < 1000 ? 100 : 100000, k;
+    for (k = 0; k < 50; k++) {
+      int32_t c;
+      do {
+        c = (int32_t)(Rand64() % (uint64_t)span);
+        for (t = B.rp[i]; t < nz && B.ci[t] != c; t++) {}
+      } while (t < nz);
+      B.ci[nz]  = c;
+      B.v[nz++] = RandValue();
+    }
+    B.rp[i + 1] = nz;
+  }
+  /* A: nh rows over the clustered rows of B (CR about 20), nl rows over the scattered ones (CR about 1) */
+  MatAlloc(&A, nh + nl, 2000, (nh + nl) * per, 0);
+  for (i = 0, nz = 0; i < nh + nl; i++) {
+    int32_t base = i < nh ? 0 : 1000, k;
+    for (k = 0; k < per; k++) {
+      A.ci[nz]  = base + (int32_t)(k * 25 + (i * 7) % 25);
+      A.v[nz++] = RandValue();
+    }
+    A.rp[i + 1] = nz;
+  }
+  OceanOptionsDefault(&opts);
+  opts.workflow = OCEAN_WORKFLOW_EXACT;
+  TRY(CheckAB(ctx, &opts, &A, &B, "mixed CR, exact", &stats));
+  CHECK(stats.cr_conservative > 4 && stats.symbolic_retry_rows > 0 && stats.symbolic_retry_rows <= nl, "conservative CR %g, retried rows %lld", stats.cr_conservative,
+        (long long)stats.symbolic_retry_rows);
+  Say("  conservative CR %.2f (mean %.2f, std %.2f): %lld rows retried\n", stats.cr_conservative, stats.cr_mean, stats.cr_std, (long long)stats.symbolic_retry_rows);
+  OceanOptionsDefault(&opts);
+  CALL(OceanContextSetOptions(ctx, &opts));
+  MatFree(&A);
+  MatFree(&B);
+  return 0;
+}
+
+/* PtAP against P^T (A P) of the reference, then numeric reuse with new values of A and P. */
+static int TestPtAP(OceanContext ctx)
+{
+  OceanProduct prod;
+  Mat          A, P, Pt, AP, R;
+  OceanCSR     a, p;
+  double      *absval, *absap;
+  OceanStats   s0, s1;
+  int          ns, round;
+  int          n = small ? 6 : 9;
+
+  MatStencil(&A, n, n, n, 3, 1, 111, 111);
+  MatInterpolation(&P, A.m, A.m / 8, 112, 112);
+  a = View(&A);
+  p = View(&P);
+  CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_PtAP, &prod));
+  CALL(OceanProductGetNumStages(prod, &ns));
+  CHECK(ns == 2, "PtAP has %d stages", ns);
+  for (round = 0; round < 3; round++) {
+    if (round == 0) CALL(OceanProductSymbolic(prod, &a, &p));
+    else {
+      MatNewValues(&A, 113 + (uint64_t)round);
+      MatNewValues(&P, 117 + (uint64_t)round);
+      if (round == 1) CALL(OceanProductNumeric(prod, &a, &p));
+      else CALL(OceanProductSymbolic(prod, &a, &p)); /* same ids: runs as numeric */
+    }
+    MatTranspose(&P, &Pt);
+    RefMultiply(&A, &P, &AP, &absap);
+    RefMultiply(&Pt, &AP, &R, &absval);
+    { /* the tolerance of the second product: |P^T| (|A||P|) */
+      int64_t i, t, u;
+      Mat     Ra;
+      double *dummy;
+      Mat     APabs;
+      MatCopy(&AP, &APabs);
+      memcpy(APabs.v, absap, (size_t)Nnz(&AP) * sizeof(double));
+      for (t = 0; t < Nnz(&Pt); t++) Pt.v[t] = fabs(Pt.v[t]);
+      RefMultiply(&Pt, &APabs, &Ra, &dummy);
+      for (i = 0; i < R.m; i++)
+        for (t = R.rp[i], u = Ra.rp[i]; t < R.rp[i + 1]; t++, u++) absval[t] = Ra.v[u];
+      MatFree(&Ra);
+      MatFree(&APabs);
+      free(dummy);
+    }
+    TRY(CompareC(prod, &R, absval, round == 0 ? "PtAP" : "PtAP reuse"));
+    MatFree(&Pt);
+    MatFree(&AP);
+    MatFree(&R);
+    free(absval);
+    free(absap);
+  }
+  CALL(OceanProductGetStats(prod, 0, &s0));
+  CALL(OceanProductGetStats(prod, 1, &s1));
+  CHECK(s0.symbolic_calls == 1 && s0.numeric_calls == 2 && s1.symbolic_calls == 1 && s1.numeric_calls == 2, "calls: stage 0 %lld/%lld, stage 1 %lld/%lld", (long long)s0.symbolic_calls,
+        (long long)s0.numeric_calls, (long long)s1.symbolic_calls, (long long)s1.numeric_calls);
+  CHECK(s0.nrows == A.m && s0.ncols == P.n && s1.nrows == P.n && s1.ncols == P.n, "PtAP stage sizes");
+  Say("  PtAP: stage 0 %s (nnz %lld), stage 1 %s (nnz %lld)\n", OceanWorkflowName(s0.workflow), (long long)s0.nnz_c, OceanWorkflowName(s1.workflow), (long long)s1.nnz_c);
+  {
+    Mat      Bad;
+    OceanCSR bad;
+    MatRandom(&Bad, A.m + 1, 10, 2, 0, 119, 0);
+    bad = View(&Bad);
+    CHECK(OceanProductSymbolic(prod, &a, &bad) == OCEAN_ERR_ARG, "PtAP size mismatch accepted");
+    MatFree(&Bad);
+  }
+  CALL(OceanProductDestroy(&prod));
+  MatFree(&A);
+  MatFree(&P);
+  return 0;
+}
+
+/* Numeric-only reuse: new values give the reference's C; a new structure id is refused. */
+static int TestReuse(OceanContext ctx)
+{
+  OceanProduct prod;
+  Mat          A, B, R;
+  OceanCSR     a, b;
+  double      *absval;
+  OceanStats   stats;
+  int          w;
+
+  for (w = OCEAN_WORKFLOW_UPPER_BOUND; w <= OCEAN_WORKFLOW_EXACT; w++) {
+    OceanOptions opts;
+    OceanOptionsDefault(&opts);
+    opts.workflow = (OceanWorkflow)w;
+    CALL(OceanContextSetOptions(ctx, &opts));
+    MatStencil(&A, small ? 4 : 7, small ? 4 : 7, small ? 4 : 7, 3, 1, 121, 121);
+    MatRandom(&B, A.n, 1200, 20, 0, 122, 122);
+    a = View(&A);
+    b = View(&B);
+    CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &prod));
+    CHECK(OceanProductNumeric(prod, &a, &b) == OCEAN_ERR_STATE, "numeric before symbolic accepted");
+    CALL(OceanProductSymbolic(prod, &a, &b));
+    MatNewValues(&A, 123);
+    MatNewValues(&B, 124);
+    CALL(OceanProductNumeric(prod, &a, &b));
+    RefMultiply(&A, &B, &R, &absval);
+    TRY(CompareC(prod, &R, absval, "numeric reuse"));
+    CALL(OceanProductGetStats(prod, 0, &stats));
+    CHECK(stats.numeric_calls == 1 && stats.symbolic_calls == 1 && stats.overflow_rows == 0 && stats.allocated_entries == stats.nnz_c, "reuse stats");
+    A.id = 999; /* another structure */
+    a    = View(&A);
+    CHECK(OceanProductNumeric(prod, &a, &b) == OCEAN_ERR_STATE && strstr(OceanGetLastErrorMessage(), "999"), "structure change accepted: %s", OceanGetLastErrorMessage());
+    A.id = 0;
+    a    = View(&A);
+    CHECK(OceanProductNumeric(prod, &a, &b) == OCEAN_ERR_STATE, "structure id 0 accepted by numeric");
+    CALL(OceanProductSymbolic(prod, &a, &b)); /* a full symbolic with id 0 works */
+    TRY(CompareC(prod, &R, absval, "symbolic with id 0"));
+    CALL(OceanProductDestroy(&prod));
+    MatFree(&A);
+    MatFree(&B);
+    MatFree(&R);
+    free(absval);
+  }
+  {
+    OceanOptions opts;
+    OceanOptionsDefault(&opts);
+    CALL(OceanContextSetOptions(ctx, &opts));
+  }
+  return 0;
+}
+
+/* max_output_nnz: over-allocation switches to exact; a C above the limit is refused before allocation. */
+static int TestIndexOverflow(OceanContext ctx)
+{
+  OceanOptions opts;
+  OceanProduct prod;
+  OceanStats   stats;
+  Mat          L, R;
+  OceanCSR     l;
+  double      *absval;
+  int          w;
+
+  MatStencil(&L, 30, 30, 1, 1, 0, 131, 0);
+  RefMultiply(&L, &L, &R, &absval);
+  l = View(&L);
+  OceanOptionsDefault(&opts);
+  opts.max_output_nnz = Nnz(&R); /* fits C, not the upper-bound slots */
+  TRY(CheckAB(ctx, &opts, &L, &L, "max_output_nnz = nnz(C)", &stats));
+  CHECK(stats.switched_to_exact && stats.workflow == OCEAN_WORKFLOW_EXACT && stats.allocated_entries == Nnz(&R), "did not switch to exact");
+  for (w = OCEAN_WORKFLOW_AUTO; w <= OCEAN_WORKFLOW_EXACT; w++) {
+    OceanOptionsDefault(&opts);
+    opts.workflow       = (OceanWorkflow)w;
+    opts.max_output_nnz = Nnz(&R) - 1;
+    CALL(OceanContextSetOptions(ctx, &opts));
+    CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &prod));
+    CHECK(OceanProductSymbolic(prod, &l, &l) == OCEAN_ERR_INDEX_OVERFLOW, "workflow %s: limit not enforced", OceanWorkflowName((OceanWorkflow)w));
+    {
+      char num[64];
+      snprintf(num, sizeof(num), "%lld", (long long)Nnz(&R));
+      CHECK(strstr(OceanGetLastErrorMessage(), num) != NULL, "message does not name the count: %s", OceanGetLastErrorMessage());
+    }
+    CHECK(OceanProductGetC(prod, NULL, NULL, NULL, NULL, NULL, NULL) == OCEAN_ERR_STATE, "C available after a failed symbolic");
+    CALL(OceanProductDestroy(&prod));
+  }
+  OceanOptionsDefault(&opts);
+  CALL(OceanContextSetOptions(ctx, &opts));
+  MatFree(&L);
+  MatFree(&R);
+  free(absval);
+  return 0;
+}
+
+/* Another device profile routes differently but computes the same C. */
+static int TestSmallProfile(void)
+{
+  OceanDeviceProfile prof;
+  OceanContext       ctx;
+  OceanStats         s48, sdef;
+  OceanContext       def;
+  Mat                E;
+  int                b, differ = 0;
+
+  OceanDeviceProfileDefault(&prof);
+  snprintf(prof.name, sizeof(prof.name), "48 KB test device");
+  prof.smem_per_sm = prof.smem_per_block = 48 * 1024;
+  prof.max_threads_per_sm                = 1536;
+  CALL(OceanContextCreate(OCEAN_BACKEND_CPU, &prof, &ctx));
+  CALL(OceanContextCreate(OCEAN_BACKEND_CPU, NULL, &def));
+  MatStencil(&E, small ? 4 : 6, small ? 4 : 6, small ? 4 : 6, 3, 1, 141, 0);
+  TRY(CheckAllWorkflows(ctx, &E, &E, "elasticity on 48 KB"));
+  TRY(CheckAB(ctx, NULL, &E, &E, "elasticity on 48 KB (auto)", &s48));
+  TRY(CheckAB(def, NULL, &E, &E, "elasticity on H200 (auto)", &sdef));
+  for (b = 0; b < OCEAN_NUM_BINS; b++) differ += s48.rows_per_bin[b] != sdef.rows_per_bin[b];
+  CHECK(differ, "the 48 KB profile routes exactly like the H200");
+  CALL(OceanContextDestroy(&ctx));
+  CALL(OceanContextDestroy(&def));
+  MatFree(&E);
+  return 0;
+}
+
+/* Argument errors name what is wrong. */
+static int TestErrors(OceanContext ctx)
+{
+  OceanProduct prod;
+  Mat          A, B;
+  OceanCSR     a, b;
+
+  MatRandom(&A, 30, 40, 4, 0, 151, 0);
+  MatRandom(&B, 41, 50, 4, 0, 152, 0);
+  a = View(&A);
+  b = View(&B);
+  CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &prod));
+  CHECK(OceanProductSymbolic(prod, &a, &b) == OCEAN_ERR_ARG && strstr(OceanGetLastErrorMessage(), "30 x 40") && strstr(OceanGetLastErrorMessage(), "41 x 50"), "size mismatch: %s",
+        OceanGetLastErrorMessage());
+  B.m = 40;
+  B.rp[40] = B.rp[40]; /* B is now 40 x 50 (its first 40 rows) */
+  b = View(&B);
+  A.ci[A.rp[7]] = 40; /* out of range in row 7 */
+  CHECK(OceanProductSymbolic(prod, &a, &b) == OCEAN_ERR_ARG && strstr(OceanGetLastErrorMessage(), "row 7"), "bad column: %s", OceanGetLastErrorMessage());
+  A.ci[A.rp[7]] = 0;
+  CHECK(OceanProductSymbolic(prod, &a, NULL) == OCEAN_ERR_ARG, "NULL operand accepted");
+  CHECK(OceanProductGetStats(prod, 1, NULL) == OCEAN_ERR_ARG, "NULL stats accepted");
+  CHECK(strcmp(OceanErrorString(OCEAN_ERR_INDEX_OVERFLOW), OceanErrorString(OCEAN_ERR_STATE)) != 0, "error strings");
+  CHECK(!strcmp(OceanPhaseName(OCEAN_PHASE_NUMERIC), "numeric") && !strcmp(OceanBinName(OCEAN_BIN_LONG), "long"), "names");
+  CALL(OceanProductDestroy(&prod));
+  MatFree(&A);
+  MatFree(&B);
+  return 0;
+}
+
+/* Same bits whatever the thread count; the 64-bit key-ptr sort for wide rows. */
+static int TestDeterminism(OceanContext ctx)
+{
+#ifdef _OPENMP
+  int          nt = omp_get_max_threads(), w;
+  Mat          E;
+  OceanCSR     e;
+  const double *v;
+  double       *v1;
+  int64_t      nnz;
+
+  MatStencil(&E, small ? 4 : 6, small ? 4 : 6, small ? 4 : 6, 3, 1, 161, 0);
+  e = View(&E);
+  for (w = OCEAN_WORKFLOW_UPPER_BOUND; w <= OCEAN_WORKFLOW_EXACT; w++) {
+    OceanOptions opts;
+    OceanProduct p;
+    OceanOptionsDefault(&opts);
+    opts.workflow = (OceanWorkflow)w;
+    CALL(OceanContextSetOptions(ctx, &opts));
+    omp_set_num_threads(1);
+    CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &p));
+    CALL(OceanProductSymbolic(p, &e, &e));
+    CALL(OceanProductGetC(p, NULL, NULL, &nnz, NULL, NULL, &v));
+    v1 = Alloc((size_t)nnz * sizeof(double));
+    memcpy(v1, v, (size_t)nnz * sizeof(double));
+    CALL(OceanProductDestroy(&p));
+    omp_set_num_threads(nt > 1 ? nt : 2);
+    CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &p));
+    CALL(OceanProductSymbolic(p, &e, &e));
+    CALL(OceanProductGetC(p, NULL, NULL, &nnz, NULL, NULL, &v));
+    CHECK(!memcmp(v1, v, (size_t)nnz * sizeof(double)), "%s: values depend on the thread count", OceanWorkflowName((OceanWorkflow)w));
+    CALL(OceanProductDestroy(&p));
+    free(v1);
+  }
+  omp_set_num_threads(nt);
+  MatFree(&E);
+#endif
+  {
+    OceanOptions opts;
+    OceanStats   stats;
+    Mat          A, B;
+    OceanOptionsDefault(&opts);
+    opts.workflow = OCEAN_WORKFLOW_EXACT;
+    MatRandom(&A, small ? 8 : 40, 400, 60, 0, 162, 0);
+    MatRandom(&B, 400, 1 << 22, 40, 0, 163, 0); /* 22-bit keys beside 12-13 bit table positions */
+    TRY(CheckAB(ctx, &opts, &A, &B, "4M columns (64-bit key-ptr words)", &stats));
+    CHECK(!stats.packed_sort_keys && stats.hash_rows > 0, "wide rows: packed_sort_keys %d", stats.packed_sort_keys);
+    OceanOptionsDefault(&opts);
+    CALL(OceanContextSetOptions(ctx, &opts));
+    MatFree(&A);
+    MatFree(&B);
+  }
+  return 0;
+}
+
+typedef struct {
+  int    open[OCEAN_NUM_PHASES], begins[OCEAN_NUM_PHASES], bad;
+  double flops[OCEAN_NUM_PHASES];
+} PhaseLog;
+
+static void PhaseRecord(void *user, OceanPhase phase, int begin, double flops)
+{
+  PhaseLog *log = (PhaseLog *)user;
+  if (begin) {
+    log->bad += log->open[phase];
+    log->open[phase] = 1;
+    log->begins[phase]++;
+  } else {
+    log->bad += !log->open[phase];
+    log->open[phase] = 0;
+    log->flops[phase] += flops;
+  }
+}
+
+static int TestPhases(OceanContext ctx)
+{
+  PhaseLog     log;
+  OceanProduct prod;
+  OceanStats   stats;
+  Mat          A, P;
+  OceanCSR     a, p;
+  int          i;
+
+  memset(&log, 0, sizeof(log));
+  MatStencil(&A, 5, 5, 5, 3, 1, 171, 171);
+  MatInterpolation(&P, A.m, A.m / 6, 172, 172);
+  a = View(&A);
+  p = View(&P);
+  CALL(OceanContextSetPhaseCallback(ctx, PhaseRecord, &log));
+  CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_PtAP, &prod));
+  CALL(OceanProductSymbolic(prod, &a, &p));
+  CALL(OceanProductNumeric(prod, &a, &p));
+  CALL(OceanContextSetPhaseCallback(ctx, NULL, NULL));
+  for (i = 0; i < OCEAN_NUM_PHASES; i++) CHECK(!log.open[i], "phase %s left open", OceanPhaseName((OceanPhase)i));
+  CHECK(!log.bad && log.begins[OCEAN_PHASE_ANALYSIS] == 2 && log.begins[OCEAN_PHASE_TRANSPOSE] == 2 && log.begins[OCEAN_PHASE_NUMERIC] == 4, "phases: %d analysis, %d transpose, %d numeric",
+        log.begins[OCEAN_PHASE_ANALYSIS], log.begins[OCEAN_PHASE_TRANSPOSE], log.begins[OCEAN_PHASE_NUMERIC]);
+  {
+    OceanStats s0;
+    CALL(OceanProductGetStats(prod, 0, &s0));
+    CALL(OceanProductGetStats(prod, 1, &stats));
+    CHECK(log.flops[OCEAN_PHASE_NUMERIC] == 4.0 * (double)(s0.products + stats.products), "numeric flops %g, products %lld + %lld", log.flops[OCEAN_PHASE_NUMERIC],
+          (long long)s0.products, (long long)stats.products);
+  }
+  CALL(OceanProductDestroy(&prod));
+  MatFree(&A);
+  MatFree(&P);
+  return 0;
+}
+
+/* Pooled mean relative error of the sketch estimates over rows with at least 64 nonzeros. */
+static int MeasureEstimates(OceanContext ctx, const Mat *A, int registers, double *err, int64_t *rows)
+{
+  OceanCSR a   = View(A);
+  double  *est = Alloc((size_t)A->m * sizeof(double));
+  int64_t *nnz = Alloc((size_t)A->m * sizeof(int64_t)), i;
+  double   sum = 0;
+
+  CALL(OceanEstimateRowNnz(ctx, &a, &a, registers, est));
+  CALL(OceanCountRowNnz(&a, &a, nnz));
+  *rows = 0;
+  for (i = 0; i < A->m; i++) {
+    if (nnz[i] < 64) continue;
+    sum += fabs(est[i] - (double)nnz[i]) / (double)nnz[i];
+    (*rows)++;
+  }
+  *err = *rows ? sum / (double)*rows : 0;
+  free(est);
+  free(nnz);
+  return 0;
+}
+
+/* Acceptance: mean relative error <= 0.15 with 32 registers and <= 0.12 with 64 on elasticity and R-MAT A*A. */
+static int TestHLLAccuracy(OceanContext ctx)
+{
+  Mat     E, G, R;
+  double  err[2][2], *absval;
+  int64_t rows[2][2], i, *nnz;
+  int     r;
+  OceanCSR e;
+
+  MatStencil(&E, small ? 6 : 12, small ? 6 : 12, small ? 6 : 12, 3, 1, 181, 0);
+  MatRMAT(&G, small ? 9 : 12, 16, 12345, 0);
+  for (r = 0; r < 2; r++) {
+    TRY(MeasureEstimates(ctx, &E, 32 << r, &err[0][r], &rows[0][r]));
+    TRY(MeasureEstimates(ctx, &G, 32 << r, &err[1][r], &rows[1][r]));
+  }
+  Say("  HLL mean relative error (rows with >= 64 nonzeros)   32 registers   64 registers\n");
+  Say("    elasticity %2d^3 x 3 dof, A*A (%5lld rows)            %.4f         %.4f\n", small ? 6 : 12, (long long)rows[0][0], err[0][0], err[0][1]);
+  Say("    R-MAT scale %2d, 16 edges/row, A*A (%5lld rows)       %.4f         %.4f\n", small ? 9 : 12, (long long)rows[1][0], err[1][0], err[1][1]);
+  if (!small) {
+    for (r = 0; r < 2; r++) {
+      CHECK(rows[r][0] > 1000, "too few rows measured");
+      CHECK(err[r][0] <= 0.15, "%s: 32 registers: mean relative error %.4f > 0.15", r ? "R-MAT" : "elasticity", err[r][0]);
+      CHECK(err[r][1] <= 0.12, "%s: 64 registers: mean relative error %.4f > 0.12", r ? "R-MAT" : "elasticity", err[r][1]);
+    }
+  }
+  /* the reference count agrees with the reference product */
+  RefMultiply(&E, &E, &R, &absval);
+  nnz = Alloc((size_t)E.m * sizeof(int64_t));
+  e   = View(&E);
+  CALL(OceanCountRowNnz(&e, &e, nnz));
+  for (i = 0; i < E.m; i++) CHECK(nnz[i] == R.rp[i + 1] - R.rp[i], "OceanCountRowNnz row %lld: %lld, reference %lld", (long long)i, (long long)nnz[i], (long long)(R.rp[i + 1] - R.rp[i]));
+  CHECK(OceanEstimateRowNnz(ctx, &e, &e, 24, (double *)nnz) == OCEAN_ERR_ARG, "24 registers accepted");
+  free(nnz);
+  free(absval);
+  MatFree(&R);
+  MatFree(&E);
+  MatFree(&G);
+  return 0;
+}
+
+/* ------------------------------------------------------------------------------------------------ main */
+
+typedef struct {
+  const char *name;
+  int (*fn)(OceanContext);
+} Test;
+
+static int TestBinsCtx(OceanContext ctx) { return TestBins(); }
+static int TestSmallProfileCtx(OceanContext ctx) { return TestSmallProfile(); }
+
+int main(int argc, char **argv)
+{
+  static const Test tests[] = {
+    {"bins",            TestBinsCtx        },
+    {"random",          TestRandom         },
+    {"rectangular",     TestRectangular    },
+    {"stencils",        TestStencils       },
+    {"rmat",            TestRMAT           },
+    {"empty",           TestEmpty          },
+    {"dense row",       TestDenseRow       },
+    {"unsorted",        TestUnsorted       },
+    {"overflow",        TestOverflow       },
+    {"symbolic retry",  TestSymbolicRetry  },
+    {"stats",           TestStats          },
+    {"AtB",             TestAtB            },
+    {"PtAP",            TestPtAP           },
+    {"reuse",           TestReuse          },
+    {"index overflow",  TestIndexOverflow  },
+    {"small profile",   TestSmallProfileCtx},
+    {"errors",          TestErrors         },
+    {"determinism",     TestDeterminism    },
+    {"phases",          TestPhases         },
+    {"HLL accuracy",    TestHLLAccuracy    },
+  };
+  OceanContext ctx;
+  size_t       i;
+  int          a, failed = 0;
+
+  for (a = 1; a < argc; a++) {
+    if (!strcmp(argv[a], "-v")) verbose = 1;
+    else if (!strcmp(argv[a], "-small")) small = 1;
+    else {
+      fprintf(stderr, "usage: %s [-v] [-small]\n", argv[0]);
+      return 2;
+    }
+  }
+  if (OceanContextCreate(OCEAN_BACKEND_CPU, NULL, &ctx)) {
+    fprintf(stderr, "FAIL: context: %s\n", OceanGetLastErrorMessage());
+    return 1;
+  }
+  for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
+    Say("%s\n", tests[i].name);
+    if (tests[i].fn(ctx)) {
+      fprintf(stderr, "FAIL: test '%s'\n", tests[i].name);
+      failed++;
+    }
+  }
+  OceanContextDestroy(&ctx);
+  if (failed) fprintf(stderr, "%d of %d core tests failed\n", failed, (int)(sizeof(tests) / sizeof(tests[0])));
+  else Say("all %d core tests passed\n", (int)(sizeof(tests) / sizeof(tests[0])));
+  return failed ? 1 : 0;
+}

@@ -1,0 +1,128 @@
+static const char help[] = "Bad input gets a clear PETSc error, never a crash or a wrong result; unsupported product types fall back to\n"
+                           "PETSc's implementation with a correct result.\n  -case sizes|unassembled|nnz_limit|switch_exact|abt|rart|bad_option|cuda_backend\n";
+
+#include "oceantest.h"
+
+/* Run `call` with errors returned instead of printed; check the code and that the message names what it should. */
+#define EXPECT_ERROR(call, code, text) \
+  do { \
+    PetscErrorCode ierr_; \
+    const char    *msg_ = NULL; \
+    PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL)); \
+    ierr_ = (call); \
+    PetscCall(PetscPopErrorHandler()); \
+    PetscCheck(ierr_ != 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "expected an error from %s", #call); \
+    PetscCheck((code) == 0 || ierr_ == (code), PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: error code %d, expected %d", #call, (int)ierr_, (int)(code)); \
+    PetscCall(PetscErrorMessage(ierr_, NULL, (char **)&msg_)); \
+    PetscCheck(msg_ && strstr(msg_, text), PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: message \"%s\" does not mention \"%s\"", #call, msg_ ? msg_ : "(none)", text); \
+  } while (0)
+
+static PetscErrorCode Gen(const char *name, PetscInt size, PetscInt n, PetscInt degree, PetscInt seed, MatType type, Mat *A)
+{
+  OceanTestGen g;
+
+  PetscFunctionBeginUser;
+  PetscCall(OceanTestGenSetup(&g, name, size, n, degree, seed, -1));
+  PetscCall(OceanTestGenMat(PETSC_COMM_SELF, &g, type, A));
+  PetscCall(OceanTestGenDestroy(&g));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode ProductAB(Mat A, Mat B, Mat *C)
+{
+  PetscFunctionBeginUser;
+  PetscCall(MatProductCreate(A, B, NULL, C));
+  PetscCall(MatProductSetType(*C, MATPRODUCT_AB));
+  PetscCall(MatProductSetFromOptions(*C));
+  PetscCall(MatProductSymbolic(*C));
+  PetscCall(MatProductNumeric(*C));
+  PetscFunctionReturn(0);
+}
+
+int main(int argc, char **argv)
+{
+  char      which[32] = "sizes";
+  Mat       A = NULL, B = NULL, C = NULL, R, Bound;
+  PetscBool is;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscInitialize(&argc, &argv, NULL, help));
+  PetscCall(MatOceanInitializePackage());
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-case", which, sizeof(which), NULL));
+
+  PetscCall(PetscStrcmp(which, "sizes", &is));
+  if (is) { /* 40 x 30 times 40 x 30 */
+    PetscCall(Gen("random", 40, 30, 3, 1, MATAIJOCEAN, &A));
+    PetscCall(Gen("random", 40, 30, 3, 2, MATAIJOCEAN, &B));
+    EXPECT_ERROR(MatMatMult(A, B, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &C), PETSC_ERR_ARG_SIZ, "40x30");
+  }
+  PetscCall(PetscStrcmp(which, "unassembled", &is));
+  if (is) {
+    PetscCall(Gen("lap2d", 6, 0, 0, 1, MATAIJOCEAN, &B));
+    PetscCall(MatCreate(PETSC_COMM_SELF, &A));
+    PetscCall(MatSetSizes(A, 36, 36, 36, 36));
+    PetscCall(MatSetType(A, MATAIJOCEAN));
+    PetscCall(MatSeqAIJSetPreallocation(A, 5, NULL));
+    PetscCall(MatSetValue(A, 0, 0, 1.0, INSERT_VALUES)); /* no assembly */
+    EXPECT_ERROR(ProductAB(A, B, &C), 0, "assembled");
+  }
+  PetscCall(PetscStrcmp(which, "nnz_limit", &is));
+  if (is) { /* nnz(C) of a 2D 5-point Laplacian squared on 10^2 points is 1120: a limit of 1000 must refuse it */
+    PetscCall(Gen("lap2d", 10, 0, 0, 1, MATAIJOCEAN, &A));
+    PetscCall(PetscOptionsSetValue(NULL, "-mat_ocean_nnz_limit", "1000"));
+    EXPECT_ERROR(ProductAB(A, A, &C), PETSC_ERR_ARG_OUTOFRANGE, "1000");
+  }
+  PetscCall(PetscStrcmp(which, "switch_exact", &is));
+  if (is) { /* a limit above nnz(C) but below the upper-bound over-allocation: exact counting, correct C */
+    OceanStats stats;
+    PetscCall(Gen("lap2d", 10, 0, 0, 1, MATAIJOCEAN, &A));
+    PetscCall(PetscOptionsSetValue(NULL, "-mat_ocean_nnz_limit", "1200"));
+    PetscCall(PetscOptionsSetValue(NULL, "-mat_ocean_workflow", "upper_bound"));
+    PetscCall(ProductAB(A, A, &C));
+    PetscCall(MatOceanProductGetStats(C, 0, &stats));
+    PetscCheck(stats.switched_to_exact && stats.workflow == OCEAN_WORKFLOW_EXACT, PETSC_COMM_SELF, PETSC_ERR_PLIB, "expected the switch to exact counting (workflow %s)", OceanWorkflowName(stats.workflow));
+    PetscCall(OceanTestReference(MATPRODUCT_AB, A, A, &R, &Bound));
+    PetscCall(OceanTestCompare(C, R, Bound, "switch to exact"));
+    PetscCall(MatDestroy(&R));
+    PetscCall(MatDestroy(&Bound));
+  }
+  PetscCall(PetscStrcmp(which, "abt", &is));
+  if (is) { /* ABt is not ours: PETSc's implementation, and a correct result */
+    PetscCall(Gen("random", 30, 20, 3, 1, MATAIJOCEAN, &A));
+    PetscCall(Gen("random", 25, 20, 3, 2, MATAIJOCEAN, &B));
+    PetscCall(MatMatTransposeMult(A, B, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &C));
+    PetscCall(OceanTestReference(MATPRODUCT_ABt, A, B, &R, &Bound));
+    PetscCall(OceanTestCompare(C, R, Bound, "ABt fallback"));
+    PetscCall(MatDestroy(&R));
+    PetscCall(MatDestroy(&Bound));
+  }
+  PetscCall(PetscStrcmp(which, "rart", &is));
+  if (is) {
+    PetscCall(Gen("lap2d", 6, 0, 0, 1, MATAIJOCEAN, &A));
+    PetscCall(Gen("random", 10, 36, 4, 3, MATAIJOCEAN, &B));
+    PetscCall(MatRARt(A, B, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &C));
+    PetscCall(OceanTestReference(MATPRODUCT_RARt, A, B, &R, &Bound));
+    PetscCall(OceanTestCompare(C, R, Bound, "RARt fallback"));
+    PetscCall(MatDestroy(&R));
+    PetscCall(MatDestroy(&Bound));
+  }
+  PetscCall(PetscStrcmp(which, "bad_option", &is));
+  if (is) {
+    PetscCall(Gen("lap2d", 6, 0, 0, 1, MATAIJOCEAN, &A));
+    PetscCall(PetscOptionsSetValue(NULL, "-mat_ocean_hll_registers", "33"));
+    EXPECT_ERROR(ProductAB(A, A, &C), PETSC_ERR_ARG_OUTOFRANGE, "33");
+  }
+  PetscCall(PetscStrcmp(which, "cuda_backend", &is));
+  if (is) { /* asking for the GPU where none can be used is an error, not a silent CPU run */
+    int ndev = 0;
+    PetscCall(Gen("lap2d", 6, 0, 0, 1, MATAIJOCEAN, &A));
+    PetscCall(PetscOptionsSetValue(NULL, "-mat_ocean_backend", "cuda"));
+    (void)OceanCudaDeviceCount(&ndev);
+    if (ndev == 0) EXPECT_ERROR(ProductAB(A, A, &C), PETSC_ERR_SUP, "CUDA");
+  }
+  PetscCall(MatDestroy(&C));
+  PetscCall(MatDestroy(&A));
+  PetscCall(MatDestroy(&B));
+  PetscCall(PetscFinalize());
+  return 0;
+}

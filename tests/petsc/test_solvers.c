@@ -1,0 +1,104 @@
+static const char help[] = "AMG solves with -mat_type aij and aijocean must take the same iterations, and the aijocean setup must run its\n"
+                           "Galerkin products through petsc-ocean.\n"
+                           "  -problem elasticity|laplace  -ne N (elasticity elements per side) -nx N (laplace grid points per side)\n"
+                           "  PC options as usual (e.g. -pc_type gamg; -pc_type mg -pc_mg_levels 3 -pc_mg_galerkin pmat; -pc_type hmg ...)\n";
+
+#include <petscksp.h>
+#include <petscdmda.h>
+#include "petscmatocean.h"
+#include "../../examples/elasticity.h"
+
+/* 3D 7-point Laplacian on a DMDA, so that PCMG can build interpolations from the grid. */
+static PetscErrorCode LaplaceAssemble(PetscInt nx, MatType type, DM *da, Mat *A, Vec *b)
+{
+  PetscInt xs, ys, zs, xm, ym, zm;
+
+  PetscFunctionBeginUser;
+  PetscCall(DMDACreate3d(PETSC_COMM_WORLD, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_STAR, nx, nx, nx, PETSC_DECIDE, PETSC_DECIDE, PETSC_DECIDE, 1, 1, NULL, NULL, NULL, da));
+  PetscCall(DMSetMatType(*da, type));
+  PetscCall(DMSetUp(*da));
+  PetscCall(DMCreateMatrix(*da, A));
+  PetscCall(DMDAGetCorners(*da, &xs, &ys, &zs, &xm, &ym, &zm));
+  for (PetscInt k = zs; k < zs + zm; k++)
+    for (PetscInt j = ys; j < ys + ym; j++)
+      for (PetscInt i = xs; i < xs + xm; i++) {
+        MatStencil  row = {.i = i, .j = j, .k = k}, col[7];
+        PetscScalar v[7];
+        PetscInt    n = 0;
+        col[n] = row;
+        v[n++] = 6.0;
+        if (i > 0) { col[n] = row; col[n].i = i - 1; v[n++] = -1.0; }
+        if (i < nx - 1) { col[n] = row; col[n].i = i + 1; v[n++] = -1.0; }
+        if (j > 0) { col[n] = row; col[n].j = j - 1; v[n++] = -1.0; }
+        if (j < nx - 1) { col[n] = row; col[n].j = j + 1; v[n++] = -1.0; }
+        if (k > 0) { col[n] = row; col[n].k = k - 1; v[n++] = -1.0; }
+        if (k < nx - 1) { col[n] = row; col[n].k = k + 1; v[n++] = -1.0; }
+        PetscCall(MatSetValuesStencil(*A, 1, &row, n, col, v, INSERT_VALUES));
+      }
+  PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
+  PetscCall(DMCreateGlobalVector(*da, b));
+  PetscCall(VecSet(*b, 1.0));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode Solve(const char *problem, PetscInt size, MatType type, PetscInt *its, PetscInt64 *ocean_symbolic)
+{
+  Mat                A;
+  Vec                b, x;
+  KSP                ksp;
+  DM                 da = NULL;
+  KSPConvergedReason reason;
+  PetscBool          elasticity;
+  MatOceanCounters   c0, c1;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscStrcmp(problem, "elasticity", &elasticity));
+  if (elasticity) PetscCall(ElasticityAssemble(PETSC_COMM_WORLD, size, type, &A, &b));
+  else PetscCall(LaplaceAssemble(size, type, &da, &A, &b));
+  PetscCall(VecDuplicate(b, &x));
+  PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+  if (da) {
+    PetscCall(KSPSetDM(ksp, da));
+    PetscCall(KSPSetDMActive(ksp, PETSC_FALSE));
+  }
+  PetscCall(KSPSetOperators(ksp, A, A));
+  PetscCall(KSPSetType(ksp, KSPCG));
+  PetscCall(KSPSetTolerances(ksp, 1e-8, PETSC_DEFAULT, PETSC_DEFAULT, 300));
+  PetscCall(KSPSetFromOptions(ksp));
+  PetscCall(MatOceanGetCounters(&c0));
+  PetscCall(KSPSetUp(ksp));
+  PetscCall(MatOceanGetCounters(&c1));
+  PetscCall(KSPSolve(ksp, b, x));
+  PetscCall(KSPGetConvergedReason(ksp, &reason));
+  PetscCheck(reason > 0, PETSC_COMM_WORLD, PETSC_ERR_NOT_CONVERGED, "%s with %s did not converge: %s", problem, type, KSPConvergedReasons[reason]);
+  PetscCall(KSPGetIterationNumber(ksp, its));
+  *ocean_symbolic = c1.symbolic - c0.symbolic;
+  PetscCall(MPIU_Allreduce(MPI_IN_PLACE, ocean_symbolic, 1, MPIU_INT64, MPI_SUM, PETSC_COMM_WORLD));
+  PetscCall(KSPDestroy(&ksp));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&b));
+  PetscCall(MatDestroy(&A));
+  PetscCall(DMDestroy(&da));
+  PetscFunctionReturn(0);
+}
+
+int main(int argc, char **argv)
+{
+  char       problem[32] = "elasticity";
+  PetscInt   size = 6, its_aij, its_ocean;
+  PetscInt64 n_aij, n_ocean;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscInitialize(&argc, &argv, NULL, help));
+  PetscCall(MatOceanInitializePackage());
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-problem", problem, sizeof(problem), NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-size", &size, NULL));
+  PetscCall(Solve(problem, size, MATAIJ, &its_aij, &n_aij));
+  PetscCall(Solve(problem, size, MATAIJOCEAN, &its_ocean, &n_ocean));
+  PetscCheck(n_aij == 0, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "the aij setup ran %" PetscInt64_FMT " petsc-ocean products", n_aij);
+  PetscCheck(n_ocean > 0, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "the aijocean setup ran no petsc-ocean product");
+  PetscCheck(its_aij == its_ocean, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "iterations differ: aij %" PetscInt_FMT ", aijocean %" PetscInt_FMT, its_aij, its_ocean);
+  PetscCall(PetscFinalize());
+  return 0;
+}
