@@ -1,0 +1,150 @@
+static const char help[] = "The petsc-ocean main job: 3D linear elasticity (Q1 hexahedra, 3 dof per node) solved with CG and an\n"
+                           "AMG preconditioner, once per matrix type, with a table of setup time, time in MatProduct, iterations and residual.\n"
+                           "  -ne <48>                 elements per side ((ne+1)^3 * 3 unknowns)\n"
+                           "  -mat_types <aij,aijocean> the matrix types to compare, the first being the baseline\n"
+                           "  -resetups <0>            re-setups with new matrix values after the first solve (the nonlinear/time-dependent case)\n"
+                           "  any KSP/PC option (default -ksp_type cg -pc_type gamg -ksp_rtol 1e-8)\n";
+
+#include <petscksp.h>
+#include "petscmatocean.h"
+#include "elasticity.h"
+
+/* Seconds spent in matrix-matrix products within a log stage: PETSc's symbolic and numeric product events (the
+   user-level MatPtAP/MatMatMult are not events in PETSc 3.18).  On one process they do not nest; on several, the
+   MPIAIJ products contain their local products' events, which are then counted twice. */
+static PetscErrorCode ProductTime(PetscLogStage stage, PetscReal *seconds)
+{
+  const char *phases[] = {"MatPtAPSymbolic", "MatPtAPNumeric", "MatMatMultSym", "MatMatMultNum", "MatTrnMatMultSym", "MatTrnMatMultNum"};
+
+  PetscFunctionBeginUser;
+  *seconds = 0;
+  for (size_t k = 0; k < sizeof(phases) / sizeof(phases[0]); k++) {
+    PetscLogEvent      ev = -1;
+    PetscEventPerfInfo info;
+    PetscCall(PetscLogEventGetId(phases[k], &ev));
+    if (ev < 0) continue;
+    PetscCall(PetscLogEventGetPerfInfo(stage, ev, &info));
+    *seconds += info.time;
+  }
+  PetscCall(MPIU_Allreduce(MPI_IN_PLACE, seconds, 1, MPIU_REAL, MPI_MAX, PETSC_COMM_WORLD));
+  PetscFunctionReturn(0);
+}
+
+typedef struct {
+  char      type[32];
+  PetscReal setup, products, solve, resetup, resetup_products, rnorm;
+  PetscInt  its;
+} RunResult;
+
+static PetscErrorCode RunOne(PetscInt ne, const char *type, PetscInt resetups, RunResult *res)
+{
+  Mat           A;
+  Vec           b, x;
+  KSP           ksp;
+  PetscLogStage stage, restage;
+  PetscLogDouble t0, t1;
+  char          name[64];
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscStrncpy(res->type, type, sizeof(res->type)));
+  PetscCall(ElasticityAssemble(PETSC_COMM_WORLD, ne, type, &A, &b));
+  PetscCall(VecDuplicate(b, &x));
+  PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+  PetscCall(KSPSetOperators(ksp, A, A));
+  PetscCall(KSPSetType(ksp, KSPCG));
+  PetscCall(KSPSetTolerances(ksp, 1e-8, PETSC_DEFAULT, PETSC_DEFAULT, 500));
+  {
+    PC pc;
+    PetscCall(KSPGetPC(ksp, &pc));
+    PetscCall(PCSetType(pc, PCGAMG));
+  }
+  PetscCall(KSPSetFromOptions(ksp));
+
+  PetscCall(PetscSNPrintf(name, sizeof(name), "Setup %s", type));
+  PetscCall(PetscLogStageRegister(name, &stage));
+  PetscCall(PetscLogStagePush(stage));
+  PetscCall(PetscBarrier(NULL));
+  PetscCall(PetscTime(&t0));
+  PetscCall(KSPSetUp(ksp));
+  PetscCall(PetscBarrier(NULL));
+  PetscCall(PetscTime(&t1));
+  PetscCall(PetscLogStagePop());
+  res->setup = t1 - t0;
+  PetscCall(ProductTime(stage, &res->products));
+
+  PetscCall(PetscTime(&t0));
+  PetscCall(KSPSolve(ksp, b, x));
+  PetscCall(PetscTime(&t1));
+  res->solve = t1 - t0;
+  PetscCall(KSPGetIterationNumber(ksp, &res->its));
+  PetscCall(KSPGetResidualNorm(ksp, &res->rnorm));
+
+  /* re-setup with new values on the same structure, as a nonlinear or time-dependent solver does */
+  res->resetup = res->resetup_products = 0;
+  if (resetups > 0) {
+    PetscCall(PetscSNPrintf(name, sizeof(name), "Re-setup %s", type));
+    PetscCall(PetscLogStageRegister(name, &restage));
+    for (PetscInt r = 0; r < resetups; r++) {
+      PetscCall(MatScale(A, 1.0 + 0.1 * (r + 1)));
+      PetscCall(KSPSetOperators(ksp, A, A));
+      PetscCall(PetscLogStagePush(restage));
+      PetscCall(PetscTime(&t0));
+      PetscCall(KSPSetUp(ksp));
+      PetscCall(PetscTime(&t1));
+      PetscCall(PetscLogStagePop());
+      res->resetup += t1 - t0;
+      PetscCall(KSPSolve(ksp, b, x));
+    }
+    PetscCall(ProductTime(restage, &res->resetup_products));
+  }
+  PetscCall(KSPDestroy(&ksp));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&b));
+  PetscCall(MatDestroy(&A));
+  PetscFunctionReturn(0);
+}
+
+int main(int argc, char **argv)
+{
+  PetscInt    ne = 48, ntypes = 8, resetups = 0;
+  char       *types[8];
+  RunResult   res[8];
+  PetscMPIInt size;
+  int         ndev = 0;
+  PetscBool   set;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscInitialize(&argc, &argv, NULL, help));
+  PetscCall(MatOceanInitializePackage());
+  PetscCall(PetscLogDefaultBegin());
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-ne", &ne, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-resetups", &resetups, NULL));
+  types[0] = (char *)"aij";
+  types[1] = (char *)"aijocean";
+  PetscCall(PetscOptionsGetStringArray(NULL, NULL, "-mat_types", types, &ntypes, &set));
+  if (!set) ntypes = 2;
+  (void)OceanCudaDeviceCount(&ndev);
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "petsc-ocean main job: 3D linear elasticity, Q1, %" PetscInt_FMT "^3 elements, %" PetscInt_FMT " unknowns, CG + AMG, %d process(es)\n", ne, 3 * (ne + 1) * (ne + 1) * (ne + 1), size));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "petsc-ocean backend: %s\n",
+                        !OceanCudaCompiled() ? "cpu (built without CUDA)" : ndev == 0 ? "cpu (no CUDA device found)" : "CUDA device found; products use the backend -mat_ocean_backend selects (auto falls back to cpu where the GPU backend is unavailable)"));
+  for (PetscInt t = 0; t < ntypes; t++) PetscCall(RunOne(ne, types[t], resetups, &res[t]));
+
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n%-12s %10s %12s %10s %6s %12s", "mat_type", "setup (s)", "products (s)", "solve (s)", "its", "residual"));
+  if (resetups) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " %12s %12s", "re-setup (s)", "re-products"));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n"));
+  for (PetscInt t = 0; t < ntypes; t++) {
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-12s %10.3f %12.3f %10.3f %6" PetscInt_FMT " %12.3e", res[t].type, (double)res[t].setup, (double)res[t].products, (double)res[t].solve, res[t].its, (double)res[t].rnorm));
+    if (resetups) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " %12.3f %12.3f", (double)res[t].resetup, (double)res[t].resetup_products));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n"));
+  }
+  for (PetscInt t = 1; t < ntypes; t++) {
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "speedup %s over %s: setup %.2fx, products %.2fx", res[t].type, res[0].type, (double)(res[0].setup / res[t].setup), (double)(res[t].products > 0 ? res[0].products / res[t].products : 0)));
+    if (resetups) PetscCall(PetscPrintf(PETSC_COMM_WORLD, ", re-setup %.2fx", (double)(res[0].resetup / res[t].resetup)));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "; iterations %s\n", res[t].its == res[0].its ? "equal" : "DIFFER"));
+  }
+  if (size > 1) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "(on several processes the product times include the local products' nested events twice)\n"));
+  for (PetscInt t = 0; t < ntypes && set; t++) PetscCall(PetscFree(types[t]));
+  PetscCall(PetscFinalize());
+  return 0;
+}
