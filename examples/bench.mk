@@ -1,0 +1,35 @@
+# The SpGEMM benchmark (examples/bench_spgemm.c), included from the top makefile after config/cuda.mk.
+#   make bench         build build/examples/bench_spgemm (host code: CUDA runtime + cuSPARSE, no PETSc)
+#   make bench-run     build it and run the default set (BENCH_ARGS: extra options, e.g. --only rmat_s18_d8)
+#   make bench-plot    plot build/bench/bench.csv into build/bench/bench.png (python3 with matplotlib)
+# The benchmark's own rule, not the examples' pattern rule: it needs CUDA and not libpetscocean.
+.PHONY: bench bench-run bench-plot
+
+BENCH_BIN    := build/examples/bench_spgemm
+BENCH_CSV    ?= build/bench/bench.csv
+BENCH_PNG    ?= $(BENCH_CSV:.csv=.png)
+BENCH_ARGS   ?=
+# -DOCEAN_BENCH_OURS (and the core objects) once our GPU SpGEMM is plugged into bench_ocean().
+BENCH_CPPFLAGS ?=
+BENCH_LIBS   ?=
+# python3 with matplotlib: the one on PATH when it has it, else Debian's (apt-get install python3-matplotlib).
+BENCH_PYTHON ?= $(shell for p in python3 /usr/bin/python3; do $$p -c 'import matplotlib' 2>/dev/null && { echo $$p; break; }; done)
+
+ifeq ($(OCEAN_HAVE_CUDA),yes)
+$(BENCH_BIN): examples/bench_spgemm.c examples/bench_gen.h
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -fopenmp -std=c99 -Wall -Wextra -Iinclude -I$(OCEAN_CUDA_ROOT)/include $(BENCH_CPPFLAGS) $< -o $@ \
+	  -L$(OCEAN_CUDA_LIBDIR) -Wl,-rpath,$(OCEAN_CUDA_LIBDIR) $(BENCH_LIBS) -lcusparse -lcudart -lm
+else
+$(BENCH_BIN):
+	@echo "bench: the SpGEMM benchmark needs CUDA: $(OCEAN_CUDA_REASON)" >&2; exit 1
+endif
+
+bench: $(BENCH_BIN)
+
+bench-run: $(BENCH_BIN)
+	$(BENCH_BIN) --csv $(BENCH_CSV) $(BENCH_ARGS)
+
+bench-plot:
+	@test -n "$(BENCH_PYTHON)" || { echo "bench-plot: no python3 with matplotlib (apt-get install -y python3-matplotlib)" >&2; exit 1; }
+	$(BENCH_PYTHON) examples/plot_bench.py $(BENCH_CSV) $(BENCH_PNG)

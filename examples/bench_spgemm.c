@@ -1,0 +1,1149 @@
+/*
+  bench_spgemm - the SpGEMM benchmark of petsc-ocean: C = A*B (B = A unless a second file is given) with
+  cuSPARSE's generic SpGEMM (ALG1, ALG2, ALG3, and the numeric-only cusparseSpGEMMreuse) and, once the GPU
+  backend exists, with ours (bench_ocean below).
+
+  Every time is the median over the timed repetitions, taken with cudaEvents around the whole product from
+  device-resident A and B to a complete device CSR C: descriptors, work estimation, every buffer and C's arrays
+  allocated with cudaMalloc, compute and copy; everything is freed between repetitions.  The first run of each
+  method (the probe, also the first warm-up) records the memory it asks for and a cudaMemGetInfo cross-check,
+  and brings C back to the host, where it is checked against a host reference product.
+
+  Usage: bench_spgemm [--only NAME[,NAME]] [--reps N] [--warmup N] [--csv PATH] [--list] [--max-gb G]
+                      [--chunk-fraction F] [--small] [FILE.mtx | A.mtx:B.mtx ...]
+*/
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdarg.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#define DISABLE_CUSPARSE_DEPRECATED /* cusparse.h marks its legacy API deprecated, and warns on its own declarations */
+#include <cuda_runtime.h>
+#include <cusparse.h>
+#include "bench_gen.h"
+
+/* ---- options ---------------------------------------------------------------------------------------------- */
+
+typedef struct {
+  const char  *only;  /* comma-separated names, NULL: all */
+  int          reps, warmup, list, small;
+  const char  *csv;
+  double       max_gb; /* 0: no limit */
+  float        chunk;  /* ALG3's chunk_fraction */
+  const char **files;
+  int          nfiles;
+} Options;
+
+static void usage(FILE *f)
+{
+  fprintf(f, "usage: bench_spgemm [options] [FILE.mtx | A.mtx:B.mtx ...]\n"
+             "  --only NAME[,NAME]   run only these matrices (built-in names, or file names without .mtx)\n"
+             "  --reps N             timed repetitions (10; 3 when one run takes more than 1 s)\n"
+             "  --warmup N           warm-up runs before them (3)\n"
+             "  --csv PATH           results (build/bench/bench.csv)\n"
+             "  --list               print the matrices' statistics (computed on the host) and exit: no GPU needed\n"
+             "  --max-gb G           skip a method when its buffers would exceed G GB\n"
+             "  --chunk-fraction F   cusparseSpGEMM_estimateMemory's chunk_fraction (0.2)\n"
+             "  --small              smaller versions of the built-in matrices, for quick checks\n"
+             "Matrix Market files (coordinate real/integer/pattern, general/symmetric) are added to the set;\n"
+             "A.mtx:B.mtx multiplies two files.  Their values are replaced by pseudo-random nonzero ones.\n");
+}
+
+static int parse_options(int argc, char **argv, Options *o)
+{
+  *o = (Options){NULL, 10, 3, 0, 0, "build/bench/bench.csv", 0, 0.2f, NULL, 0};
+  o->files = (const char **)bench_xmalloc((size_t)argc * sizeof(char *));
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    int         takes = 1;
+    if (!strcmp(a, "--list")) o->list = 1, takes = 0;
+    else if (!strcmp(a, "--small")) o->small = 1, takes = 0;
+    else if (!strcmp(a, "--help") || !strcmp(a, "-h")) return usage(stdout), exit(0), 0;
+    else if (!v && a[0] == '-') return fprintf(stderr, "bench: %s needs a value\n", a), 1;
+    else if (!strcmp(a, "--only")) o->only = v;
+    else if (!strcmp(a, "--reps")) o->reps = atoi(v);
+    else if (!strcmp(a, "--warmup")) o->warmup = atoi(v);
+    else if (!strcmp(a, "--csv")) o->csv = v;
+    else if (!strcmp(a, "--max-gb")) o->max_gb = atof(v);
+    else if (!strcmp(a, "--chunk-fraction")) o->chunk = (float)atof(v);
+    else if (a[0] == '-') return fprintf(stderr, "bench: unknown option %s\n", a), usage(stderr), 1;
+    else o->files[o->nfiles++] = a, takes = 0;
+    i += takes;
+  }
+  if (o->reps < 1 || o->warmup < 1 || o->max_gb < 0 || !(o->chunk > 0 && o->chunk <= 1)) {
+    fprintf(stderr, "bench: need --reps >= 1, --warmup >= 1, --max-gb >= 0, 0 < --chunk-fraction <= 1\n");
+    return 1;
+  }
+  return 0;
+}
+
+/* Whether name is in the comma-separated list (NULL: everything is). */
+static int selected(const char *list, const char *name)
+{
+  size_t n = strlen(name);
+  for (const char *p = list; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+    if (!strncmp(p, name, n) && (p[n] == ',' || p[n] == 0)) return 1;
+  return list == NULL;
+}
+
+/* ---- results ---------------------------------------------------------------------------------------------- */
+
+typedef enum { RES_NA = 0, RES_OK, RES_FAIL, RES_SKIP } ResState;
+
+typedef struct {
+  const char *method;         /* name in the CSV */
+  ResState    state;          /* RES_NA until the method ran successfully or failed */
+  char        status[96];     /* "ok", "fail(CUSPARSE_STATUS_...)", "fail(out of memory)", "skip(...)", "n/a" */
+  double      ms;             /* median: end-to-end, or numeric-only for the reuse method */
+  int         reps;           /* timed repetitions */
+  double      peak_bytes;     /* device memory beyond the inputs, from the sizes the method asked for */
+  double      meminfo_bytes;  /* the same from cudaMemGetInfo (free before - least free seen); < 0: unknown */
+  int64_t     nnz_c;
+  int         want_c;         /* bring C of the probe run back to the host (a reference exists to check it) */
+  int         verified;       /* 1 verified, 0 mismatch, -1 not checked */
+  char        verify_msg[160];
+  double      reuse_ms;       /* bench_ocean only: its numeric-only median (cuSPARSE's is a method of its own) */
+  BenchCSR    c;              /* C of the probe run, on the host, for verification; freed after it */
+  double      c_scale;        /* C should be c_scale * A*B (reuse runs use A's values halved) */
+} BenchResult;
+
+static void result_init(BenchResult *r, const char *method)
+{
+  memset(r, 0, sizeof(*r));
+  r->method        = method;
+  r->verified      = -1;
+  r->meminfo_bytes = -1;
+  r->c_scale       = 1;
+  snprintf(r->status, sizeof(r->status), "n/a");
+}
+
+/* Records the first failure (or skip) of a run; later ones are consequences. */
+static void set_status(BenchResult *r, ResState s, const char *fmt, ...)
+{
+  if (r->state == RES_FAIL || r->state == RES_SKIP) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(r->status, sizeof(r->status), fmt, ap);
+  va_end(ap);
+  r->state = s;
+}
+
+static void fail_cuda(BenchResult *r, cudaError_t e)
+{
+  set_status(r, RES_FAIL, "fail(%s)", e == cudaErrorMemoryAllocation ? "out of memory" : cudaGetErrorName(e));
+  (void)cudaGetLastError(); /* clear it, so that the next method starts clean */
+}
+
+static void fail_sparse(BenchResult *r, cusparseStatus_t s)
+{
+  set_status(r, RES_FAIL, "fail(%s)", cusparseGetErrorName(s));
+  (void)cudaGetLastError();
+}
+
+/* Every call is checked; on failure the status is recorded and the function jumps to its cleanup. */
+#define TRY_CUDA(r, call) \
+  do { \
+    cudaError_t e_ = (call); \
+    if (e_ != cudaSuccess) { \
+      fail_cuda((r), e_); \
+      goto done; \
+    } \
+  } while (0)
+#define TRY_SPARSE(r, call) \
+  do { \
+    cusparseStatus_t s_ = (call); \
+    if (s_ != CUSPARSE_STATUS_SUCCESS) { \
+      fail_sparse((r), s_); \
+      goto done; \
+    } \
+  } while (0)
+
+/* Checks cleanup calls, which have nothing left to undo: reported, not fatal. */
+static void warn_cuda(cudaError_t e, const char *what)
+{
+  if (e != cudaSuccess) fprintf(stderr, "bench: %s: %s\n", what, cudaGetErrorName(e)), (void)cudaGetLastError();
+}
+static void warn_sparse(cusparseStatus_t s, const char *what)
+{
+  if (s != CUSPARSE_STATUS_SUCCESS) fprintf(stderr, "bench: %s: %s\n", what, cusparseGetErrorName(s));
+}
+
+/* ---- device memory with accounting ------------------------------------------------------------------------ */
+
+typedef struct {
+  void  *p;
+  size_t bytes;
+} DevBuf;
+
+/* What one run of a method holds.  Probe runs also sample cudaMemGetInfo, which costs a synchronisation and
+   therefore stays out of the timed runs. */
+typedef struct {
+  BenchResult *r;
+  size_t       cur, peak, limit; /* limit 0: none */
+  int          probe;
+  size_t       free0, free_min;
+} MemTrack;
+
+static void track_sample(MemTrack *t)
+{
+  size_t fr, total;
+  if (t->probe && cudaMemGetInfo(&fr, &total) == cudaSuccess && fr < t->free_min) t->free_min = fr;
+}
+
+static void track_init(MemTrack *t, BenchResult *r, size_t limit, int probe)
+{
+  *t = (MemTrack){r, 0, 0, limit, probe, 0, SIZE_MAX};
+  track_sample(t);
+  t->free0 = t->free_min;
+}
+
+static int track_alloc(MemTrack *t, DevBuf *b, size_t bytes)
+{
+  if (t->limit && t->cur + bytes > t->limit) {
+    set_status(t->r, RES_SKIP, "skip(needs > %.1f GB)", t->limit / 1e9);
+    return 1;
+  }
+  cudaError_t e = cudaMalloc(&b->p, bytes);
+  if (e != cudaSuccess) {
+    b->p = NULL;
+    fail_cuda(t->r, e);
+    return 1;
+  }
+  b->bytes = bytes;
+  t->cur += bytes;
+  if (t->cur > t->peak) t->peak = t->cur;
+  track_sample(t);
+  return 0;
+}
+
+static void track_free(MemTrack *t, DevBuf *b)
+{
+  if (b->p) warn_cuda(cudaFree(b->p), "cudaFree");
+  t->cur -= b->p ? b->bytes : 0;
+  b->p     = NULL;
+  b->bytes = 0;
+}
+
+/* The probe's figures into its result. */
+static void track_report(const MemTrack *t, BenchResult *r)
+{
+  r->peak_bytes    = (double)t->peak;
+  r->meminfo_bytes = t->free_min <= t->free0 ? (double)(t->free0 - t->free_min) : -1;
+}
+
+/* ---- host reference SpGEMM ---------------------------------------------------------------------------------- */
+
+/* Intermediate products: sum over the nonzeros a_ik of nnz(B row k). */
+static int64_t host_products(const BenchCSR *A, const BenchCSR *B)
+{
+  int64_t total = 0;
+#pragma omp parallel for schedule(dynamic, 1024) reduction(+ : total) /* cheap rows: big chunks */
+  for (int64_t i = 0; i < A->nrows; i++)
+    for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) total += B->rowptr[A->colidx[p] + 1] - B->rowptr[A->colidx[p]];
+  return total;
+}
+
+/* Row i of C's structure: appends the columns not marked yet (unsorted) to cols; returns how many. */
+static int64_t host_row_structure(const BenchCSR *A, const BenchCSR *B, int64_t i, int32_t *mark, int32_t *cols)
+{
+  int64_t n = 0;
+  for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
+    int32_t k = A->colidx[p];
+    for (int64_t q = B->rowptr[k]; q < B->rowptr[k + 1]; q++) {
+      int32_t j = B->colidx[q];
+      if (mark[j] != (int32_t)i) {
+        mark[j] = (int32_t)i;
+        if (cols) cols[n] = j;
+        n++;
+      }
+    }
+  }
+  return n;
+}
+
+/* Rows in chunks this small: R-MAT's heavy rows are neighbours (the lowest numbers), and chunks of hundreds of
+   rows would hand most of the work to one thread. */
+#define ROW_CHUNK 16
+
+/* Per-thread marker arrays, stamped with the row number, make each row's pass proportional to its products. */
+static int32_t *new_marker(int64_t n)
+{
+  int32_t *mark = (int32_t *)bench_xmalloc((size_t)n * sizeof(int32_t));
+  for (int64_t j = 0; j < n; j++) mark[j] = -1;
+  return mark;
+}
+
+/* C's row offsets: the nonzero count of C = A*B (C->colidx and C->values stay NULL). */
+static void host_count(const BenchCSR *A, const BenchCSR *B, BenchCSR *C)
+{
+  memset(C, 0, sizeof(*C));
+  C->nrows  = A->nrows;
+  C->ncols  = B->ncols;
+  C->rowptr = (int64_t *)bench_xmalloc((size_t)(C->nrows + 1) * sizeof(int64_t));
+#pragma omp parallel
+  {
+    int32_t *mark = new_marker(B->ncols);
+#pragma omp for schedule(dynamic, ROW_CHUNK)
+    for (int64_t i = 0; i < A->nrows; i++) C->rowptr[i] = host_row_structure(A, B, i, mark, NULL);
+    free(mark);
+  }
+  bench_counts_to_offsets(C->rowptr, C->nrows);
+}
+
+/* C's sorted column indices, into the offsets of host_count. */
+static void host_fill_columns(const BenchCSR *A, const BenchCSR *B, BenchCSR *C)
+{
+  C->colidx = (int32_t *)bench_xmalloc((size_t)bench_csr_nnz(C) * sizeof(int32_t));
+#pragma omp parallel
+  {
+    int32_t *mark = new_marker(B->ncols);
+#pragma omp for schedule(dynamic, ROW_CHUNK)
+    for (int64_t i = 0; i < A->nrows; i++) {
+      int32_t *cols = C->colidx + C->rowptr[i];
+      bench_sort_unique(cols, host_row_structure(A, B, i, mark, cols));
+    }
+    free(mark);
+  }
+}
+
+/* The reference: C's structure, its values, and bound = sum |a_ik b_kj| per entry, the scale of the rounding
+   errors any summation order can make. */
+typedef struct {
+  BenchCSR C;
+  double  *bound;
+} RefC;
+
+static void host_row_values(const BenchCSR *A, const BenchCSR *B, int64_t i, double *acc, double *abs_acc, RefC *ref)
+{
+  for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
+    int32_t k = A->colidx[p];
+    double  a = A->values[p];
+    for (int64_t q = B->rowptr[k]; q < B->rowptr[k + 1]; q++) {
+      acc[B->colidx[q]] += a * B->values[q];
+      abs_acc[B->colidx[q]] += fabs(a * B->values[q]);
+    }
+  }
+  for (int64_t p = ref->C.rowptr[i]; p < ref->C.rowptr[i + 1]; p++) { /* gather and clear what the row touched */
+    int32_t j         = ref->C.colidx[p];
+    ref->C.values[p]  = acc[j];
+    ref->bound[p]     = abs_acc[j];
+    acc[j] = abs_acc[j] = 0;
+  }
+}
+
+/* The reference's columns, values and bounds, into the offsets of host_count. */
+static void host_spgemm(const BenchCSR *A, const BenchCSR *B, RefC *ref)
+{
+  host_fill_columns(A, B, &ref->C);
+  int64_t nnz   = bench_csr_nnz(&ref->C);
+  ref->C.values = (double *)bench_xmalloc((size_t)nnz * sizeof(double));
+  ref->bound    = (double *)bench_xmalloc((size_t)nnz * sizeof(double));
+#pragma omp parallel
+  {
+    double *acc     = (double *)calloc((size_t)B->ncols, sizeof(double));
+    double *abs_acc = (double *)calloc((size_t)B->ncols, sizeof(double));
+    bench_check_alloc(acc, (size_t)B->ncols * sizeof(double));
+    bench_check_alloc(abs_acc, (size_t)B->ncols * sizeof(double));
+#pragma omp for schedule(dynamic, ROW_CHUNK)
+    for (int64_t i = 0; i < A->nrows; i++) host_row_values(A, B, i, acc, abs_acc, ref);
+    free(acc);
+    free(abs_acc);
+  }
+}
+
+/* ---- verification ------------------------------------------------------------------------------------------ */
+
+#define VERIFY_RTOL 1e-12
+
+/* 0 when row i of C matches the reference scaled by s; else what differs. */
+static int verify_row(const RefC *ref, const BenchCSR *C, double s, int64_t i, char *msg, size_t len)
+{
+  const BenchCSR *R = &ref->C;
+  if (C->rowptr[i + 1] - C->rowptr[i] != R->rowptr[i + 1] - R->rowptr[i])
+    return snprintf(msg, len, "row %lld: %lld entries, reference %lld", (long long)i,
+                    (long long)(C->rowptr[i + 1] - C->rowptr[i]), (long long)(R->rowptr[i + 1] - R->rowptr[i])), 1;
+  for (int64_t p = R->rowptr[i], q = C->rowptr[i]; p < R->rowptr[i + 1]; p++, q++) {
+    if (C->colidx[q] != R->colidx[p])
+      return snprintf(msg, len, "row %lld: column %d where the sorted reference has %d", (long long)i, C->colidx[q],
+                      R->colidx[p]), 1;
+    if (!(fabs(C->values[q] - s * R->values[p]) <= VERIFY_RTOL * s * ref->bound[p]))
+      return snprintf(msg, len, "row %lld col %d: %.17g, reference %.17g (bound %.3g)", (long long)i, R->colidx[p],
+                      C->values[q], s * R->values[p], s * ref->bound[p]), 1;
+  }
+  return 0;
+}
+
+/* Compares the result's C with the reference: same sorted structure, values within VERIFY_RTOL of sum |a||b|. */
+static void verify_result(const RefC *ref, BenchResult *r)
+{
+  const BenchCSR *C = &r->c;
+  if (!C->rowptr || !ref->C.values) return;
+  r->verified = 0;
+  if (C->nrows != ref->C.nrows || C->ncols != ref->C.ncols) {
+    snprintf(r->verify_msg, sizeof(r->verify_msg), "C is %lldx%lld, reference %lldx%lld", (long long)C->nrows,
+             (long long)C->ncols, (long long)ref->C.nrows, (long long)ref->C.ncols);
+    return;
+  }
+  int64_t bad = INT64_MAX;
+  char    unused[8];
+#pragma omp parallel for schedule(dynamic, ROW_CHUNK) reduction(min : bad)
+  for (int64_t i = 0; i < C->nrows; i++)
+    if (i < bad && verify_row(ref, C, r->c_scale, i, unused, sizeof(unused))) bad = i;
+  if (bad == INT64_MAX) r->verified = 1;
+  else verify_row(ref, C, r->c_scale, bad, r->verify_msg, sizeof(r->verify_msg)); /* the first bad row, in words */
+}
+
+/* ---- device inputs ----------------------------------------------------------------------------------------- */
+
+/* A matrix on the device as cuSPARSE takes it: int32 offsets.  values_half (= values / 2, exact) are the "new
+   values" of the numeric-only runs: the result must then be exactly half the reference. */
+typedef struct {
+  int64_t nrows, ncols, nnz;
+  DevBuf  rowptr, colidx, values, values_half;
+} DevCSR;
+
+static int upload_array(MemTrack *t, DevBuf *b, const void *host, size_t bytes)
+{
+  if (track_alloc(t, b, bytes)) return 1;
+  cudaError_t e = cudaMemcpy(b->p, host, bytes, cudaMemcpyHostToDevice);
+  if (e != cudaSuccess) fail_cuda(t->r, e);
+  return e != cudaSuccess;
+}
+
+static int upload_csr(const BenchCSR *M, MemTrack *t, DevCSR *d)
+{
+  int64_t  nnz = bench_csr_nnz(M);
+  int32_t *rp  = (int32_t *)bench_xmalloc((size_t)(M->nrows + 1) * sizeof(int32_t));
+  double  *vh  = (double *)bench_xmalloc((size_t)nnz * sizeof(double));
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i <= M->nrows; i++) rp[i] = (int32_t)M->rowptr[i]; /* the caller checked nnz < 2^31 */
+#pragma omp parallel for schedule(static)
+  for (int64_t p = 0; p < nnz; p++) vh[p] = 0.5 * M->values[p];
+  *d      = (DevCSR){M->nrows, M->ncols, nnz, {0}, {0}, {0}, {0}};
+  int err = upload_array(t, &d->rowptr, rp, (size_t)(M->nrows + 1) * sizeof(int32_t)) ||
+            upload_array(t, &d->colidx, M->colidx, (size_t)nnz * sizeof(int32_t)) ||
+            upload_array(t, &d->values, M->values, (size_t)nnz * sizeof(double)) ||
+            upload_array(t, &d->values_half, vh, (size_t)nnz * sizeof(double));
+  free(rp);
+  free(vh);
+  return err;
+}
+
+static void free_dev_csr(MemTrack *t, DevCSR *d)
+{
+  track_free(t, &d->rowptr);
+  track_free(t, &d->colidx);
+  track_free(t, &d->values);
+  track_free(t, &d->values_half);
+}
+
+/* C's device arrays (int32 offsets) into a host BenchCSR. */
+static int download_c(int64_t nrows, int64_t ncols, int64_t nnz, const DevBuf *rowptr, const DevBuf *colidx,
+                      const DevBuf *values, BenchResult *r)
+{
+  BenchCSR *C  = &r->c;
+  int32_t  *rp = (int32_t *)bench_xmalloc((size_t)(nrows + 1) * sizeof(int32_t));
+  C->nrows     = nrows;
+  C->ncols     = ncols;
+  C->rowptr    = (int64_t *)bench_xmalloc((size_t)(nrows + 1) * sizeof(int64_t));
+  C->colidx    = (int32_t *)bench_xmalloc((size_t)nnz * sizeof(int32_t));
+  C->values    = (double *)bench_xmalloc((size_t)nnz * sizeof(double));
+  TRY_CUDA(r, cudaMemcpy(rp, rowptr->p, (size_t)(nrows + 1) * sizeof(int32_t), cudaMemcpyDeviceToHost));
+  TRY_CUDA(r, cudaMemcpy(C->colidx, colidx->p, (size_t)nnz * sizeof(int32_t), cudaMemcpyDeviceToHost));
+  TRY_CUDA(r, cudaMemcpy(C->values, values->p, (size_t)nnz * sizeof(double), cudaMemcpyDeviceToHost));
+  for (int64_t i = 0; i <= nrows; i++) C->rowptr[i] = rp[i];
+  free(rp);
+  return 0;
+done:
+  free(rp);
+  bench_csr_free(C);
+  return 1;
+}
+
+/* ---- cuSPARSE ---------------------------------------------------------------------------------------------- */
+
+/* What the cuSPARSE runs of one matrix share. */
+typedef struct {
+  cusparseHandle_t    handle;
+  cudaEvent_t         start, stop;
+  const DevCSR       *A, *B;
+  cusparseSpGEMMAlg_t alg;
+  float               chunk;
+  size_t              limit;
+  int64_t             products; /* the host's count, to cross-check cuSPARSE's */
+  BenchResult        *r;
+} SpgemmCtx;
+
+static cusparseStatus_t make_descr(cusparseSpMatDescr_t *d, const DevCSR *M, void *values)
+{
+  return cusparseCreateCsr(d, M->nrows, M->ncols, M->nnz, M->rowptr.p, M->colidx.p, values, CUSPARSE_INDEX_32I,
+                           CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F);
+}
+
+static void destroy_descrs(cusparseSpMatDescr_t a, cusparseSpMatDescr_t b, cusparseSpMatDescr_t c, cusparseSpGEMMDescr_t d)
+{
+  if (a) warn_sparse(cusparseDestroySpMat(a), "cusparseDestroySpMat");
+  if (b) warn_sparse(cusparseDestroySpMat(b), "cusparseDestroySpMat");
+  if (c) warn_sparse(cusparseDestroySpMat(c), "cusparseDestroySpMat");
+  if (d) warn_sparse(cusparseSpGEMM_destroyDescr(d), "cusparseSpGEMM_destroyDescr");
+}
+
+static int elapsed_ms(SpgemmCtx *x, double *ms)
+{
+  float f = 0;
+  TRY_CUDA(x->r, cudaEventRecord(x->stop, 0));
+  TRY_CUDA(x->r, cudaEventSynchronize(x->stop));
+  TRY_CUDA(x->r, cudaEventElapsedTime(&f, x->start, x->stop));
+  *ms = f;
+  return 0;
+done:
+  return 1;
+}
+
+/* Compares cuSPARSE's product count with ours: a disagreement means the inputs are not what we think. */
+static void check_num_products(SpgemmCtx *x, cusparseSpGEMMDescr_t d)
+{
+  int64_t n;
+  if (cusparseSpGEMM_getNumProducts(d, &n) == CUSPARSE_STATUS_SUCCESS && n != x->products)
+    fprintf(stderr, "bench: cuSPARSE counts %lld products, the host %lld\n", (long long)n, (long long)x->products);
+}
+
+#define SPGEMM_ARGS(x, a, b, c, d) (x)->handle, op, op, &alpha, a, b, &beta, c, CUDA_R_64F, (x)->alg, d
+
+/* One end-to-end cusparseSpGEMM (the documented workflow: workEstimation; for ALG2/ALG3 estimateMemory, whose
+   buffer3 can be freed before compute; compute; C's arrays; copy).  Returns 0 with *ms, or 1 with r's status. */
+static int spgemm_once(void *ctx, int probe, double *ms)
+{
+  SpgemmCtx                *x = (SpgemmCtx *)ctx;
+  BenchResult              *r = x->r;
+  MemTrack                  t;
+  cusparseSpMatDescr_t      a = NULL, b = NULL, c = NULL;
+  cusparseSpGEMMDescr_t     d = NULL;
+  DevBuf                    buf1 = {0}, buf2 = {0}, buf3 = {0}, crow = {0}, ccol = {0}, cval = {0};
+  size_t                    s1 = 0, s2 = 0, s3 = 0;
+  int64_t                   m, n, nnz;
+  const double              alpha = 1, beta = 0;
+  const cusparseOperation_t op = CUSPARSE_OPERATION_NON_TRANSPOSE;
+  int                       err = 1;
+
+  track_init(&t, r, x->limit, probe);
+  TRY_CUDA(r, cudaEventRecord(x->start, 0));
+  TRY_SPARSE(r, make_descr(&a, x->A, x->A->values.p));
+  TRY_SPARSE(r, make_descr(&b, x->B, x->B->values.p));
+  if (track_alloc(&t, &crow, (size_t)(x->A->nrows + 1) * sizeof(int32_t))) goto done;
+  TRY_SPARSE(r, cusparseCreateCsr(&c, x->A->nrows, x->B->ncols, 0, crow.p, NULL, NULL, CUSPARSE_INDEX_32I,
+                                  CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
+  TRY_SPARSE(r, cusparseSpGEMM_createDescr(&d));
+  TRY_SPARSE(r, cusparseSpGEMM_workEstimation(SPGEMM_ARGS(x, a, b, c, d), &s1, NULL));
+  if (track_alloc(&t, &buf1, s1)) goto done;
+  TRY_SPARSE(r, cusparseSpGEMM_workEstimation(SPGEMM_ARGS(x, a, b, c, d), &s1, buf1.p));
+  if (x->alg != CUSPARSE_SPGEMM_ALG1) {
+    TRY_SPARSE(r, cusparseSpGEMM_estimateMemory(SPGEMM_ARGS(x, a, b, c, d), x->chunk, &s3, NULL, NULL));
+    if (track_alloc(&t, &buf3, s3)) goto done;
+    TRY_SPARSE(r, cusparseSpGEMM_estimateMemory(SPGEMM_ARGS(x, a, b, c, d), x->chunk, &s3, buf3.p, &s2));
+    track_free(&t, &buf3);
+  } else TRY_SPARSE(r, cusparseSpGEMM_compute(SPGEMM_ARGS(x, a, b, c, d), &s2, NULL));
+  if (track_alloc(&t, &buf2, s2)) goto done;
+  TRY_SPARSE(r, cusparseSpGEMM_compute(SPGEMM_ARGS(x, a, b, c, d), &s2, buf2.p));
+  TRY_SPARSE(r, cusparseSpMatGetSize(c, &m, &n, &nnz));
+  if (track_alloc(&t, &ccol, (size_t)nnz * sizeof(int32_t)) || track_alloc(&t, &cval, (size_t)nnz * sizeof(double)))
+    goto done;
+  TRY_SPARSE(r, cusparseCsrSetPointers(c, crow.p, ccol.p, cval.p));
+  TRY_SPARSE(r, cusparseSpGEMM_copy(SPGEMM_ARGS(x, a, b, c, d)));
+  if (elapsed_ms(x, ms)) goto done;
+  if (probe) {
+    track_report(&t, r);
+    check_num_products(x, d);
+    r->nnz_c = nnz;
+    if (r->want_c && download_c(m, n, nnz, &crow, &ccol, &cval, r)) goto done;
+  }
+  err = 0;
+done:
+  destroy_descrs(a, b, c, d);
+  track_free(&t, &buf1), track_free(&t, &buf2), track_free(&t, &buf3);
+  track_free(&t, &crow), track_free(&t, &ccol), track_free(&t, &cval);
+  return err;
+}
+
+/* cusparseSpGEMMreuse: the structure phase (workEstimation, nnz, copy) once, then numeric-only computes. */
+typedef struct {
+  SpgemmCtx            *x;
+  MemTrack              t;
+  cusparseSpMatDescr_t  a, b, c;
+  cusparseSpGEMMDescr_t d;
+  DevBuf                buf4, buf5, crow, ccol, cval; /* what compute needs; buffers 1-3 go after the setup */
+  int64_t               nnz;
+  int                   runs;
+} ReuseCtx;
+
+static int reuse_setup(ReuseCtx *u)
+{
+  SpgemmCtx                *x = u->x;
+  BenchResult              *r = x->r;
+  DevBuf                    buf1 = {0}, buf2 = {0}, buf3 = {0};
+  size_t                    s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0;
+  int64_t                   m, n;
+  const cusparseOperation_t op  = CUSPARSE_OPERATION_NON_TRANSPOSE;
+  int                       err = 1;
+
+  track_init(&u->t, r, x->limit, 1);
+  TRY_SPARSE(r, make_descr(&u->a, x->A, x->A->values.p));
+  TRY_SPARSE(r, make_descr(&u->b, x->B, x->B->values.p));
+  if (track_alloc(&u->t, &u->crow, (size_t)(x->A->nrows + 1) * sizeof(int32_t))) goto done;
+  TRY_SPARSE(r, cusparseCreateCsr(&u->c, x->A->nrows, x->B->ncols, 0, u->crow.p, NULL, NULL, CUSPARSE_INDEX_32I,
+                                  CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
+  TRY_SPARSE(r, cusparseSpGEMM_createDescr(&u->d));
+#define REUSE_ARGS x->handle, op, op, u->a, u->b, u->c, x->alg, u->d
+  TRY_SPARSE(r, cusparseSpGEMMreuse_workEstimation(REUSE_ARGS, &s1, NULL));
+  if (track_alloc(&u->t, &buf1, s1)) goto done;
+  TRY_SPARSE(r, cusparseSpGEMMreuse_workEstimation(REUSE_ARGS, &s1, buf1.p));
+  TRY_SPARSE(r, cusparseSpGEMMreuse_nnz(REUSE_ARGS, &s2, NULL, &s3, NULL, &s4, NULL));
+  if (track_alloc(&u->t, &buf2, s2) || track_alloc(&u->t, &buf3, s3) || track_alloc(&u->t, &u->buf4, s4)) goto done;
+  TRY_SPARSE(r, cusparseSpGEMMreuse_nnz(REUSE_ARGS, &s2, buf2.p, &s3, buf3.p, &s4, u->buf4.p));
+  track_free(&u->t, &buf1), track_free(&u->t, &buf2);
+  TRY_SPARSE(r, cusparseSpMatGetSize(u->c, &m, &n, &u->nnz));
+  if (track_alloc(&u->t, &u->ccol, (size_t)u->nnz * sizeof(int32_t)) ||
+      track_alloc(&u->t, &u->cval, (size_t)u->nnz * sizeof(double)))
+    goto done;
+  TRY_SPARSE(r, cusparseCsrSetPointers(u->c, u->crow.p, u->ccol.p, u->cval.p));
+  TRY_SPARSE(r, cusparseSpGEMMreuse_copy(REUSE_ARGS, &s5, NULL));
+  if (track_alloc(&u->t, &u->buf5, s5)) goto done;
+  TRY_SPARSE(r, cusparseSpGEMMreuse_copy(REUSE_ARGS, &s5, u->buf5.p));
+#undef REUSE_ARGS
+  err = 0;
+done:
+  track_free(&u->t, &buf1), track_free(&u->t, &buf2), track_free(&u->t, &buf3);
+  return err;
+}
+
+/* One numeric-only product with new values of A (alternately halved and original, switched outside the timed
+   region).  The probe runs with the halved ones, so a stale result cannot pass the verification. */
+static int reuse_once(void *ctx, int probe, double *ms)
+{
+  ReuseCtx                 *u = (ReuseCtx *)ctx;
+  SpgemmCtx                *x = u->x;
+  BenchResult              *r = x->r;
+  const double              alpha = 1, beta = 0;
+  const cusparseOperation_t op = CUSPARSE_OPERATION_NON_TRANSPOSE;
+  const DevBuf             *vals = u->runs++ % 2 == 0 ? &x->A->values_half : &x->A->values;
+
+  TRY_SPARSE(r, cusparseCsrSetPointers(u->a, x->A->rowptr.p, x->A->colidx.p, vals->p));
+  TRY_CUDA(r, cudaEventRecord(x->start, 0));
+  TRY_SPARSE(r, cusparseSpGEMMreuse_compute(SPGEMM_ARGS(x, u->a, u->b, u->c, u->d)));
+  if (elapsed_ms(x, ms)) goto done;
+  if (probe) {
+    track_report(&u->t, r);
+    r->nnz_c   = u->nnz;
+    r->c_scale = 0.5;
+    return r->want_c ? download_c(x->A->nrows, x->B->ncols, u->nnz, &u->crow, &u->ccol, &u->cval, r) : 0;
+  }
+  return 0;
+done:
+  return 1;
+}
+
+static void reuse_teardown(ReuseCtx *u)
+{
+  destroy_descrs(u->a, u->b, u->c, u->d);
+  track_free(&u->t, &u->buf4), track_free(&u->t, &u->buf5);
+  track_free(&u->t, &u->crow), track_free(&u->t, &u->ccol), track_free(&u->t, &u->cval);
+}
+
+/* ---- timing ------------------------------------------------------------------------------------------------ */
+
+typedef int (*RunFn)(void *ctx, int probe, double *ms);
+
+static int cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double *t, int n)
+{
+  qsort(t, (size_t)n, sizeof(double), cmp_double);
+  return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+
+#define SLOW_RUN_MS 1000.0 /* runs longer than this get 3 repetitions and no warm-up beyond the probe */
+
+/* The probe (first warm-up), the other warm-ups, then the timed repetitions; the median into r. */
+static void time_method(RunFn run, void *ctx, const Options *o, BenchResult *r)
+{
+  double first, *t = (double *)bench_xmalloc((size_t)o->reps * sizeof(double));
+  int    slow = 0, reps = o->reps, ok = !run(ctx, 1, &first);
+  if (ok && first > SLOW_RUN_MS) slow = 1, reps = reps < 3 ? reps : 3;
+  for (int i = 1; ok && !slow && i < o->warmup; i++) ok = !run(ctx, 0, &t[0]);
+  for (int i = 0; ok && i < reps; i++) ok = !run(ctx, 0, &t[i]);
+  if (ok) {
+    r->ms   = median(t, reps);
+    r->reps = reps;
+    set_status(r, RES_OK, "ok");
+  }
+  free(t);
+}
+
+static const struct {
+  const char         *method;
+  cusparseSpGEMMAlg_t alg;
+} cusparse_algs[] = {{"cusparse_alg1", CUSPARSE_SPGEMM_ALG1}, {"cusparse_alg2", CUSPARSE_SPGEMM_ALG2}, {"cusparse_alg3", CUSPARSE_SPGEMM_ALG3}};
+
+/* Numeric-only reuse, with the default algorithm (the one cusparseSpGEMMreuse documents). */
+static void bench_cusparse_reuse(SpgemmCtx *x, const Options *o)
+{
+  ReuseCtx u;
+  memset(&u, 0, sizeof(u));
+  u.x    = x;
+  x->alg = CUSPARSE_SPGEMM_DEFAULT;
+  if (!reuse_setup(&u)) time_method(reuse_once, &u, o, x->r);
+  reuse_teardown(&u);
+}
+
+/* ---- ours -------------------------------------------------------------------------------------------------- */
+
+/* Our GPU SpGEMM.  Returns 0 with r filled, or nonzero with r's status set ("n/a" while it is not available).
+
+   TODO(next step): the CUDA backend plugs in here, through the PETSc-free core API of include/ocean.h
+   (OceanContextCreate(OCEAN_BACKEND_CUDA, ...), OceanProductCreate(OCEAN_PRODUCT_AB), OceanProductSymbolic,
+   OceanProductNumeric, OceanProductGetC), built with -DOCEAN_BENCH_OURS and linked with the core objects.  It
+   must follow the rules of the cuSPARSE methods so that the ratio means something:
+     - A and B resident on the device before timing starts; cudaEvents around the whole product up to a
+       complete device CSR C, all its allocations included; everything freed between repetitions;
+     - the probe/warm-up/repetition policy of time_method() (reuse it with a RunFn of ours);
+     - r->ms (end-to-end median), r->reps, r->peak_bytes (device memory beyond the inputs) and
+       r->meminfo_bytes (cudaMemGetInfo cross-check, MemTrack does both), r->nnz_c, r->c (C of the probe run,
+       on the host, int64 offsets: the caller verifies and frees it; c_scale 1);
+     - r->reuse_ms: the median numeric-only product (OceanProductNumeric with new values of A and the same
+       structure ids), like cusparse_reuse;
+     - status through set_status/fail_cuda: "ok", or the failure, never an invented number. */
+static int bench_ocean(const BenchCSR *A, const BenchCSR *B, BenchResult *r)
+{
+#ifdef OCEAN_BENCH_OURS
+#error "bench_ocean: the CUDA backend is not plugged in yet (see the TODO above)"
+#endif
+  (void)A;
+  (void)B;
+  set_status(r, RES_NA, "n/a");
+  return 1;
+}
+
+/* ---- one matrix ---------------------------------------------------------------------------------------------- */
+
+enum { M_OCEAN, M_ALG1, M_ALG2, M_ALG3, M_REUSE, M_COUNT };
+
+typedef struct {
+  char        name[64];
+  int64_t     rows, cols, nnz_a, nnz_b, products, nnz_c, max_row_nnz;
+  double      t_gen, t_ref;
+  BenchResult res[M_COUNT];
+} Summary;
+
+typedef struct {
+  cusparseHandle_t handle;
+  cudaEvent_t      start, stop;
+} Gpu;
+
+static double gflops(const Summary *s, double ms) { return ms > 0 ? 2.0 * (double)s->products / (ms * 1e6) : 0; }
+
+static void print_result(const Summary *s, const BenchResult *r)
+{
+  printf("  %-15s %-10s", r->method, r->state == RES_OK ? "ok" : r->status);
+  if (r->state == RES_OK)
+    printf(" %10.3f ms %8.2f GFLOPS  reps %2d  peak %9.1f MB (cudaMemGetInfo %9.1f MB)", r->ms, gflops(s, r->ms),
+           r->reps, r->peak_bytes / 1e6, r->meminfo_bytes / 1e6);
+  if (r->verified >= 0) printf("  %s%s", r->verified ? "verified" : "MISMATCH: ", r->verified ? "" : r->verify_msg);
+  printf("\n");
+  fflush(stdout);
+}
+
+/* The cuSPARSE methods on device copies of A and B (int32 offsets), each C verified when ref has values. */
+static void bench_cusparse(const Options *o, const Gpu *g, const BenchCSR *A, const BenchCSR *B, const RefC *ref,
+                           Summary *s)
+{
+  BenchResult *res = s->res;
+  DevCSR       dA, dB;
+  MemTrack     inputs;
+
+  memset(&dA, 0, sizeof(dA));
+  memset(&dB, 0, sizeof(dB));
+  track_init(&inputs, &res[M_ALG1], 0, 0); /* an upload failure is reported as ALG1's, then copied */
+  /* A C beyond int32 offsets is still attempted: cuSPARSE reports it (INSUFFICIENT_RESOURCES on R-MAT s20) */
+  if (s->nnz_a > INT32_MAX || s->nnz_b > INT32_MAX) {
+    for (int m = M_ALG1; m <= M_REUSE; m++) set_status(&res[m], RES_SKIP, "skip(nnz > 2^31-1: int32 offsets)");
+  } else if (upload_csr(A, &inputs, &dA) || (B != A && upload_csr(B, &inputs, &dB))) {
+    for (int m = M_ALG2; m <= M_REUSE; m++) set_status(&res[m], RES_FAIL, "%s", res[M_ALG1].status);
+  } else {
+    SpgemmCtx x = {g->handle, g->start, g->stop, &dA, B != A ? &dB : &dA, CUSPARSE_SPGEMM_ALG1, o->chunk,
+                   (size_t)(o->max_gb * 1e9), s->products, NULL};
+    for (int m = M_ALG1; m <= M_REUSE; m++) {
+      x.r         = &res[m];
+      x.r->want_c = ref->C.values != NULL;
+      if (m == M_REUSE) bench_cusparse_reuse(&x, o);
+      else x.alg = cusparse_algs[m - M_ALG1].alg, time_method(spgemm_once, &x, o, x.r);
+      verify_result(ref, x.r);
+      print_result(s, x.r);
+    }
+  }
+  for (int m = M_ALG1; m <= M_REUSE; m++) bench_csr_free(&res[m].c);
+  free_dev_csr(&inputs, &dA);
+  free_dev_csr(&inputs, &dB);
+}
+
+/* Whether the host holds the reference and a copy of C (32 bytes per entry) easily; *gb: what they need. */
+static int reference_fits(int64_t nnz_c, double *gb)
+{
+  double need = 32.0 * (double)nnz_c, host = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+  *gb         = need / 1e9;
+  return need <= 0.5 * host;
+}
+
+/* Every method on one matrix; C is verified against the host reference when the host can hold it. */
+static void bench_matrix(const Options *o, const Gpu *g, const BenchCSR *A, const BenchCSR *B, Summary *s)
+{
+  RefC   ref;
+  double t0 = omp_get_wtime(), gb;
+
+  memset(&ref, 0, sizeof(ref));
+  host_count(A, B, &ref.C);
+  s->nnz_c = bench_csr_nnz(&ref.C);
+  if (reference_fits(s->nnz_c, &gb)) {
+    host_spgemm(A, B, &ref);
+    s->t_ref = omp_get_wtime() - t0;
+    printf("  host reference: nnz(C) %lld in %.2f s\n", (long long)s->nnz_c, s->t_ref);
+  } else printf("  nnz(C) %lld: not verified, the reference and a copy of C need %.0f GB of host memory\n",
+                (long long)s->nnz_c, gb);
+  fflush(stdout);
+
+  s->res[M_OCEAN].want_c = ref.C.values != NULL;
+  if (!bench_ocean(A, B, &s->res[M_OCEAN])) verify_result(&ref, &s->res[M_OCEAN]);
+  bench_csr_free(&s->res[M_OCEAN].c);
+  print_result(s, &s->res[M_OCEAN]);
+  bench_cusparse(o, g, A, B, &ref, s);
+  bench_csr_free(&ref.C);
+  free(ref.bound);
+}
+
+/* ---- the matrices ------------------------------------------------------------------------------------------- */
+
+/* The name of a file argument: its base name without .mtx ("A_x_B" for "A.mtx:B.mtx"). */
+static void file_name(const char *arg, char *name, size_t len)
+{
+  char        tmp[2][64];
+  const char *colon = strchr(arg, ':');
+  for (int k = 0; k < (colon ? 2 : 1); k++) {
+    const char *p = k ? colon + 1 : arg, *end = k || !colon ? p + strlen(p) : colon, *slash;
+    for (slash = end; slash > p && slash[-1] != '/'; slash--) {}
+    int n = (int)(end - slash) >= 4 && !strncmp(end - 4, ".mtx", 4) ? (int)(end - slash) - 4 : (int)(end - slash);
+    snprintf(tmp[k], sizeof(tmp[k]), "%.*s", n < 63 ? n : 63, slash);
+  }
+  if (colon) snprintf(name, len, "%.28s_x_%.28s", tmp[0], tmp[1]);
+  else snprintf(name, len, "%s", tmp[0]);
+}
+
+/* Reads file argument arg into A (and B for "A.mtx:B.mtx"; otherwise *B = A).  Returns 0 or 1. */
+static int read_inputs(const char *arg, BenchCSR *A, BenchCSR *B, int *two)
+{
+  char        path[2][4096], err[256];
+  const char *colon = strchr(arg, ':');
+  *two              = colon != NULL;
+  snprintf(path[0], sizeof(path[0]), "%.*s", colon ? (int)(colon - arg) : (int)strlen(arg), arg);
+  if (colon) snprintf(path[1], sizeof(path[1]), "%s", colon + 1);
+  for (int k = 0; k < 1 + *two; k++)
+    if (bench_read_mm(path[k], BENCH_SEED + 100 + (uint64_t)k, k ? B : A, err, sizeof(err))) {
+      fprintf(stderr, "bench: %s: %s\n", path[k], err);
+      if (k) bench_csr_free(A);
+      return 1;
+    }
+  if (*two && A->ncols != B->nrows) {
+    fprintf(stderr, "bench: %s: A has %lld columns, B %lld rows\n", arg, (long long)A->ncols, (long long)B->nrows);
+    bench_csr_free(A), bench_csr_free(B);
+    return 1;
+  }
+  return 0;
+}
+
+static void matrix_stats(const BenchCSR *A, const BenchCSR *B, Summary *s)
+{
+  s->rows     = A->nrows;
+  s->cols     = B->ncols;
+  s->nnz_a    = bench_csr_nnz(A);
+  s->nnz_b    = bench_csr_nnz(B);
+  s->products = host_products(A, B);
+  int64_t mx  = 0;
+#pragma omp parallel for reduction(max : mx)
+  for (int64_t i = 0; i < A->nrows; i++)
+    if (A->rowptr[i + 1] - A->rowptr[i] > mx) mx = A->rowptr[i + 1] - A->rowptr[i];
+  s->max_row_nnz = mx;
+}
+
+/* --list: nnz(C) from the host's symbolic count, no GPU. */
+static void list_matrix(const BenchCSR *A, const BenchCSR *B, Summary *s)
+{
+  BenchCSR C;
+  double   t0 = omp_get_wtime();
+  host_count(A, B, &C);
+  s->nnz_c = bench_csr_nnz(&C);
+  s->t_ref = omp_get_wtime() - t0;
+  bench_csr_free(&C);
+}
+
+/* ---- output ------------------------------------------------------------------------------------------------- */
+
+static int mkdir_p(const char *file) /* the directories of file's path */
+{
+  char dir[4096];
+  snprintf(dir, sizeof(dir), "%s", file);
+  for (char *p = dir + 1; *p; p++)
+    if (*p == '/') {
+      *p = 0;
+      if (mkdir(dir, 0777) && errno != EEXIST) return 1;
+      *p = '/';
+    }
+  return 0;
+}
+
+static void csv_header(FILE *f)
+{
+  fprintf(f, "matrix,rows,cols,nnz_a,nnz_b,products,nnz_c,method,status,ms,gflops,reps,peak_mb,meminfo_mb,verified\n");
+}
+
+static void csv_rows(FILE *f, const Summary *s)
+{
+  for (int m = 0; m < M_COUNT; m++) {
+    const BenchResult *r = &s->res[m];
+    fprintf(f, "%s,%lld,%lld,%lld,%lld,%lld,%lld,%s,%s,", s->name, (long long)s->rows, (long long)s->cols,
+            (long long)s->nnz_a, (long long)s->nnz_b, (long long)s->products, (long long)s->nnz_c, r->method, r->status);
+    if (r->state == RES_OK)
+      fprintf(f, "%.4f,%.3f,%d,%.1f,%.1f,", r->ms, gflops(s, r->ms), r->reps, r->peak_bytes / 1e6,
+              r->meminfo_bytes / 1e6);
+    else fprintf(f, ",,,,,");
+    fprintf(f, "%s\n", r->verified < 0 ? "" : r->verified ? "yes" : "no");
+    if (m == M_OCEAN && r->state == RES_OK) /* ours carries its reuse time in the same result */
+      fprintf(f, "%s,%lld,%lld,%lld,%lld,%lld,%lld,ocean_reuse,ok,%.4f,%.3f,%d,,,\n", s->name, (long long)s->rows,
+              (long long)s->cols, (long long)s->nnz_a, (long long)s->nnz_b, (long long)s->products,
+              (long long)s->nnz_c, r->reuse_ms, gflops(s, r->reuse_ms), r->reps);
+  }
+  fflush(f);
+}
+
+/* A table whose columns are as wide as their widest cell. */
+#define TAB_COLS 16
+#define TAB_CELL 64
+typedef struct {
+  int  nrows, ncols;
+  char (*cell)[TAB_COLS][TAB_CELL];
+} Table;
+
+static void table_set(Table *t, int row, int col, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(t->cell[row][col], TAB_CELL, fmt, ap);
+  va_end(ap);
+}
+
+static void table_print(const Table *t)
+{
+  int w[TAB_COLS] = {0};
+  for (int i = 0; i < t->nrows; i++)
+    for (int j = 0; j < t->ncols; j++)
+      if ((int)strlen(t->cell[i][j]) > w[j]) w[j] = (int)strlen(t->cell[i][j]);
+  for (int i = 0; i < t->nrows; i++) {
+    for (int j = 0; j < t->ncols; j++) printf(j ? " | %*s" : "%-*s", w[j], t->cell[i][j]);
+    printf("\n");
+  }
+}
+
+/* A status without cuSPARSE's prefix, which would make the table twice as wide. */
+static void cell_status(Table *t, int row, int col, const BenchResult *r)
+{
+  const char *p = strstr(r->status, "CUSPARSE_STATUS_");
+  if (p) table_set(t, row, col, "%.*s%s", (int)(p - r->status), r->status, p + strlen("CUSPARSE_STATUS_"));
+  else table_set(t, row, col, "%s", r->status);
+}
+
+/* "ok" results as a number, the others as their status ("fail(...)", "skip(...)", "n/a"). */
+static void cell_result(Table *t, int row, int col, const BenchResult *r, const char *fmt, double v)
+{
+  if (r->state == RES_OK) table_set(t, row, col, fmt, v);
+  else cell_status(t, row, col, r);
+}
+
+/* The fastest successful cuSPARSE algorithm, or NULL. */
+static const BenchResult *cusparse_best(const Summary *s, int *alg)
+{
+  const BenchResult *best = NULL;
+  for (int m = M_ALG1; m <= M_ALG3; m++)
+    if (s->res[m].state == RES_OK && (!best || s->res[m].ms < best->ms)) best = &s->res[m], *alg = m - M_ALG1 + 1;
+  return best;
+}
+
+static void summary_row(Table *t, int row, const Summary *s)
+{
+  const BenchResult *oc = &s->res[M_OCEAN], *best;
+  int                alg = 0;
+  table_set(t, row, 0, "%s", s->name);
+  table_set(t, row, 1, "%lld", (long long)s->rows);
+  table_set(t, row, 2, "%lld", (long long)s->nnz_a);
+  table_set(t, row, 3, "%lld", (long long)s->products);
+  table_set(t, row, 4, "%lld", (long long)s->nnz_c);
+  cell_result(t, row, 5, oc, "%.3f", oc->ms);
+  cell_result(t, row, 6, oc, "%.2f", gflops(s, oc->ms));
+  cell_result(t, row, 7, oc, "%.1f", oc->peak_bytes / 1e6);
+  if ((best = cusparse_best(s, &alg))) {
+    table_set(t, row, 8, "%.3f (ALG%d)", best->ms, alg);
+    table_set(t, row, 9, "%.2f", gflops(s, best->ms));
+  } else { /* every algorithm failed: ALG1's reason */
+    cell_status(t, row, 8, &s->res[M_ALG1]);
+    cell_status(t, row, 9, &s->res[M_ALG1]);
+  }
+  for (int m = M_ALG1; m <= M_ALG3; m++) cell_result(t, row, 10 + m - M_ALG1, &s->res[m], "%.1f", s->res[m].peak_bytes / 1e6);
+  if (best && oc->state == RES_OK) table_set(t, row, 13, "%.2f", best->ms / oc->ms);
+  else table_set(t, row, 13, "n/a");
+  cell_result(t, row, 14, oc, "%.3f", oc->reuse_ms);
+  cell_result(t, row, 15, &s->res[M_REUSE], "%.3f", s->res[M_REUSE].ms);
+}
+
+static void print_summary(const Summary *sums, int n)
+{
+  static const char *head[TAB_COLS] = {"name", "rows", "nnz(A)", "products", "nnz(C)", "ocean ms", "ocean GFLOPS",
+                                       "ocean peak MB", "cuSPARSE best (alg) ms", "GFLOPS", "ALG1 peak MB", "ALG2 MB",
+                                       "ALG3 MB", "ratio", "reuse ocean ms", "reuse cuSPARSE ms"};
+  Table t = {n + 1, TAB_COLS, NULL};
+  t.cell  = bench_xmalloc((size_t)(n + 1) * sizeof(*t.cell));
+  for (int j = 0; j < TAB_COLS; j++) table_set(&t, 0, j, "%s", head[j]);
+  for (int i = 0; i < n; i++) summary_row(&t, i + 1, &sums[i]);
+  printf("\nSummary (ms: median end-to-end; GFLOPS = 2 * products / time; ratio = cuSPARSE best / ocean;\n"
+         "peak MB: device memory beyond the inputs; fail(X): CUSPARSE_STATUS_X or a CUDA error)\n");
+  table_print(&t);
+  free(t.cell);
+}
+
+static void print_list(const Summary *sums, int n)
+{
+  Table t = {n + 1, 10, NULL};
+  t.cell  = bench_xmalloc((size_t)(n + 1) * sizeof(*t.cell));
+  const char *head[] = {"name", "rows", "cols", "nnz(A)", "nnz/row", "max row", "products", "nnz(C)", "products/nnz(C)", "gen+host s"};
+  for (int j = 0; j < 10; j++) table_set(&t, 0, j, "%s", head[j]);
+  for (int i = 0; i < n; i++) {
+    const Summary *s = &sums[i];
+    table_set(&t, i + 1, 0, "%s", s->name);
+    table_set(&t, i + 1, 1, "%lld", (long long)s->rows);
+    table_set(&t, i + 1, 2, "%lld", (long long)s->cols);
+    table_set(&t, i + 1, 3, "%lld", (long long)s->nnz_a);
+    table_set(&t, i + 1, 4, "%.2f", (double)s->nnz_a / (double)(s->rows ? s->rows : 1));
+    table_set(&t, i + 1, 5, "%lld", (long long)s->max_row_nnz);
+    table_set(&t, i + 1, 6, "%lld", (long long)s->products);
+    table_set(&t, i + 1, 7, "%lld", (long long)s->nnz_c);
+    table_set(&t, i + 1, 8, "%.2f", (double)s->products / (double)(s->nnz_c ? s->nnz_c : 1));
+    table_set(&t, i + 1, 9, "%.1f+%.1f", s->t_gen, s->t_ref);
+  }
+  printf("\n");
+  table_print(&t);
+  free(t.cell);
+}
+
+/* ---- main -------------------------------------------------------------------------------------------------- */
+
+static int gpu_init(Gpu *g)
+{
+  BenchResult r;
+  int         dev, sms, drv, rt, sp;
+  struct cudaDeviceProp p;
+  result_init(&r, "init");
+  memset(g, 0, sizeof(*g));
+  TRY_CUDA(&r, cudaGetDevice(&dev));
+  TRY_CUDA(&r, cudaGetDeviceProperties(&p, dev));
+  TRY_CUDA(&r, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  TRY_CUDA(&r, cudaDriverGetVersion(&drv));
+  TRY_CUDA(&r, cudaRuntimeGetVersion(&rt));
+  TRY_SPARSE(&r, cusparseCreate(&g->handle));
+  TRY_SPARSE(&r, cusparseGetVersion(g->handle, &sp));
+  TRY_CUDA(&r, cudaEventCreate(&g->start));
+  TRY_CUDA(&r, cudaEventCreate(&g->stop));
+  printf("device %d: %s, %d SMs, %.1f GB, compute capability %d.%d\n", dev, p.name, sms, p.totalGlobalMem / 1e9, p.major, p.minor);
+  printf("CUDA driver %d.%d, runtime %d.%d, cuSPARSE %d.%d.%d; %d OpenMP threads\n", drv / 1000, drv % 1000 / 10,
+         rt / 1000, rt % 1000 / 10, sp / 1000, sp % 1000 / 100, sp % 100, omp_get_max_threads());
+  return 0;
+done:
+  fprintf(stderr, "bench: no usable GPU (%s); --list works without one\n", r.status);
+  return 1;
+}
+
+static void gpu_finalize(Gpu *g)
+{
+  warn_cuda(cudaEventDestroy(g->start), "cudaEventDestroy");
+  warn_cuda(cudaEventDestroy(g->stop), "cudaEventDestroy");
+  warn_sparse(cusparseDestroy(g->handle), "cusparseDestroy");
+}
+
+/* Builds input k (built-in specs first, then the files): 0 when built, 1 when not selected, 2 on error. */
+static int make_inputs(const Options *o, int k, BenchCSR *A, BenchCSR *B, int *two, Summary *s)
+{
+  double t0 = omp_get_wtime();
+  memset(A, 0, sizeof(*A)), memset(B, 0, sizeof(*B));
+  *two = 0;
+  if (k < BENCH_NUM_SPECS) {
+    char name[64];
+    snprintf(name, sizeof(name), "%s%s", bench_specs[k].name, o->small ? "_small" : "");
+    if (!selected(o->only, bench_specs[k].name) && !selected(o->only, name)) return 1;
+    bench_generate(k, o->small, A);
+  } else {
+    file_name(o->files[k - BENCH_NUM_SPECS], A->name, sizeof(A->name));
+    if (!selected(o->only, A->name)) return 1;
+    if (read_inputs(o->files[k - BENCH_NUM_SPECS], A, B, two)) return 2;
+  }
+  memset(s, 0, sizeof(*s));
+  snprintf(s->name, sizeof(s->name), "%s", A->name);
+  s->t_gen = omp_get_wtime() - t0;
+  return 0;
+}
+
+int main(int argc, char **argv)
+{
+  Options  o;
+  Gpu      g;
+  FILE    *csv = NULL;
+  int      ntotal, n = 0, errors = 0;
+  Summary *sums;
+
+  if (parse_options(argc, argv, &o)) return 2;
+  if (!o.list && gpu_init(&g)) return 1;
+  if (!o.list && (mkdir_p(o.csv) || !(csv = fopen(o.csv, "w")))) {
+    fprintf(stderr, "bench: cannot write %s: %s\n", o.csv, strerror(errno));
+    return 1;
+  }
+  if (csv) csv_header(csv);
+  ntotal = BENCH_NUM_SPECS + o.nfiles;
+  sums   = (Summary *)bench_xmalloc((size_t)ntotal * sizeof(Summary));
+  for (int k = 0; k < ntotal; k++) {
+    BenchCSR A, B;
+    int      two;
+    Summary *s = &sums[n];
+    int      made = make_inputs(&o, k, &A, &B, &two, s);
+    errors += made == 2;
+    if (made) continue;
+    matrix_stats(&A, two ? &B : &A, s);
+    printf("%s: %lld x %lld, nnz(A) %lld, products %lld (generated in %.2f s)\n", s->name, (long long)s->rows,
+           (long long)s->cols, (long long)s->nnz_a, (long long)s->products, s->t_gen);
+    fflush(stdout);
+    static const char *methods[M_COUNT] = {"ocean", "cusparse_alg1", "cusparse_alg2", "cusparse_alg3", "cusparse_reuse"};
+    for (int m = 0; m < M_COUNT; m++) result_init(&s->res[m], methods[m]);
+    if (o.list) list_matrix(&A, two ? &B : &A, s);
+    else bench_matrix(&o, &g, &A, two ? &B : &A, s), csv_rows(csv, s);
+    bench_csr_free(&A);
+    if (two) bench_csr_free(&B);
+    n++;
+  }
+  if (o.list) print_list(sums, n);
+  else {
+    print_summary(sums, n);
+    printf("CSV: %s\n", o.csv);
+    fclose(csv);
+    gpu_finalize(&g);
+  }
+  if (n == 0) fprintf(stderr, "bench: no matrix selected\n");
+  free(sums);
+  free(o.files);
+  return n == 0 || errors > 0;
+}
