@@ -65,56 +65,17 @@ PetscErrorCode MatProductSetFromOptions_MPIAIJOcean(Mat C)
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
-static PetscErrorCode MatDestroy_MPIAIJOcean(Mat A)
-{
-  Mat_OceanParent *parent = (Mat_OceanParent *)A->spptr;
-  PetscErrorCode (*destroy)(Mat) = parent->destroy;
-
-  PetscFunctionBegin;
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_mpiaijocean_hypre_C", NULL));
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_mpiaij_mpiaijocean_C", NULL));
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_mpiaijocean_mpiaij_C", NULL));
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_mpiaij_mpiaijocean_C", NULL));
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_mpiaijocean_mpimaij_C", NULL));
-  PetscCall(PetscFree(A->spptr));
-  PetscCall((*destroy)(A));
-  PetscFunctionReturn(OCEAN_PETSC_OK);
-}
-
-static PetscErrorCode MatDuplicate_MPIAIJOcean(Mat A, MatDuplicateOption op, Mat *B)
-{
-  Mat_OceanParent *parent = (Mat_OceanParent *)A->spptr;
-  PetscBool        same;
-
-  PetscFunctionBegin;
-  PetscCall((*parent->duplicate)(A, op, B));
-  PetscCall(PetscObjectTypeCompare((PetscObject)*B, MATMPIAIJOCEAN, &same));
-  if (!same) PetscCall(MatConvert_MPIAIJ_MPIAIJOcean(*B, MATMPIAIJOCEAN, MAT_INPLACE_MATRIX, B));
-  else if ((*B)->assembled) PetscCall(MatOceanConvertBlocks_MPIAIJOcean(*B));
-  PetscFunctionReturn(OCEAN_PETSC_OK);
-}
+static const MatOceanType MatOceanTypeMPI = {"mpi", MATMPIAIJOCEAN, MATMPIAIJ, MatConvert_MPIAIJ_MPIAIJOcean, NULL, MatProductSetFromOptions_MPIAIJOcean, MatAssemblyEnd_MPIAIJOcean};
 
 PetscErrorCode MatConvert_MPIAIJ_MPIAIJOcean(Mat A, MatType type, MatReuse reuse, Mat *newmat)
 {
-  Mat B;
+  PetscBool done;
 
   PetscFunctionBegin;
-  if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, newmat));
-  else if (reuse == MAT_REUSE_MATRIX) PetscCall(MatCopy(A, *newmat, SAME_NONZERO_PATTERN));
-  B = *newmat;
-  if (reuse == MAT_REUSE_MATRIX || B->spptr) PetscFunctionReturn(OCEAN_PETSC_OK);
-  PetscCall(MatOceanSaveParentOps_Private(B));
-  B->ops->destroy               = MatDestroy_MPIAIJOcean;
-  B->ops->assemblyend           = MatAssemblyEnd_MPIAIJOcean;
-  B->ops->duplicate             = MatDuplicate_MPIAIJOcean;
-  B->ops->productsetfromoptions = MatProductSetFromOptions_MPIAIJOcean;
-  PetscCall(MatOceanComposeParentConverter_Private(B, MATMPIAIJ, MATMPIAIJOCEAN, MATHYPRE));
-  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatConvert_mpiaij_mpiaijocean_C", MatConvert_MPIAIJ_MPIAIJOcean));
-  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatProductSetFromOptions_mpiaijocean_mpiaij_C", MatProductSetFromOptions_MPIAIJOcean));
-  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatProductSetFromOptions_mpiaij_mpiaijocean_C", MatProductSetFromOptions_MPIAIJOcean));
-  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatProductSetFromOptions_mpiaijocean_mpimaij_C", MatProductSetFromOptions_OceanMAIJ));
-  PetscCall(PetscObjectChangeTypeName((PetscObject)B, MATMPIAIJOCEAN));
-  if (B->assembled) PetscCall(MatOceanConvertBlocks_MPIAIJOcean(B));
+  PetscCall(MatOceanConvertBegin_Private(A, reuse, newmat, &done));
+  if (done) PetscFunctionReturn(OCEAN_PETSC_OK);
+  if (!(*newmat)->spptr) PetscCall(MatOceanAttach_Private(*newmat, &MatOceanTypeMPI));
+  if ((*newmat)->assembled) PetscCall(MatOceanConvertBlocks_MPIAIJOcean(*newmat));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 

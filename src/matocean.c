@@ -268,46 +268,107 @@ PetscErrorCode MatOceanProductView_Private(Mat C, OceanProduct plan, const char 
 
 /* ---- shared by seqaijocean and mpiaijocean ---------------------------------------------------------------- */
 
-PetscErrorCode MatOceanSaveParentOps_Private(Mat B)
+/* The common start of a conversion: a copy for MAT_INITIAL_MATRIX, values for MAT_REUSE_MATRIX (then done). */
+PetscErrorCode MatOceanConvertBegin_Private(Mat A, MatReuse reuse, Mat *newmat, PetscBool *done)
+{
+  PetscFunctionBegin;
+  if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, newmat));
+  else if (reuse == MAT_REUSE_MATRIX) PetscCall(MatCopy(A, *newmat, SAME_NONZERO_PATTERN));
+  *done = (PetscBool)(reuse == MAT_REUSE_MATRIX);
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+/* Compose (attach) or remove the methods an ocean type adds.  The hypre converter is the parent's own, composed
+   again under our type name so that MatConvert(ocean matrix, MATHYPRE, ...) finds it; MatConvert_<parent>_<ocean>
+   lets MatSetType(parent-type matrix, ocean type) convert in place and keep the data (PETSc's transposes do that). */
+static PetscErrorCode MatOceanComposeMethods(Mat B, const MatOceanType *t, PetscBool attach)
+{
+  const char *k = t->kind;
+  char        name[128];
+  MatOceanConvertFn hypre = NULL;
+
+  PetscFunctionBegin;
+  if (attach) {
+    PetscCall(PetscSNPrintf(name, sizeof(name), "MatConvert_%saij_hypre_C", k));
+    PetscCall(PetscObjectQueryFunction((PetscObject)B, name, &hypre));
+  }
+  PetscCall(PetscSNPrintf(name, sizeof(name), "MatConvert_%saijocean_hypre_C", k));
+  PetscCall(PetscObjectComposeFunction((PetscObject)B, name, hypre));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "MatConvert_%saij_%saijocean_C", k, k));
+  PetscCall(PetscObjectComposeFunction((PetscObject)B, name, attach ? t->convert_to : NULL));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "MatConvert_%saijocean_%saij_C", k, k));
+  PetscCall(PetscObjectComposeFunction((PetscObject)B, name, attach ? t->convert_back : NULL));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "MatProductSetFromOptions_%saijocean_%saij_C", k, k));
+  PetscCall(PetscObjectComposeFunction((PetscObject)B, name, attach ? t->productsetfromoptions : NULL));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "MatProductSetFromOptions_%saij_%saijocean_C", k, k));
+  PetscCall(PetscObjectComposeFunction((PetscObject)B, name, attach ? t->productsetfromoptions : NULL));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "MatProductSetFromOptions_%saijocean_%smaij_C", k, k));
+  PetscCall(PetscObjectComposeFunction((PetscObject)B, name, attach ? MatProductSetFromOptions_OceanMAIJ : NULL));
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+static PetscErrorCode MatDestroy_Ocean(Mat A)
+{
+  Mat_OceanParent *parent = (Mat_OceanParent *)A->spptr;
+  PetscErrorCode (*destroy)(Mat) = parent->destroy;
+
+  PetscFunctionBegin;
+  PetscCall(MatOceanComposeMethods(A, parent->type, PETSC_FALSE));
+  PetscCall(PetscFree(A->spptr));
+  PetscCall((*destroy)(A));
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+/* The parent's duplicate creates the copy with our type name; converting again is a no-op on it, but makes sure
+   whatever the parent produced ends up ours (and, for MPIAIJ, that its blocks are). */
+static PetscErrorCode MatDuplicate_Ocean(Mat A, MatDuplicateOption op, Mat *B)
+{
+  Mat_OceanParent *parent = (Mat_OceanParent *)A->spptr;
+
+  PetscFunctionBegin;
+  PetscCall((*parent->duplicate)(A, op, B));
+  PetscCall((*parent->type->convert_to)(*B, parent->type->name, MAT_INPLACE_MATRIX, B));
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+/* Turn a matrix of the parent type into the ocean type in place: keep the parent's data, override a few methods. */
+PetscErrorCode MatOceanAttach_Private(Mat B, const MatOceanType *t)
 {
   Mat_OceanParent *parent;
 
   PetscFunctionBegin;
-  PetscCheck(!B->spptr, PetscObjectComm((PetscObject)B), PETSC_ERR_ARG_WRONGSTATE, "Cannot convert a matrix of type %s that already carries type-specific data to an ocean type", ((PetscObject)B)->type_name);
+  PetscCheck(!B->spptr, PetscObjectComm((PetscObject)B), PETSC_ERR_ARG_WRONGSTATE, "Cannot convert a matrix of type %s that already carries type-specific data to %s", ((PetscObject)B)->type_name, t->name);
   PetscCall(PetscNew(&parent));
+  parent->type                  = t;
   parent->destroy               = B->ops->destroy;
   parent->assemblyend           = B->ops->assemblyend;
   parent->duplicate             = B->ops->duplicate;
   parent->productsetfromoptions = B->ops->productsetfromoptions;
   B->spptr                      = parent;
+  B->ops->destroy               = MatDestroy_Ocean;
+  B->ops->duplicate             = MatDuplicate_Ocean;
+  B->ops->productsetfromoptions = t->productsetfromoptions;
+  if (t->assemblyend) B->ops->assemblyend = t->assemblyend;
+  PetscCall(MatOceanComposeMethods(B, t, PETSC_TRUE));
+  PetscCall(PetscObjectChangeTypeName((PetscObject)B, t->name));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
-PetscErrorCode MatOceanRestoreParentOps_Private(Mat B)
+/* The inverse of MatOceanAttach_Private. */
+PetscErrorCode MatOceanDetach_Private(Mat B)
 {
   Mat_OceanParent *parent = (Mat_OceanParent *)B->spptr;
+  const MatOceanType *t;
 
   PetscFunctionBegin;
   if (!parent) PetscFunctionReturn(OCEAN_PETSC_OK);
+  t = parent->type;
+  PetscCall(MatOceanComposeMethods(B, t, PETSC_FALSE));
   B->ops->destroy               = parent->destroy;
   B->ops->assemblyend           = parent->assemblyend;
   B->ops->duplicate             = parent->duplicate;
   B->ops->productsetfromoptions = parent->productsetfromoptions;
   PetscCall(PetscFree(B->spptr));
-  PetscFunctionReturn(OCEAN_PETSC_OK);
-}
-
-/* Re-compose a converter of the parent type (e.g. MatConvert_seqaij_hypre_C) under the child type's name, so that
-   MatConvert(ocean matrix, to, ...) finds it. */
-PetscErrorCode MatOceanComposeParentConverter_Private(Mat B, const char *parent, const char *child, const char *to)
-{
-  char name[128];
-  PetscErrorCode (*f)(Mat, MatType, MatReuse, Mat *) = NULL;
-
-  PetscFunctionBegin;
-  PetscCall(PetscSNPrintf(name, sizeof(name), "MatConvert_%s_%s_C", parent, to));
-  PetscCall(PetscObjectQueryFunction((PetscObject)B, name, &f));
-  PetscCall(PetscSNPrintf(name, sizeof(name), "MatConvert_%s_%s_C", child, to));
-  PetscCall(PetscObjectComposeFunction((PetscObject)B, name, f));
+  PetscCall(PetscObjectChangeTypeName((PetscObject)B, t->parent));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }

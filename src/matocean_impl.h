@@ -28,8 +28,23 @@ typedef struct {
   PetscBool             view;
 } MatOceanOptions;
 
-/* The parent's (SeqAIJ's or MPIAIJ's) methods we override, kept in B->spptr. */
+typedef PetscErrorCode (*MatOceanConvertFn)(Mat, MatType, MatReuse, Mat *);
+
+/* What an ocean type adds to its parent (SeqAIJ or MPIAIJ): one table per type, so that attaching and detaching
+   compose and remove exactly the same methods. */
 typedef struct {
+  const char       *kind;      /* "seq" or "mpi": the prefix of the type names */
+  MatType           name;      /* MATSEQAIJOCEAN or MATMPIAIJOCEAN */
+  MatType           parent;    /* MATSEQAIJ or MATMPIAIJ */
+  MatOceanConvertFn convert_to;   /* parent -> ocean, in place */
+  MatOceanConvertFn convert_back; /* ocean -> parent, or NULL (MatConvert's generic route) */
+  PetscErrorCode (*productsetfromoptions)(Mat);
+  PetscErrorCode (*assemblyend)(Mat, MatAssemblyType); /* NULL: the parent's */
+} MatOceanType;
+
+/* The parent's methods we override, kept in B->spptr. */
+typedef struct {
+  const MatOceanType *type;
   PetscErrorCode (*destroy)(Mat);
   PetscErrorCode (*assemblyend)(Mat, MatAssemblyType);
   PetscErrorCode (*duplicate)(Mat, MatDuplicateOption, Mat *);
@@ -44,9 +59,9 @@ PETSC_INTERN PetscErrorCode MatOceanProductView_Private(Mat C, OceanProduct plan
 PETSC_INTERN PetscErrorCode MatOceanEventsBegin_Private(PetscLogEvent *symbolic, PetscLogEvent *numeric);
 
 /* Shared by the sequential and parallel types. */
-PETSC_INTERN PetscErrorCode MatOceanSaveParentOps_Private(Mat B);
-PETSC_INTERN PetscErrorCode MatOceanRestoreParentOps_Private(Mat B);
-PETSC_INTERN PetscErrorCode MatOceanComposeParentConverter_Private(Mat B, const char *parent, const char *child, const char *to);
+PETSC_INTERN PetscErrorCode MatOceanConvertBegin_Private(Mat A, MatReuse reuse, Mat *newmat, PetscBool *done);
+PETSC_INTERN PetscErrorCode MatOceanAttach_Private(Mat B, const MatOceanType *type);
+PETSC_INTERN PetscErrorCode MatOceanDetach_Private(Mat B);
 
 PETSC_INTERN PetscErrorCode MatConvert_SeqAIJ_SeqAIJOcean(Mat, MatType, MatReuse, Mat *);
 PETSC_INTERN PetscErrorCode MatConvert_MPIAIJ_MPIAIJOcean(Mat, MatType, MatReuse, Mat *);

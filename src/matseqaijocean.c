@@ -283,77 +283,26 @@ PetscErrorCode MatProductSetFromOptions_SeqAIJOcean(Mat C)
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
-static PetscErrorCode MatDestroy_SeqAIJOcean(Mat A)
-{
-  Mat_OceanParent *parent = (Mat_OceanParent *)A->spptr;
-  PetscErrorCode (*destroy)(Mat) = parent->destroy;
-
-  PetscFunctionBegin;
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_seqaijocean_seqaij_C", NULL));
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_seqaij_seqaijocean_C", NULL));
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_seqaijocean_hypre_C", NULL));
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_seqaijocean_seqaij_C", NULL));
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_seqaij_seqaijocean_C", NULL));
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatProductSetFromOptions_seqaijocean_seqmaij_C", NULL));
-  PetscCall(PetscFree(A->spptr));
-  PetscCall((*destroy)(A));
-  PetscFunctionReturn(OCEAN_PETSC_OK);
-}
-
-static PetscErrorCode MatDuplicate_SeqAIJOcean(Mat A, MatDuplicateOption op, Mat *B)
-{
-  Mat_OceanParent *parent = (Mat_OceanParent *)A->spptr;
-  PetscBool        same;
-
-  PetscFunctionBegin;
-  PetscCall((*parent->duplicate)(A, op, B));
-  PetscCall(PetscObjectTypeCompare((PetscObject)*B, MATSEQAIJOCEAN, &same));
-  if (!same) PetscCall(MatConvert_SeqAIJ_SeqAIJOcean(*B, MATSEQAIJOCEAN, MAT_INPLACE_MATRIX, B));
-  PetscFunctionReturn(OCEAN_PETSC_OK);
-}
-
 static PetscErrorCode MatConvert_SeqAIJOcean_SeqAIJ(Mat A, MatType type, MatReuse reuse, Mat *newmat)
 {
-  Mat B;
+  PetscBool done;
 
   PetscFunctionBegin;
-  if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, newmat));
-  else if (reuse == MAT_REUSE_MATRIX) PetscCall(MatCopy(A, *newmat, SAME_NONZERO_PATTERN));
-  B = *newmat;
-  if (reuse == MAT_REUSE_MATRIX) PetscFunctionReturn(OCEAN_PETSC_OK);
-  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatConvert_seqaijocean_seqaij_C", NULL));
-  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatConvert_seqaij_seqaijocean_C", NULL));
-  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatConvert_seqaijocean_hypre_C", NULL));
-  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatProductSetFromOptions_seqaijocean_seqaij_C", NULL));
-  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatProductSetFromOptions_seqaij_seqaijocean_C", NULL));
-  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatProductSetFromOptions_seqaijocean_seqmaij_C", NULL));
-  PetscCall(MatOceanRestoreParentOps_Private(B));
-  PetscCall(PetscObjectChangeTypeName((PetscObject)B, MATSEQAIJ));
+  PetscCall(MatOceanConvertBegin_Private(A, reuse, newmat, &done));
+  if (!done) PetscCall(MatOceanDetach_Private(*newmat));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
+
+static const MatOceanType MatOceanTypeSeq = {"seq", MATSEQAIJOCEAN, MATSEQAIJ, MatConvert_SeqAIJ_SeqAIJOcean, MatConvert_SeqAIJOcean_SeqAIJ, MatProductSetFromOptions_SeqAIJOcean, NULL};
 
 /* In-place conversion as aijcusparse does it: keep SeqAIJ's data, override a few methods. */
 PetscErrorCode MatConvert_SeqAIJ_SeqAIJOcean(Mat A, MatType type, MatReuse reuse, Mat *newmat)
 {
-  Mat B;
+  PetscBool done;
 
   PetscFunctionBegin;
-  if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, newmat));
-  else if (reuse == MAT_REUSE_MATRIX) PetscCall(MatCopy(A, *newmat, SAME_NONZERO_PATTERN));
-  B = *newmat;
-  if (reuse == MAT_REUSE_MATRIX || B->spptr) PetscFunctionReturn(OCEAN_PETSC_OK); /* already ours (duplicate of ours) */
-  PetscCall(MatOceanSaveParentOps_Private(B));
-  B->ops->destroy               = MatDestroy_SeqAIJOcean;
-  B->ops->duplicate             = MatDuplicate_SeqAIJOcean;
-  B->ops->productsetfromoptions = MatProductSetFromOptions_SeqAIJOcean;
-  PetscCall(MatOceanComposeParentConverter_Private(B, MATSEQAIJ, MATSEQAIJOCEAN, MATHYPRE));
-  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatConvert_seqaijocean_seqaij_C", MatConvert_SeqAIJOcean_SeqAIJ));
-  /* MatSetType(seqaij matrix, seqaijocean) converts through this in place, keeping the data (PETSc's transposes do) */
-  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatConvert_seqaij_seqaijocean_C", MatConvert_SeqAIJ_SeqAIJOcean));
-  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatProductSetFromOptions_seqaijocean_seqaij_C", MatProductSetFromOptions_SeqAIJOcean));
-  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatProductSetFromOptions_seqaij_seqaijocean_C", MatProductSetFromOptions_SeqAIJOcean));
-  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatProductSetFromOptions_seqaijocean_seqmaij_C", MatProductSetFromOptions_OceanMAIJ));
-  PetscCall(PetscObjectChangeTypeName((PetscObject)B, MATSEQAIJOCEAN));
+  PetscCall(MatOceanConvertBegin_Private(A, reuse, newmat, &done));
+  if (!done && !(*newmat)->spptr) PetscCall(MatOceanAttach_Private(*newmat, &MatOceanTypeSeq)); /* a duplicate of ours is ours already */
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
