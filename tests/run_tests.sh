@@ -96,6 +96,8 @@ S=$T/test_solvers
 run_case solve/gamg-elasticity      1 $S -problem elasticity -size 6 -pc_type gamg
 run_case solve/gamg-elasticity-np2  2 $S -problem elasticity -size 6 -pc_type gamg
 run_case solve/gamg-elasticity-np4  4 $S -problem elasticity -size 6 -pc_type gamg
+run_case solve/gamg-resetup-reuse   1 $S -problem elasticity -size 6 -pc_type gamg -resetup -pc_gamg_reuse_interpolation -expect_numeric_reuse
+run_case solve/gamg-resetup-np3     3 $S -problem elasticity -size 6 -pc_type gamg -resetup -pc_gamg_reuse_interpolation -expect_numeric_reuse
 run_case solve/pcmg-galerkin        1 $S -problem laplace -size 17 -pc_type mg -pc_mg_levels 3 -pc_mg_galerkin pmat
 run_case solve/pcmg-galerkin-np4    4 $S -problem laplace -size 17 -pc_type mg -pc_mg_levels 3 -pc_mg_galerkin pmat
 run_case solve/hmg-boomeramg        1 $S -problem elasticity -size 5 -pc_type hmg -hmg_inner_pc_type hypre -pc_mg_galerkin pmat
