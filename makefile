@@ -48,7 +48,7 @@ $(BUILD)/src/mat%.o: src/mat%.c include/ocean.h include/petscmatocean.h $(wildca
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_CORE) $(CFLAGS_PETSC) -c $< -o $@
 
-$(BUILD)/cuda/%.o: cuda/%.cu include/ocean.h $(wildcard cuda/*.h) $(wildcard cuda/*.cuh)
+$(BUILD)/cuda/%.o: cuda/%.cu include/ocean.h $(wildcard src/*.h) $(wildcard cuda/*.h) $(wildcard cuda/*.cuh)
 	@mkdir -p $(dir $@)
 	$(OCEAN_NVCC) $(NVCCFLAGS) -c $< -o $@
 
@@ -73,9 +73,19 @@ EXAMPLE_SRC    := $(filter-out examples/bench_spgemm.c,$(wildcard examples/*.c))
 EXAMPLE_BIN    := $(EXAMPLE_SRC:examples/%.c=$(BUILD)/examples/%)
 LINK_OCEAN     := -L$(abspath $(LIBDIR)) -Wl,-rpath,$(abspath $(LIBDIR)) -lpetscocean $(PETSC_LINK) -lm
 
-$(TEST_CORE_BIN): tests/core/test_core.c $(CORE_OBJ) $(CUDA_OBJ)
+$(TEST_CORE_BIN): tests/core/test_core.c tests/core/gen.h $(CORE_OBJ) $(CUDA_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS_CORE) $(CFLAGS_CORE) $^ -o $@ $(OCEAN_CUDA_LINK) -lm
+	$(CC) $(CPPFLAGS_CORE) $(CFLAGS_CORE) $(filter-out %.h,$^) -o $@ $(OCEAN_CUDA_LINK) -lm
+
+# The CUDA backend against the CPU backend (no PETSc): built here, run on a GPU machine by tests/gpu/run_gpu_tests.sh.
+TEST_GPU_BIN := $(BUILD)/tests/test_gpu
+$(TEST_GPU_BIN): tests/gpu/test_gpu.c tests/core/gen.h $(CORE_OBJ) $(CUDA_OBJ)
+	@if [ "$(OCEAN_HAVE_CUDA)" != yes ]; then echo "test-gpu needs the CUDA backend: $(OCEAN_CUDA_REASON)" >&2; exit 1; fi
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_CORE) -Itests/core $(CFLAGS_CORE) $(filter-out %.h,$^) -o $@ $(OCEAN_CUDA_LINK) -lm
+
+.PHONY: test-gpu
+test-gpu: $(TEST_GPU_BIN)
 
 $(BUILD)/tests/%: tests/petsc/%.c $(wildcard tests/petsc/*.h) $(LIBNAME)
 	@mkdir -p $(dir $@)

@@ -16,5 +16,5 @@ else
   OCEAN_CUDA_REASON := $(OCEAN_NVCC) ($(shell $(OCEAN_NVCC) --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'))
   OCEAN_CUDA_LIBDIR := $(firstword $(wildcard $(OCEAN_CUDA_ROOT)/lib64 $(OCEAN_CUDA_ROOT)/lib))
   OCEAN_CUDA_GENCODE := $(foreach a,$(OCEAN_CUDA_ARCHS),-gencode=arch=compute_$(a),code=sm_$(a))
-  OCEAN_CUDA_LINK := -L$(OCEAN_CUDA_LIBDIR) -Wl,-rpath,$(OCEAN_CUDA_LIBDIR) -lcudart
+  OCEAN_CUDA_LINK := -L$(OCEAN_CUDA_LIBDIR) -Wl,-rpath,$(OCEAN_CUDA_LIBDIR) -lcudart -lstdc++
 endif

@@ -44,3 +44,167 @@ extern "C" OceanError OceanCudaDeviceProfile(int device, OceanDeviceProfile *pro
   profile->max_threads_per_sm    = prop.maxThreadsPerMultiProcessor;
   return OCEAN_SUCCESS;
 }
+
+/* ------------------------------------------------------------------------------------------------ device context */
+#include <stdlib.h>
+#include "ocean_cuda.h"
+
+#define OCEAN_CUDA_TRY(call) \
+  do { \
+    cudaError_t e_ = (call); \
+    if (e_ != cudaSuccess) return OceanSetError(OCEAN_ERR_DEVICE, "%s failed: %s (%s:%d)", #call, cudaGetErrorString(e_), __FILE__, __LINE__); \
+  } while (0)
+
+/* A pool block: cached after its first cudaMalloc, handed out again for any request of at most its size and at
+   least half of it.  Sizes are rounded up to powers of two (at least 512 bytes) so that repeated products with
+   the same sizes hit the cache. */
+typedef struct OceanPoolBlock {
+  void                  *ptr;
+  size_t                 size;
+  int                    in_use;
+  struct OceanPoolBlock *next;
+} OceanPoolBlock;
+
+struct _p_OceanCudaDevice {
+  int             device;
+  OceanPoolBlock *blocks;
+  int64_t         in_use, peak, reserved, mallocs;
+  cudaEvent_t     ev0, ev1;
+};
+
+extern "C" OceanError OceanCudaDeviceCreate(int device, OceanCudaDevice *dev)
+{
+  OceanCudaDevice d;
+  int             count = 0;
+
+  *dev = NULL;
+  OceanCudaDeviceCount(&count);
+  if (device < 0 || device >= count) return OceanSetError(OCEAN_ERR_NOT_AVAILABLE, "CUDA device %d: %d device(s) visible", device, count);
+  OCEAN_CUDA_TRY(cudaSetDevice(device));
+  d = (OceanCudaDevice)calloc(1, sizeof(*d));
+  if (!d) return OceanSetError(OCEAN_ERR_MEMORY, "CUDA device context: out of host memory");
+  d->device = device;
+  if (cudaEventCreate(&d->ev0) != cudaSuccess || cudaEventCreate(&d->ev1) != cudaSuccess) {
+    (void)cudaGetLastError();
+    free(d);
+    return OceanSetError(OCEAN_ERR_DEVICE, "CUDA device %d: could not create events", device);
+  }
+  *dev = d;
+  return OCEAN_SUCCESS;
+}
+
+extern "C" void OceanCudaDeviceDestroy(OceanCudaDevice *dev)
+{
+  OceanPoolBlock *b, *n;
+
+  if (!dev || !*dev) return;
+  for (b = (*dev)->blocks; b; b = n) {
+    n = b->next;
+    cudaFree(b->ptr);
+    free(b);
+  }
+  cudaEventDestroy((*dev)->ev0);
+  cudaEventDestroy((*dev)->ev1);
+  free(*dev);
+  *dev = NULL;
+}
+
+extern "C" OceanError OceanCudaAlloc(OceanCudaDevice dev, size_t bytes, void **d_ptr)
+{
+  OceanPoolBlock *b, *best = NULL;
+  size_t          size = 512;
+
+  *d_ptr = NULL;
+  if (bytes == 0) return OCEAN_SUCCESS;
+  while (size < bytes) size *= 2;
+  for (b = dev->blocks; b; b = b->next)
+    if (!b->in_use && b->size >= size && b->size <= 2 * size && (!best || b->size < best->size)) best = b;
+  if (!best) {
+    void       *p = NULL;
+    cudaError_t e = cudaMalloc(&p, size);
+    if (e != cudaSuccess) {
+      /* give the cached blocks back and try once more */
+      OceanPoolBlock **pb = &dev->blocks;
+      (void)cudaGetLastError();
+      while (*pb) {
+        if (!(*pb)->in_use) {
+          OceanPoolBlock *f = *pb;
+          *pb               = f->next;
+          cudaFree(f->ptr);
+          dev->reserved -= (int64_t)f->size;
+          free(f);
+        } else pb = &(*pb)->next;
+      }
+      e = cudaMalloc(&p, size);
+      if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return OceanSetError(OCEAN_ERR_MEMORY, "CUDA pool: cudaMalloc of %zu bytes failed (%s); %lld bytes in use", size, cudaGetErrorString(e), (long long)dev->in_use);
+      }
+    }
+    best = (OceanPoolBlock *)calloc(1, sizeof(*best));
+    if (!best) {
+      cudaFree(p);
+      return OceanSetError(OCEAN_ERR_MEMORY, "CUDA pool: out of host memory");
+    }
+    best->ptr  = p;
+    best->size = size;
+    best->next = dev->blocks;
+    dev->blocks = best;
+    dev->reserved += (int64_t)size;
+    dev->mallocs++;
+  }
+  best->in_use = 1;
+  dev->in_use += (int64_t)best->size;
+  if (dev->in_use > dev->peak) dev->peak = dev->in_use;
+  *d_ptr = best->ptr;
+  return OCEAN_SUCCESS;
+}
+
+extern "C" void OceanCudaFree(OceanCudaDevice dev, void *d_ptr)
+{
+  OceanPoolBlock *b;
+
+  if (!d_ptr || !dev) return;
+  for (b = dev->blocks; b; b = b->next)
+    if (b->ptr == d_ptr) {
+      b->in_use = 0;
+      dev->in_use -= (int64_t)b->size;
+      return;
+    }
+}
+
+extern "C" void OceanCudaPoolStats(OceanCudaDevice dev, int64_t *in_use, int64_t *peak, int64_t *reserved, int64_t *cuda_mallocs)
+{
+  if (in_use) *in_use = dev->in_use;
+  if (peak) *peak = dev->peak;
+  if (reserved) *reserved = dev->reserved;
+  if (cuda_mallocs) *cuda_mallocs = dev->mallocs;
+}
+
+extern "C" OceanError OceanCudaUpload(void *d_dst, const void *src, size_t bytes)
+{
+  if (bytes) OCEAN_CUDA_TRY(cudaMemcpy(d_dst, src, bytes, cudaMemcpyHostToDevice));
+  return OCEAN_SUCCESS;
+}
+
+extern "C" OceanError OceanCudaDownload(void *dst, const void *d_src, size_t bytes)
+{
+  if (bytes) OCEAN_CUDA_TRY(cudaMemcpy(dst, d_src, bytes, cudaMemcpyDeviceToHost));
+  return OCEAN_SUCCESS;
+}
+
+extern "C" OceanError OceanCudaTimerStart(OceanCudaDevice dev)
+{
+  OCEAN_CUDA_TRY(cudaEventRecord(dev->ev0, 0));
+  return OCEAN_SUCCESS;
+}
+
+extern "C" OceanError OceanCudaTimerStop(OceanCudaDevice dev, double *seconds)
+{
+  float ms = 0;
+  OCEAN_CUDA_TRY(cudaEventRecord(dev->ev1, 0));
+  OCEAN_CUDA_TRY(cudaEventSynchronize(dev->ev1));
+  OCEAN_CUDA_TRY(cudaEventElapsedTime(&ms, dev->ev0, dev->ev1));
+  *seconds = 1e-3 * (double)ms;
+  return OCEAN_SUCCESS;
+}

@@ -142,6 +142,10 @@ int        OceanCudaCompiled(void);
 OceanError OceanCudaDeviceCount(int *count);
 OceanError OceanCudaDeviceProfile(int device, OceanDeviceProfile *profile);
 
+/* The CUDA backend's device memory pool of this context (bytes): in use now, the most ever in use, held from
+   cudaMalloc (cached for later products), and the number of cudaMalloc calls.  All 0 for a CPU context. */
+OceanError OceanContextGetDeviceMemory(OceanContext ctx, int64_t *in_use, int64_t *peak, int64_t *reserved, int64_t *cuda_mallocs);
+
 /* Phases of the pipeline, reported to an optional callback (e.g. profiling events) from the calling thread. */
 typedef enum {
   OCEAN_PHASE_ANALYSIS = 0, /* per-row products and spans, sampled CR, workflow selection */

@@ -87,28 +87,70 @@ static int64_t OceanSampleIndex(int64_t j, int64_t nq, int64_t ns)
   is at least the row's nnz and the assisted symbolic pass rarely retries a row; never below 1, where it degrades to
   the classic binning by products.
 */
-static OceanError OceanAnalyzeSample(OceanContext ctx, const OceanCSR *A, const OceanCSR *B, OceanAnalysis *an)
+OceanError OceanAnalysisSampleSelect(const OceanOptions *o, OceanAnalysis *an, int64_t **sample, int64_t *ns_out)
 {
-  const OceanOptions *o = &ctx->options;
-  int64_t            *sample, *count, nq = 0, ns, i, j, r;
-  double              sum_q = 0, sum_nnz = 0, sum_cr = 0, sum_dev2 = 0;
-  OceanWorkspace     *ws;
-  OceanParallelStatus st = {0, OCEAN_SUCCESS, 0, 0};
+  int64_t nq = 0, ns, i, j, r;
 
+  *sample = NULL;
+  *ns_out = 0;
   an->cr_sampled = an->cr_mean = an->cr_std = 0;
   an->cr_conservative                       = 1;
   an->sampled_rows                          = 0;
-  for (i = 0; i < A->nrows; i++) nq += an->rows[i].products > 0;
-  ns = llround(o->sample_fraction * (double)A->nrows);
+  for (i = 0; i < an->nrows; i++) nq += an->rows[i].products > 0;
+  ns = llround(o->sample_fraction * (double)an->nrows);
   ns = OceanMin64(OceanMin64(OceanMax64(ns, o->sample_min), o->sample_max), nq);
   if (ns == 0) return OCEAN_SUCCESS;
+  OceanCall(OceanMalloc(2 * ns, sample, "analysis: sampled rows and counts"));
+  for (i = 0, r = 0, j = 0; i < an->nrows && j < ns; i++) /* the r-th row with products is sampled when r is the j-th index */
+    if (an->rows[i].products > 0 && r++ == OceanSampleIndex(j, nq, ns)) (*sample)[j++] = i;
+  *ns_out = ns;
+  return OCEAN_SUCCESS;
+}
 
-  OceanCall(OceanContextGetWorkspaces(ctx, &ws));
-  OceanCall(OceanMalloc(2 * ns, &sample, "analysis: sampled rows and counts"));
+void OceanAnalysisSampleFinish(OceanAnalysis *an, const int64_t *sample, const int64_t *count, int64_t ns)
+{
+  double  sum_q = 0, sum_nnz = 0, sum_cr = 0, sum_dev2 = 0;
+  int64_t j;
+
+  if (ns == 0) return;
+  for (j = 0; j < ns; j++) { /* serial sums: the same for every thread count and backend */
+    sum_q += (double)an->rows[sample[j]].products;
+    sum_nnz += (double)count[j];
+    sum_cr += (double)an->rows[sample[j]].products / (double)count[j];
+  }
+  an->cr_mean = sum_cr / (double)ns;
+  for (j = 0; j < ns; j++) {
+    double d = (double)an->rows[sample[j]].products / (double)count[j] - an->cr_mean;
+    sum_dev2 += d * d;
+  }
+  an->sampled_rows    = ns;
+  an->cr_sampled      = sum_q / sum_nnz;
+  an->cr_std          = sqrt(sum_dev2 / (double)ns);
+  an->cr_conservative = fmax(1.0, an->cr_mean - 2.0 * an->cr_std);
+}
+
+void OceanAnalysisFinishRows(OceanAnalysis *an, int64_t nnz_a)
+{
+  an->er               = nnz_a ? (double)an->products / (double)nnz_a : 0.0;
+  an->products_per_row = an->nrows ? (double)an->products / (double)an->nrows : 0.0;
+}
+
+static OceanError OceanAnalyzeSample(OceanContext ctx, const OceanCSR *A, const OceanCSR *B, OceanAnalysis *an)
+{
+  int64_t            *sample, *count, ns, j;
+  OceanWorkspace     *ws;
+  OceanParallelStatus st = {0, OCEAN_SUCCESS, 0, 0};
+
+  OceanCall(OceanAnalysisSampleSelect(&ctx->options, an, &sample, &ns));
+  if (ns == 0) return OCEAN_SUCCESS;
   count = sample + ns;
-  for (i = 0, r = 0, j = 0; i < A->nrows && j < ns; i++) /* the r-th row with products is sampled when r is the j-th index */
-    if (an->rows[i].products > 0 && r++ == OceanSampleIndex(j, nq, ns)) sample[j++] = i;
-
+  {
+    OceanError err = OceanContextGetWorkspaces(ctx, &ws);
+    if (err) {
+      OceanFree(sample);
+      return err;
+    }
+  }
 #pragma omp parallel for schedule(dynamic, 16)
   for (j = 0; j < ns; j++) {
     int64_t    bytes = 0;
@@ -119,22 +161,7 @@ static OceanError OceanAnalyzeSample(OceanContext ctx, const OceanCSR *A, const 
     err = OceanCpuCountRow(ctx, &ws[OceanThreadNum()], A, B, sample[j], &an->rows[sample[j]], an->rows[sample[j]].ub, &count[j], &retried, &bytes);
     if (err) OceanParallelFail(&st, err, sample[j], bytes);
   }
-  if (!st.failed) { /* serial sums: the same for every thread count */
-    for (j = 0; j < ns; j++) {
-      sum_q += (double)an->rows[sample[j]].products;
-      sum_nnz += (double)count[j];
-      sum_cr += (double)an->rows[sample[j]].products / (double)count[j];
-    }
-    an->cr_mean = sum_cr / (double)ns;
-    for (j = 0; j < ns; j++) {
-      double d = (double)an->rows[sample[j]].products / (double)count[j] - an->cr_mean;
-      sum_dev2 += d * d;
-    }
-    an->sampled_rows    = ns;
-    an->cr_sampled      = sum_q / sum_nnz;
-    an->cr_std          = sqrt(sum_dev2 / (double)ns);
-    an->cr_conservative = fmax(1.0, an->cr_mean - 2.0 * an->cr_std);
-  }
+  if (!st.failed) OceanAnalysisSampleFinish(an, sample, count, ns);
   OceanFree(sample);
   return OceanParallelReport(&st, "analysis: sampling");
 }
@@ -150,8 +177,7 @@ OceanError OceanAnalyze(OceanContext ctx, const OceanCSR *A, const OceanCSR *B, 
     an->nrows = A->nrows;
   }
   OceanCall(OceanAnalyzeRows(A, B, an));
-  an->er               = nnz_a ? (double)an->products / (double)nnz_a : 0.0;
-  an->products_per_row = A->nrows ? (double)an->products / (double)A->nrows : 0.0;
+  OceanAnalysisFinishRows(an, nnz_a);
   OceanCall(OceanAnalyzeSample(ctx, A, B, an));
   return OCEAN_SUCCESS;
 }
@@ -175,63 +201,8 @@ void OceanSelectWorkflow(const OceanOptions *o, const OceanAnalysis *an, OceanDe
   d->bitmap_query = an->cr_sampled > o->bitmap_cr_threshold;
 }
 
-/* Capacities of a bin as seen by the numeric (column + value) or the symbolic (column only) accumulators. */
-static int64_t OceanBinHashCapacity(const OceanBinConfig *c, OceanPass ph) { return ph == OCEAN_PASS_NUMERIC ? c->hash_capacity : c->symbolic_hash_capacity; }
-static int64_t OceanBinHashLimit(const OceanBinConfig *c, OceanPass ph) { return ph == OCEAN_PASS_NUMERIC ? c->hash_limit : c->symbolic_hash_limit; }
-static int64_t OceanBinDenseColumns(const OceanBinConfig *c, OceanPass ph) { return ph == OCEAN_PASS_NUMERIC ? c->dense_columns : c->symbolic_dense_columns; }
-
-static void OceanRouteSet(OceanRoute *r, OceanBin bin, OceanAccumulator acc, int64_t slot, int64_t capacity)
-{
-  r->bin      = (uint8_t)bin;
-  r->acc      = (uint8_t)acc;
-  r->slot     = slot;
-  r->capacity = capacity;
-}
-
-/*
-  Where a row goes, given its predicted nonzeros p and its shape (q products, span s, upper bound ub):
-    q == 0                          -> EMPTY
-    p < warp and q <= 64            -> ESC4 (q <= 32) or ESC2; slot ub (sorting all products cannot overflow)
-    p < warp (and fits)             -> SHORT hash; slot min(limit, ub)
-    smallest of N0..N4 where s <= dense columns -> DENSE; slot min(ub, p rounded up to a warp) numeric, ub symbolic
-                          or where p <= hash limit -> HASH; slot min(limit, ub)
-    otherwise                       -> LONG, hash in global memory of capacity for p (at least N4's); slot min(limit, ub)
-  A row overflows when its nonzeros exceed its slot.  With p >= nnz (exact counts, upper bounds) no route
-  overflows.  The symbolic phase uses the symbolic (column-only) capacities.
-*/
+/* THE routing decision is OceanRouteRowBins (ocean_shared.h), shared with the CUDA kernels. */
 void OceanRouteRow(OceanContext ctx, OceanPass ph, int64_t p, const OceanRowShape *row, OceanRoute *r)
 {
-  const OceanBinConfig *bins = ctx->bins;
-  const int64_t         warp = ctx->profile.warp_size;
-  const double          load = ctx->options.hash_load;
-  int                   b;
-
-  if (row->products == 0) {
-    OceanRouteSet(r, OCEAN_BIN_EMPTY, OCEAN_ACC_NONE, 0, 0);
-    return;
-  }
-  if (p < warp && row->products <= bins[OCEAN_BIN_ESC2].max_products) {
-    OceanRouteSet(r, row->products <= bins[OCEAN_BIN_ESC4].max_products ? OCEAN_BIN_ESC4 : OCEAN_BIN_ESC2, OCEAN_ACC_ESC, row->ub, row->products);
-    return;
-  }
-  if (p < warp && p <= OceanBinHashLimit(&bins[OCEAN_BIN_SHORT], ph)) {
-    OceanRouteSet(r, OCEAN_BIN_SHORT, OCEAN_ACC_HASH, OceanMin64(OceanBinHashLimit(&bins[OCEAN_BIN_SHORT], ph), row->ub), OceanBinHashCapacity(&bins[OCEAN_BIN_SHORT], ph));
-    return;
-  }
-  for (b = OCEAN_BIN_N0; b <= OCEAN_BIN_N4; b++) {
-    const OceanBinConfig *c = &bins[b];
-    if (row->span <= OceanBinDenseColumns(c, ph)) {
-      int64_t slot = ph == OCEAN_PASS_NUMERIC ? OceanMin64(row->ub, (p + warp - 1) / warp * warp) : row->ub;
-      OceanRouteSet(r, (OceanBin)b, OCEAN_ACC_DENSE, slot, row->span);
-      return;
-    }
-    if (p <= OceanBinHashLimit(c, ph)) {
-      OceanRouteSet(r, (OceanBin)b, OCEAN_ACC_HASH, OceanMin64(OceanBinHashLimit(c, ph), row->ub), OceanBinHashCapacity(c, ph));
-      return;
-    }
-  }
-  {
-    int64_t cap = OceanMax64(OceanHashCapacityFor(p, load), OceanBinHashCapacity(&bins[OCEAN_BIN_N4], ph));
-    OceanRouteSet(r, OCEAN_BIN_LONG, OCEAN_ACC_GLOBAL_HASH, OceanMin64(OceanHashLimit(cap, load), row->ub), cap);
-  }
+  OceanRouteRowBins(ctx->bins, ctx->profile.warp_size, ctx->options.hash_load, ph, p, row, r);
 }

@@ -230,20 +230,6 @@ static OceanError OceanProfileValidate(const OceanDeviceProfile *p)
 
 /* ------------------------------------------------------------------------------------------------ bin table */
 
-int64_t OceanHashLimit(int64_t cap, double load)
-{
-  int64_t limit = (int64_t)floor(load * (double)cap);
-  return OceanMin64(limit, cap - 1);
-}
-
-int64_t OceanHashCapacityFor(int64_t p, double load)
-{
-  int64_t cap = (int64_t)ceil((double)p / load);
-  if (cap < 1) cap = 1;
-  while (OceanHashLimit(cap, load) < p) cap++; /* floor(load * cap) may round just below p */
-  return cap;
-}
-
 /* A normal configuration: one row per block, with smem bytes of shared memory. */
 static void OceanBinNormal(int64_t smem, int threads, double load, OceanBinConfig *c)
 {
@@ -321,13 +307,13 @@ OceanError OceanContextCreate(OceanBackend backend, const OceanDeviceProfile *pr
 
   OceanCheck(ctx, OCEAN_ERR_ARG, "OceanContextCreate: NULL output pointer");
   *ctx = NULL;
+  OceanCheck(backend == OCEAN_BACKEND_CPU || backend == OCEAN_BACKEND_CUDA, OCEAN_ERR_ARG, "OceanContextCreate: unknown backend %d", (int)backend);
   if (backend == OCEAN_BACKEND_CUDA) {
     int ndev = 0;
     if (OceanCudaCompiled()) (void)OceanCudaDeviceCount(&ndev);
-    return OceanSetError(OCEAN_ERR_NOT_AVAILABLE, "OceanContextCreate: the CUDA pipeline is not implemented yet (CUDA backend %s, %d device(s) visible); use OCEAN_BACKEND_CPU",
-                         OceanCudaCompiled() ? "compiled" : "not compiled", ndev);
+    OceanCheck(ndev > 0, OCEAN_ERR_NOT_AVAILABLE, "OceanContextCreate: no CUDA device (CUDA backend %s, %d device(s) visible); use OCEAN_BACKEND_CPU",
+               OceanCudaCompiled() ? "compiled" : "not compiled", ndev);
   }
-  OceanCheck(backend == OCEAN_BACKEND_CPU, OCEAN_ERR_ARG, "OceanContextCreate: unknown backend %d", (int)backend);
   if (profile) OceanCall(OceanProfileValidate(profile));
 
   OceanCall(OceanCalloc(1, &c, "OceanContextCreate: context"));
@@ -337,8 +323,10 @@ OceanError OceanContextCreate(OceanBackend backend, const OceanDeviceProfile *pr
   c->profile.name[sizeof(c->profile.name) - 1] = 0;
   OceanOptionsDefault(&c->options);
   {
-    OceanError err = OceanBinTableCompute(&c->profile, &c->options, c->bins);
+    OceanError err = backend == OCEAN_BACKEND_CUDA ? OceanCudaContextSetup(c, profile) : OCEAN_SUCCESS; /* the device's own profile unless given */
+    if (!err) err = OceanBinTableCompute(&c->profile, &c->options, c->bins);
     if (err) {
+      OceanCudaContextTeardown(c);
       free(c);
       return err;
     }
@@ -353,6 +341,7 @@ OceanError OceanContextDestroy(OceanContext *ctx)
 
   if (!ctx || !*ctx) return OCEAN_SUCCESS;
   for (i = 0; i < OCEAN_SKETCH_CACHE_SIZE; i++) OceanFree((*ctx)->cache[i].sketches);
+  OceanCudaContextTeardown(*ctx);
   OceanWorkspacesDestroy(&(*ctx)->ws, (*ctx)->nws);
   OceanFree(*ctx);
   return OCEAN_SUCCESS;
@@ -453,11 +442,29 @@ static int OceanSketchCacheMatch(const OceanSketchCacheEntry *e, const OceanCSR 
   return e->sketches && e->structure_id == B->structure_id && e->registers == registers && e->nrows == B->nrows && e->nnz == OceanCSRNnz(B);
 }
 
+int OceanSketchCacheFind(OceanSketchCacheEntry *cache, uint64_t *clock, const OceanCSR *B, int registers, OceanSketchCacheEntry **entry)
+{
+  OceanSketchCacheEntry *e = NULL;
+  int                    i;
+
+  for (i = 0; i < OCEAN_SKETCH_CACHE_SIZE; i++) {
+    if (OceanSketchCacheMatch(&cache[i], B, registers)) {
+      cache[i].last_use = ++*clock;
+      *entry            = &cache[i];
+      return 1;
+    }
+  }
+  /* least recently used entry (unused entries have last_use 0) */
+  for (i = 0; i < OCEAN_SKETCH_CACHE_SIZE; i++)
+    if (!e || cache[i].last_use < e->last_use) e = &cache[i];
+  *entry = e;
+  return 0;
+}
+
 OceanError OceanContextGetSketches(OceanContext ctx, const OceanCSR *B, int registers, uint8_t **scratch, const uint8_t **sketches, int *reused)
 {
   size_t                 nbytes = (size_t)B->nrows * (size_t)registers;
   OceanSketchCacheEntry *e      = NULL;
-  int                    i;
 
   *reused = 0;
   if (B->structure_id == 0) { /* unknown pattern: never cached */
@@ -467,18 +474,12 @@ OceanError OceanContextGetSketches(OceanContext ctx, const OceanCSR *B, int regi
     ctx->sketches_built++;
     return OCEAN_SUCCESS;
   }
-  for (i = 0; i < OCEAN_SKETCH_CACHE_SIZE; i++) {
-    if (OceanSketchCacheMatch(&ctx->cache[i], B, registers)) {
-      ctx->cache[i].last_use = ++ctx->cache_clock;
-      *sketches              = ctx->cache[i].sketches;
-      *reused                = 1;
-      ctx->sketches_reused++;
-      return OCEAN_SUCCESS;
-    }
+  if (OceanSketchCacheFind(ctx->cache, &ctx->cache_clock, B, registers, &e)) {
+    *sketches = e->sketches;
+    *reused   = 1;
+    ctx->sketches_reused++;
+    return OCEAN_SUCCESS;
   }
-  /* least recently used entry (unused entries have last_use 0) */
-  for (i = 0; i < OCEAN_SKETCH_CACHE_SIZE; i++)
-    if (!e || ctx->cache[i].last_use < e->last_use) e = &ctx->cache[i];
   OceanFree(e->sketches);
   e->structure_id = 0;
   OceanCall(OceanMalloc(nbytes, &e->sketches, "sketch cache entry"));

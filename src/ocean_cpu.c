@@ -219,12 +219,7 @@ static void OceanEscRow(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B
 
 /* ------------------------------------------------------------------------------------------------ hash */
 
-/* Knuth's multiplicative hash, reduced to [0, cap) by the high half of a 64-bit product (fast range). */
-static inline int64_t OceanHashSlot(int32_t col, int64_t cap)
-{
-  uint32_t h = (uint32_t)col * 2654435761u;
-  return (int64_t)(((uint64_t)h * (uint64_t)cap) >> 32);
-}
+/* OceanHashSlot (the table position of a column): ocean_shared.h */
 
 /* Inserts all products of row i; returns 1 (overflow) when a new column would pass the slot. */
 static int OceanHashAccumulate(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B, int64_t i, const OceanRoute *r, int numeric, int64_t *count)

@@ -12,6 +12,7 @@
 #define OCEAN_IMPL_H
 
 #include "ocean.h"
+#include "ocean_shared.h"
 #include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -100,20 +101,6 @@ double OceanWallTime(void);
 /* Rows per OpenMP work unit of the row kernels (schedule(dynamic, OCEAN_ROW_CHUNK)). */
 #define OCEAN_ROW_CHUNK 64
 
-static inline int64_t OceanMin64(int64_t a, int64_t b) { return a < b ? a : b; }
-static inline int64_t OceanMax64(int64_t a, int64_t b) { return a > b ? a : b; }
-
-/* Number of bits needed to write v (0 for v == 0). */
-static inline int OceanBitsFor(uint64_t v)
-{
-  int b = 0;
-  while (v) {
-    b++;
-    v >>= 1;
-  }
-  return b;
-}
-
 /* ---------------------------------------------------------------------------------------------------------
    CSR helpers. */
 /* Checks sizes, offsets and column ranges (the message names the matrix and the first bad row). */
@@ -127,15 +114,11 @@ uint64_t   OceanDeriveStructureId(uint64_t a, uint64_t b, uint64_t tag);
 /* ---------------------------------------------------------------------------------------------------------
    Bin table. */
 OceanError OceanBinTableCompute(const OceanDeviceProfile *profile, const OceanOptions *opts, OceanBinConfig bins[OCEAN_NUM_BINS]);
-/* The most entries a hash table of cap slots admits: floor(load*cap), and always one empty slot so probing ends. */
-int64_t    OceanHashLimit(int64_t cap, double load);
-/* The smallest capacity whose limit admits p entries. */
-int64_t    OceanHashCapacityFor(int64_t p, double load);
+/* OceanHashLimit and OceanHashCapacityFor: ocean_shared.h */
 
 /* ---------------------------------------------------------------------------------------------------------
    Sketches (ocean_hll.c): 8-bit registers, one sketch per row of B, merged per row of A. */
-#define OCEAN_HLL_MIN_REGISTERS 16
-#define OCEAN_HLL_MAX_REGISTERS 256
+/* OCEAN_HLL_MIN_REGISTERS, OCEAN_HLL_MAX_REGISTERS: ocean_shared.h */
 
 int      OceanSketchRegistersValid(int registers);
 void     OceanSketchBuild(const OceanCSR *B, int registers, uint8_t *sketches); /* nrows(B) x registers bytes */
@@ -186,7 +169,19 @@ struct _p_OceanContext {
   int                   nws;
   OceanPhaseCallback    phase_callback;
   void                 *phase_user;
+  /* CUDA backend (ocean_cuda.c): the device context (memory pool, events) and the cache of device sketches */
+  void                 *cuda;
+  int                   cuda_device;
+  OceanSketchCacheEntry dcache[OCEAN_SKETCH_CACHE_SIZE];
 };
+
+/* The sketch cache's lookup, for the host cache and the device one: 1 and the entry when B's sketches with this
+   register count are there (its last use is bumped), else 0 and the least recently used entry to replace. */
+int OceanSketchCacheFind(OceanSketchCacheEntry *cache, uint64_t *clock, const OceanCSR *B, int registers, OceanSketchCacheEntry **entry);
+
+/* CUDA context setup and teardown (ocean_cuda.c; NOT_AVAILABLE without a device or without the backend). */
+OceanError OceanCudaContextSetup(OceanContext ctx, const OceanDeviceProfile *profile);
+void       OceanCudaContextTeardown(OceanContext ctx);
 
 /* Phase brackets: timing and the optional callback, from the calling thread.  End returns the seconds. */
 double OceanPhaseBegin(OceanContext ctx, OceanPhase phase);
@@ -201,14 +196,7 @@ OceanError OceanContextGetWorkspaces(OceanContext ctx, OceanWorkspace **ws);
 /* ---------------------------------------------------------------------------------------------------------
    Analysis (ocean_analysis.c). */
 
-/* What routing needs to know of one row of C. */
-typedef struct {
-  int64_t products; /* q: intermediate products */
-  int64_t span;     /* s: last reachable column - first reachable column + 1 (0 when q == 0) */
-  int64_t ub;       /* min(q, s, ncols): nnz can never exceed it */
-  int32_t colmin;   /* first reachable column: dense accumulator offset and sort key base */
-} OceanRowShape;
-
+/* OceanRowShape, OceanPass, OceanRoute: ocean_shared.h */
 typedef struct {
   int64_t        nrows;
   OceanRowShape *rows;
@@ -221,6 +209,11 @@ typedef struct {
 
 OceanError OceanAnalyze(OceanContext ctx, const OceanCSR *A, const OceanCSR *B, OceanAnalysis *an);
 void       OceanAnalysisDestroy(OceanAnalysis *an);
+/* The pieces of OceanAnalyze a device backend runs around its own row analysis and sampled counts: */
+void       OceanAnalysisFinishRows(OceanAnalysis *an, int64_t nnz_a); /* er, products per row (an->products set) */
+/* The sampled rows (*sample holds 2*ns entries: the rows, then room for their counts); resets the CR fields. */
+OceanError OceanAnalysisSampleSelect(const OceanOptions *o, OceanAnalysis *an, int64_t **sample, int64_t *ns);
+void       OceanAnalysisSampleFinish(OceanAnalysis *an, const int64_t *sample, const int64_t *count, int64_t ns);
 
 typedef struct {
   OceanWorkflow workflow;
@@ -231,16 +224,6 @@ typedef struct {
 } OceanDecision;
 
 void OceanSelectWorkflow(const OceanOptions *opts, const OceanAnalysis *an, OceanDecision *d);
-
-/* Which capacities a route uses: the numeric accumulators (column + value) or the symbolic ones (column only). */
-typedef enum { OCEAN_PASS_NUMERIC = 0, OCEAN_PASS_SYMBOLIC = 1 } OceanPass;
-
-typedef struct {
-  int64_t slot;     /* the most output nonzeros the row may have here; more is an overflow */
-  int64_t capacity; /* hash slots (HASH, GLOBAL_HASH), columns (DENSE) or products (ESC) */
-  uint8_t bin;      /* OceanBin */
-  uint8_t acc;      /* OceanAccumulator */
-} OceanRoute;
 
 /* THE row-routing decision: predicted size p (estimate x coefficient, upper bound, exact count or products /
    conservative CR) and the row's shape -> bin, accumulator, slot and capacity. */

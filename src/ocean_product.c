@@ -11,42 +11,11 @@
   The over-allocating workflows switch to EXACT when the slots would pass max_output_nnz, and every workflow
   refuses an nnz(C) above it before allocating C.
 */
-#include "ocean_impl.h"
+#include "ocean_stage.h"
 #include <math.h>
 
 #define OCEAN_TAG_TRANSPOSE 0x5452414e53504f53ULL /* "TRANSPOS" */
 #define OCEAN_TAG_AP        0x4f4345414e5f4150ULL /* "OCEAN_AP" */
-
-/* Arrays of one symbolic run, freed when it ends (also on failure). */
-typedef struct {
-  OceanRoute *routes;    /* the numeric routes of the run */
-  int64_t    *predicted; /* the size each row was routed by */
-  double     *estimate;  /* raw sketch estimates */
-  int64_t    *offsets;   /* slot offsets in the over-allocated buffer; fallback offsets for overflowed rows */
-  int64_t    *counts;    /* nonzeros per row */
-  uint8_t    *flags;     /* overflowed (over-allocating workflows) */
-  int64_t    *list;      /* overflowed rows */
-  int32_t    *bcols, *fcols;
-  double     *bvals, *fvals;
-  uint8_t    *sketches;  /* sketches of B when its structure id is 0 */
-} OceanStageScratch;
-
-typedef struct {
-  const char       *name;
-  int               valid; /* C and the exact routes describe the operands below */
-  uint64_t          a_id, b_id;
-  int64_t           a_nrows, a_ncols, a_nnz, b_nrows, b_ncols, b_nnz;
-  OceanAnalysis     an;
-  OceanDecision     dec;
-  OceanRoute       *exact; /* routes with p = nnz: numeric-only reuse */
-  int64_t           nrows, ncols, nnz;
-  int64_t          *rowptr;
-  int32_t          *colidx;
-  double           *values;
-  OceanStats        stats;
-  OceanRowInfo     *rows;
-  OceanStageScratch tmp;
-} OceanStage;
 
 typedef struct {
   int      valid;
@@ -96,8 +65,9 @@ static void OceanStageFreeC(OceanStage *st)
   st->valid = 0;
 }
 
-static void OceanStageDestroy(OceanStage *st)
+static void OceanStageDestroy(OceanContext ctx, OceanStage *st)
 {
+  if (st->dev) OceanCudaStageDestroy(ctx, st);
   OceanStageFreeC(st);
   OceanStageScratchFree(&st->tmp);
   OceanAnalysisDestroy(&st->an);
@@ -113,7 +83,7 @@ static int64_t OceanPrefixSum(const int64_t *counts, int64_t n, int64_t *off)
   return off[n];
 }
 
-static OceanError OceanStageCheckNnz(OceanContext ctx, const OceanStage *st, int64_t nnz)
+OceanError OceanStageCheckNnz(OceanContext ctx, const OceanStage *st, int64_t nnz)
 {
   OceanCheck(nnz <= ctx->options.max_output_nnz, OCEAN_ERR_INDEX_OVERFLOW, "%s: C (%lld x %lld) has %lld nonzeros, more than max_output_nnz = %lld", st->name,
              (long long)st->nrows, (long long)st->ncols, (long long)nnz, (long long)ctx->options.max_output_nnz);
@@ -321,9 +291,7 @@ static OceanError OceanStageEstimate(OceanContext ctx, OceanStage *st, const Oce
   st->stats.estimate_coefficient = st->dec.coefficient;
 #pragma omp parallel for schedule(static)
   for (i = 0; i < st->nrows; i++) {
-    const OceanRowShape *r = &st->an.rows[i];
-    double               p = ceil(t->estimate[i] * st->dec.coefficient);
-    t->predicted[i]        = r->products == 0 ? 0 : (p < (double)r->ub ? OceanMax64((int64_t)p, 1) : r->ub); /* the comparison also catches inf */
+    t->predicted[i] = OceanPredictFromEstimate(t->estimate[i], st->dec.coefficient, &st->an.rows[i]);
   }
   return OCEAN_SUCCESS;
 }
@@ -338,7 +306,7 @@ static OceanError OceanStageExactSymbolic(OceanContext ctx, OceanStage *st, cons
 #pragma omp parallel for schedule(dynamic, OCEAN_ROW_CHUNK) reduction(+ : retries)
   for (i = 0; i < st->nrows; i++) {
     const OceanRowShape *r = &st->an.rows[i];
-    int64_t              p = OceanMin64(r->ub, (int64_t)ceil((double)r->products / st->an.cr_conservative)), bytes = 0;
+    int64_t              p = OceanPredictExact(r, st->an.cr_conservative), bytes = 0;
     int                  retried = 0;
     OceanError           err;
     if (OceanParallelFailed(&ps)) continue;
@@ -417,7 +385,7 @@ static int OceanStageSameOperands(const OceanStage *st, const OceanCSR *A, const
          OceanCSRNnz(A) == st->a_nnz && B->nrows == st->b_nrows && B->ncols == st->b_ncols && OceanCSRNnz(B) == st->b_nnz;
 }
 
-static void OceanStageStatsFromAnalysis(OceanStage *st, const OceanCSR *A, const OceanCSR *B)
+void OceanStageStatsFromAnalysis(OceanStage *st, const OceanCSR *A, const OceanCSR *B)
 {
   OceanStats *s = &st->stats;
   int64_t     symbolic_calls = s->symbolic_calls, numeric_calls = s->numeric_calls;
@@ -450,7 +418,7 @@ static OceanError OceanStageFinishStats(OceanContext ctx, OceanStage *st, OceanW
 
   s->nnz_c            = st->nnz;
   s->cr               = st->nnz ? (double)s->products / (double)st->nnz : 0.0;
-  s->packed_sort_keys = OceanWorkspacesAllPacked(ws, ctx->nws);
+  s->packed_sort_keys = ws ? OceanWorkspacesAllPacked(ws, ctx->nws) : 0; /* the CUDA backend sorts with CUB */
   OceanStageCountBins(st, t->routes);
   if (s->workflow == OCEAN_WORKFLOW_ESTIMATE) {
     double  sum = 0;
@@ -493,6 +461,13 @@ static OceanError OceanStageSymbolic_Private(OceanContext ctx, OceanStage *st, c
   st->nrows = A->nrows;
   st->ncols = B->ncols;
   st->nnz   = 0;
+  if (ctx->backend == OCEAN_BACKEND_CUDA) {
+    OceanCall(OceanCudaStageSymbolic(ctx, st, A, B));
+    OceanCall(OceanStageFinishStats(ctx, st, NULL));
+    OceanStageRecordOperands(st, A, B);
+    st->valid = 1;
+    return OCEAN_SUCCESS;
+  }
   OceanCall(OceanContextGetWorkspaces(ctx, &ws));
   OceanWorkspacesResetPacked(ws, ctx->nws);
 
@@ -582,12 +557,21 @@ static OceanError OceanStageNumeric(OceanContext ctx, OceanStage *st, const Ocea
              st->name, (unsigned long long)st->a_id, (unsigned long long)st->b_id, (long long)st->a_nrows, (long long)st->a_ncols, (long long)st->a_nnz, (long long)st->b_nrows,
              (long long)st->b_ncols, (long long)st->b_nnz, (unsigned long long)A->structure_id, (unsigned long long)B->structure_id, (long long)A->nrows, (long long)A->ncols,
              (long long)OceanCSRNnz(A), (long long)B->nrows, (long long)B->ncols, (long long)OceanCSRNnz(B));
-  OceanCall(OceanContextGetWorkspaces(ctx, &ws));
-  OceanWorkspacesResetPacked(ws, ctx->nws);
-  t0      = OceanPhaseBegin(ctx, OCEAN_PHASE_NUMERIC);
-  err     = OceanStageNumericReuse(st, A, B, ws);
-  seconds = OceanPhaseEnd(ctx, OCEAN_PHASE_NUMERIC, err ? 0.0 : 2.0 * (double)st->an.products, t0);
-  OceanCall(err);
+  if (ctx->backend == OCEAN_BACKEND_CUDA) {
+    ws      = NULL;
+    t0      = OceanPhaseBegin(ctx, OCEAN_PHASE_NUMERIC);
+    err     = OceanCudaStageNumeric(ctx, st, A, B); /* sets st->stats.t_numeric from CUDA events */
+    seconds = OceanPhaseEnd(ctx, OCEAN_PHASE_NUMERIC, err ? 0.0 : 2.0 * (double)st->an.products, t0);
+    OceanCall(err);
+    seconds = st->stats.t_numeric;
+  } else {
+    OceanCall(OceanContextGetWorkspaces(ctx, &ws));
+    OceanWorkspacesResetPacked(ws, ctx->nws);
+    t0      = OceanPhaseBegin(ctx, OCEAN_PHASE_NUMERIC);
+    err     = OceanStageNumericReuse(st, A, B, ws);
+    seconds = OceanPhaseEnd(ctx, OCEAN_PHASE_NUMERIC, err ? 0.0 : 2.0 * (double)st->an.products, t0);
+    OceanCall(err);
+  }
 
   /* the statistics now describe this call: exact bins, nothing estimated, allocated or compacted */
   s->numeric_calls++;
@@ -596,7 +580,7 @@ static OceanError OceanStageNumeric(OceanContext ctx, OceanStage *st, const Ocea
   s->overflow_rows = s->symbolic_retry_rows = 0;
   s->switched_to_exact = s->sketches_reused = 0;
   s->allocated_entries                      = st->nnz;
-  s->packed_sort_keys                       = OceanWorkspacesAllPacked(ws, ctx->nws);
+  s->packed_sort_keys                       = ws ? OceanWorkspacesAllPacked(ws, ctx->nws) : 0;
   OceanStageCountBins(st, st->exact);
   return OCEAN_SUCCESS;
 }
@@ -689,8 +673,8 @@ OceanError OceanProductCreate(OceanContext ctx, OceanProductType type, OceanProd
 OceanError OceanProductDestroy(OceanProduct *prod)
 {
   if (!prod || !*prod) return OCEAN_SUCCESS;
-  OceanStageDestroy(&(*prod)->stage[0]);
-  OceanStageDestroy(&(*prod)->stage[1]);
+  OceanStageDestroy((*prod)->ctx, &(*prod)->stage[0]);
+  OceanStageDestroy((*prod)->ctx, &(*prod)->stage[1]);
   OceanTransposeDestroy(&(*prod)->trans);
   OceanFree(*prod);
   return OCEAN_SUCCESS;

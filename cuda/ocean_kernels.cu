@@ -1,0 +1,713 @@
+/*
+  ocean_kernels.cu - the kernels of the CUDA SpGEMM pipeline behind extern "C" launchers (src/ocean_cuda.h).
+
+  Layering (after CUB): thin __global__ entry points; per-block device functions (one row of C per block for the
+  accumulators, one warp per row for the sketch merge); host dispatch that owns grid sizes, reads the shared
+  memory limit off the device and sizes CUB's temporary storage in two phases (query, then run) from the pool.
+
+  Every decision is the CPU backend's: rows are routed by OceanRouteRowBins, hash tables use OceanHashSlot and
+  OceanHashLimit, sketches use OceanSketchUpdate / OceanRegisterPack / OceanSketchEstimateRegisters (all from
+  ocean_shared.h).  A row overflows exactly when its distinct columns exceed its slot, as on the CPU.
+  Summation order: ESC rows sum in product order (bitwise the CPU's); hash and dense rows accumulate with
+  atomicAdd, so their last bits depend on the schedule (the tests allow 1e-12 |A||B|).
+*/
+#include <cub/cub.cuh>
+#include <cuda_runtime.h>
+#include "ocean_cuda.h"
+
+#define OCEAN_CUDA_TRY(call) \
+  do { \
+    cudaError_t e_ = (call); \
+    if (e_ != cudaSuccess) { \
+      (void)cudaGetLastError(); \
+      return OceanSetError(OCEAN_ERR_DEVICE, "%s failed: %s (%s:%d)", #call, cudaGetErrorString(e_), __FILE__, __LINE__); \
+    } \
+  } while (0)
+
+#define OCEAN_CUDA_LAUNCHED(what) \
+  do { \
+    cudaError_t e_ = cudaGetLastError(); \
+    if (e_ != cudaSuccess) return OceanSetError(OCEAN_ERR_DEVICE, "%s: launch failed: %s (%s:%d)", what, cudaGetErrorString(e_), __FILE__, __LINE__); \
+  } while (0)
+
+#define OCEAN_THREADS 256
+#define OCEAN_MAX_GRID (1 << 20)
+
+static unsigned OceanGrid(int64_t n, int per_block)
+{
+  int64_t g = (n + per_block - 1) / per_block;
+  if (g < 1) g = 1;
+  if (g > OCEAN_MAX_GRID) g = OCEAN_MAX_GRID;
+  return (unsigned)g;
+}
+
+#define OCEAN_GRID_STRIDE(i, n) for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (int64_t)gridDim.x * blockDim.x)
+
+/* CUB temporary storage from the pool, two phases: the launcher calls its CUB routine once with d_temp NULL. */
+struct OceanTemp {
+  OceanCudaDevice dev;
+  void           *ptr;
+  explicit OceanTemp(OceanCudaDevice d) : dev(d), ptr(NULL) {}
+  ~OceanTemp() { OceanCudaFree(dev, ptr); }
+  OceanError get(size_t bytes) { return OceanCudaAlloc(dev, bytes ? bytes : 1, &ptr); }
+};
+
+/* ------------------------------------------------------------------------------------------------ analysis */
+
+__global__ void OceanKernelRowRange(OceanDevCSR B, int32_t *first, int32_t *last)
+{
+  OCEAN_GRID_STRIDE(k, B.nrows)
+  {
+    int32_t lo = INT32_MAX, hi = -1;
+    for (int64_t t = B.rowptr[k]; t < B.rowptr[k + 1]; t++) {
+      lo = min(lo, B.colidx[t]);
+      hi = max(hi, B.colidx[t]);
+    }
+    first[k] = lo;
+    last[k]  = hi;
+  }
+}
+
+__global__ void OceanKernelRowShapes(OceanDevCSR A, OceanDevCSR B, const int32_t *first, const int32_t *last, OceanRowShape *shapes, int64_t *products)
+{
+  OCEAN_GRID_STRIDE(i, A.nrows)
+  {
+    int64_t q  = 0;
+    int32_t lo = INT32_MAX, hi = -1;
+    for (int64_t t = A.rowptr[i]; t < A.rowptr[i + 1]; t++) {
+      int32_t k  = A.colidx[t];
+      int64_t nk = B.rowptr[k + 1] - B.rowptr[k];
+      if (!nk) continue;
+      q += nk;
+      lo = min(lo, first[k]);
+      hi = max(hi, last[k]);
+    }
+    OceanRowShape r;
+    r.products  = q;
+    r.span      = q ? (int64_t)hi - lo + 1 : 0;
+    r.colmin    = q ? lo : 0;
+    r.ub        = OceanMin64(OceanMin64(q, r.span), B.ncols);
+    shapes[i]   = r;
+    products[i] = q;
+  }
+}
+
+extern "C" OceanError OceanCudaAnalyzeRows(OceanCudaDevice dev, OceanDevCSR A, OceanDevCSR B, OceanRowShape *d_shapes, int64_t *products)
+{
+  int32_t   *first = NULL, *last = NULL;
+  int64_t   *q = NULL, *sum = NULL;
+  OceanTemp  temp(dev);
+  size_t     bytes = 0;
+  OceanError err;
+
+  *products = 0;
+  if (A.nrows == 0) return OCEAN_SUCCESS;
+  if ((err = OceanCudaAlloc(dev, (size_t)B.nrows * sizeof(int32_t), (void **)&first)) || (err = OceanCudaAlloc(dev, (size_t)B.nrows * sizeof(int32_t), (void **)&last)) ||
+      (err = OceanCudaAlloc(dev, (size_t)A.nrows * sizeof(int64_t), (void **)&q)) || (err = OceanCudaAlloc(dev, sizeof(int64_t), (void **)&sum)))
+    goto done;
+  if (B.nrows) OceanKernelRowRange<<<OceanGrid(B.nrows, OCEAN_THREADS), OCEAN_THREADS>>>(B, first, last);
+  OceanKernelRowShapes<<<OceanGrid(A.nrows, OCEAN_THREADS), OCEAN_THREADS>>>(A, B, first, last, d_shapes, q);
+  if (cudaGetLastError() != cudaSuccess) {
+    err = OceanSetError(OCEAN_ERR_DEVICE, "analysis kernels: launch failed");
+    goto done;
+  }
+  if (cub::DeviceReduce::Sum(NULL, bytes, q, sum, A.nrows) != cudaSuccess || (err = temp.get(bytes)) || cub::DeviceReduce::Sum(temp.ptr, bytes, q, sum, A.nrows) != cudaSuccess ||
+      cudaMemcpy(products, sum, sizeof(int64_t), cudaMemcpyDeviceToHost) != cudaSuccess) {
+    if (!err) err = OceanSetError(OCEAN_ERR_DEVICE, "analysis: sum of products failed: %s", cudaGetErrorString(cudaGetLastError()));
+  }
+done:
+  OceanCudaFree(dev, first);
+  OceanCudaFree(dev, last);
+  OceanCudaFree(dev, q);
+  OceanCudaFree(dev, sum);
+  return err;
+}
+
+/* ------------------------------------------------------------------------------------------------ predictions, routes */
+
+__global__ void OceanKernelPredict(OceanCudaPredict kind, const int64_t *list, int64_t n, const OceanRowShape *shapes, const double *estimate, const OceanRoute *routes, double x,
+                                   int64_t *p)
+{
+  OCEAN_GRID_STRIDE(j, n)
+  {
+    const int64_t        row = list ? list[j] : j;
+    const OceanRowShape *r   = &shapes[row];
+    switch (kind) {
+    case OCEAN_CUDA_PREDICT_UB: p[row] = r->ub; break;
+    case OCEAN_CUDA_PREDICT_EXACT: p[row] = OceanPredictExact(r, x); break;
+    case OCEAN_CUDA_PREDICT_ESTIMATE: p[row] = OceanPredictFromEstimate(estimate[row], x, r); break;
+    case OCEAN_CUDA_PREDICT_RETRY: p[row] = OceanMin64(r->ub, 2 * routes[row].slot); break;
+    }
+  }
+}
+
+extern "C" OceanError OceanCudaPredictRows(OceanCudaPredict kind, const int64_t *d_list, int64_t n, const OceanRowShape *d_shapes, const double *d_estimate, const OceanRoute *d_routes,
+                                           double x, int64_t *d_p)
+{
+  if (n == 0) return OCEAN_SUCCESS;
+  OceanKernelPredict<<<OceanGrid(n, OCEAN_THREADS), OCEAN_THREADS>>>(kind, d_list, n, d_shapes, d_estimate, d_routes, x, d_p);
+  OCEAN_CUDA_LAUNCHED("predictions");
+  return OCEAN_SUCCESS;
+}
+
+__global__ void OceanKernelRoute(OceanCudaRouteParams rp, OceanPass pass, const int64_t *list, int64_t n, const int64_t *p, const OceanRowShape *shapes, OceanRoute *routes)
+{
+  OCEAN_GRID_STRIDE(j, n)
+  {
+    const int64_t row = list ? list[j] : j;
+    OceanRoute    r;
+    OceanRouteRowBins(rp.bins, rp.warp, rp.load, pass, p[row], &shapes[row], &r);
+    routes[row] = r;
+  }
+}
+
+extern "C" OceanError OceanCudaRouteRows(const OceanCudaRouteParams *rp, OceanPass pass, const int64_t *d_list, int64_t n, const int64_t *d_p, const OceanRowShape *d_shapes,
+                                         OceanRoute *d_routes)
+{
+  if (n == 0) return OCEAN_SUCCESS;
+  OceanKernelRoute<<<OceanGrid(n, OCEAN_THREADS), OCEAN_THREADS>>>(*rp, pass, d_list, n, d_p, d_shapes, d_routes);
+  OCEAN_CUDA_LAUNCHED("routing");
+  return OCEAN_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------------------------------ accumulators */
+
+struct OceanRowArgs {
+  OceanDevCSR          A, B;
+  const OceanRowShape *shapes;
+  const OceanRoute    *routes;
+  const int64_t       *list; /* this bin's rows */
+  int64_t              n;
+  int                  bitmap_query;
+  const int64_t       *offsets;
+  int32_t             *cols; /* numeric when not NULL */
+  double              *vals;
+  int64_t             *counts;
+  uint8_t             *flags;
+  const int64_t       *goff; /* global hash tables: offset per position of list (LONG only) */
+  int32_t             *gkeys;
+  double              *gvals;
+};
+
+/* Per-block state of the row being accumulated. */
+struct OceanRowState {
+  unsigned long long count; /* distinct columns inserted */
+  unsigned long long out;   /* entries written */
+  int                over;  /* the row passed its slot */
+};
+
+/* Calls f(column, A value * B value) for every product of row i, a warp per entry of A's row, lanes over B's row. */
+template <typename F>
+__device__ __forceinline__ void OceanForProducts(const OceanRowArgs &a, int64_t i, bool numeric, volatile int *stop, F f)
+{
+  const int     lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+  const int64_t end  = a.A.rowptr[i + 1];
+  for (int64_t t = a.A.rowptr[i] + warp; t < end; t += nwarps) {
+    const int32_t k  = a.A.colidx[t];
+    const double  av = numeric ? a.A.values[t] : 0.0;
+    for (int64_t u = a.B.rowptr[k] + lane; u < a.B.rowptr[k + 1]; u += 32) {
+      if (stop && *stop) return;
+      f(a.B.colidx[u], numeric ? av * a.B.values[u] : 0.0);
+    }
+  }
+}
+
+/* Hash accumulator (shared or global memory): keys -1 when free; a new column past the slot sets over. */
+__device__ void OceanBlockHashRow(const OceanRowArgs &a, int64_t i, const OceanRoute &r, int32_t *keys, double *hv, bool init, OceanRowState *st)
+{
+  const bool    numeric = a.cols != NULL;
+  const int64_t cap = r.capacity, slot = r.slot;
+
+  if (init)
+    for (int64_t j = threadIdx.x; j < cap; j += blockDim.x) {
+      keys[j] = -1;
+      if (numeric) hv[j] = 0.0;
+    }
+  __syncthreads();
+  OceanForProducts(a, i, numeric, &st->over, [&](int32_t col, double v) {
+    int64_t pos = OceanHashSlot(col, cap);
+    for (;;) {
+      int32_t k = ((volatile int32_t *)keys)[pos];
+      if (k == -1) {
+        k = atomicCAS(&keys[pos], -1, col);
+        if (k == -1) {
+          if (atomicAdd(&st->count, 1ULL) >= (unsigned long long)slot) {
+            atomicExch(&st->over, 1);
+            return;
+          }
+          k = col;
+        }
+      }
+      if (k == col) {
+        if (numeric) atomicAdd(&hv[pos], v);
+        return;
+      }
+      if (((volatile int *)&st->over)[0]) return;
+      pos = pos + 1 == cap ? 0 : pos + 1;
+    }
+  });
+  __syncthreads();
+  if (!numeric || st->over) return;
+  const int64_t off = a.offsets[i];
+  for (int64_t j = threadIdx.x; j < cap; j += blockDim.x) {
+    if (keys[j] == -1) continue;
+    const unsigned long long o = atomicAdd(&st->out, 1ULL);
+    a.cols[off + o]            = keys[j];
+    a.vals[off + o]            = hv[j];
+  }
+}
+
+/* Dense accumulator over the row's span: values (numeric) and a bitmap, both in shared memory. */
+__device__ void OceanBlockDenseRow(const OceanRowArgs &a, int64_t i, const OceanRoute &r, const OceanRowShape &sh, char *smem, OceanRowState *st)
+{
+  const bool    numeric = a.cols != NULL;
+  const int64_t span = r.capacity, nw = (span + 31) / 32;
+  double       *dv = (double *)smem;
+  unsigned     *bm = (unsigned *)(numeric ? smem + span * sizeof(double) : smem);
+
+  for (int64_t j = threadIdx.x; j < nw; j += blockDim.x) bm[j] = 0;
+  if (numeric)
+    for (int64_t j = threadIdx.x; j < span; j += blockDim.x) dv[j] = 0.0;
+  __syncthreads();
+  /* With the plan's bitmap query a value would be written, not added, by the first product of its column; that
+     needs an ordering between the bit and the value that atomics alone do not give, so this first version always
+     zeroes the values and adds (same result). */
+  OceanForProducts(a, i, numeric, NULL, [&](int32_t col, double v) {
+    const int64_t j = (int64_t)col - sh.colmin;
+    atomicOr(&bm[j >> 5], 1u << (j & 31));
+    if (numeric) atomicAdd(&dv[j], v);
+  });
+  __syncthreads();
+  for (int64_t w = threadIdx.x; w < nw; w += blockDim.x) {
+    const int c = __popc(bm[w]);
+    if (c) atomicAdd(&st->count, (unsigned long long)c);
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) st->over = st->count > (unsigned long long)r.slot;
+  __syncthreads();
+  if (!numeric || st->over) return;
+  const int64_t off = a.offsets[i];
+  for (int64_t w = threadIdx.x; w < nw; w += blockDim.x) {
+    unsigned bits = bm[w];
+    if (!bits) continue;
+    unsigned long long o = atomicAdd(&st->out, (unsigned long long)__popc(bits));
+    for (; bits; bits &= bits - 1, o++) {
+      const int64_t j = w * 32 + __ffs(bits) - 1;
+      a.cols[off + o] = (int32_t)(sh.colmin + j);
+      a.vals[off + o] = dv[j];
+    }
+  }
+}
+
+/* Expand-sort-compact for rows of at most 64 products: a stable rank sort in shared memory, then each run of equal
+   columns summed in product order (the CPU's order, so these rows match it bitwise). */
+#define OCEAN_ESC_MAX 64
+__device__ void OceanBlockEscRow(const OceanRowArgs &a, int64_t i, const OceanRoute &r, char *smem, OceanRowState *st)
+{
+  const bool numeric = a.cols != NULL;
+  const int  q       = (int)r.capacity;
+  double    *ev = (double *)smem, *sv = ev + OCEAN_ESC_MAX;
+  int32_t   *ec = (int32_t *)(sv + OCEAN_ESC_MAX), *sc = ec + OCEAN_ESC_MAX;
+
+  for (int p = threadIdx.x; p < q; p += blockDim.x) { /* product p -> (t, u) */
+    int64_t base = 0;
+    for (int64_t t = a.A.rowptr[i]; t < a.A.rowptr[i + 1]; t++) {
+      const int32_t k  = a.A.colidx[t];
+      const int64_t nk = a.B.rowptr[k + 1] - a.B.rowptr[k];
+      if (p < base + nk) {
+        const int64_t u = a.B.rowptr[k] + (p - base);
+        ec[p]           = a.B.colidx[u];
+        ev[p]           = numeric ? a.A.values[t] * a.B.values[u] : 0.0;
+        break;
+      }
+      base += nk;
+    }
+  }
+  __syncthreads();
+  for (int p = threadIdx.x; p < q; p += blockDim.x) {
+    int rank = 0;
+    for (int o = 0; o < q; o++) rank += ec[o] < ec[p] || (ec[o] == ec[p] && o < p);
+    sc[rank] = ec[p];
+    sv[rank] = ev[p];
+  }
+  __syncthreads();
+  for (int p = threadIdx.x; p < q; p += blockDim.x)
+    if (p == 0 || sc[p] != sc[p - 1]) atomicAdd(&st->count, 1ULL);
+  __syncthreads();
+  if (threadIdx.x == 0) st->over = st->count > (unsigned long long)r.slot;
+  __syncthreads();
+  if (!numeric || st->over) return;
+  const int64_t off = a.offsets[i];
+  for (int p = threadIdx.x; p < q; p += blockDim.x) {
+    if (p > 0 && sc[p] == sc[p - 1]) continue;
+    int    o = 0;
+    double s = sv[p];
+    for (int x = 1; x <= p; x++) o += sc[x] != sc[x - 1];
+    for (int x = p + 1; x < q && sc[x] == sc[p]; x++) s += sv[x];
+    a.cols[off + o] = sc[p];
+    a.vals[off + o] = s;
+  }
+}
+
+/* One row per block (grid-stride over the bin's rows); the accumulator is the route's. */
+__global__ void OceanKernelRows(OceanRowArgs a)
+{
+  extern __shared__ double ocean_smem_d[];
+  char                    *smem = (char *)ocean_smem_d;
+  __shared__ OceanRowState st;
+
+  for (int64_t pos = blockIdx.x; pos < a.n; pos += gridDim.x) {
+    const int64_t    i = a.list[pos];
+    const OceanRoute r = a.routes[i];
+    if (threadIdx.x == 0) {
+      st.count = 0;
+      st.out   = 0;
+      st.over  = 0;
+    }
+    __syncthreads();
+    switch ((OceanAccumulator)r.acc) {
+    case OCEAN_ACC_NONE: break;
+    case OCEAN_ACC_ESC: OceanBlockEscRow(a, i, r, smem, &st); break;
+    case OCEAN_ACC_DENSE: OceanBlockDenseRow(a, i, r, a.shapes[i], smem, &st); break;
+    case OCEAN_ACC_HASH: {
+      /* values first: 8-byte aligned */
+      double  *hv   = (double *)smem;
+      int32_t *keys = (int32_t *)(a.cols ? smem + r.capacity * sizeof(double) : smem);
+      OceanBlockHashRow(a, i, r, keys, hv, true, &st);
+      break;
+    }
+    case OCEAN_ACC_GLOBAL_HASH: OceanBlockHashRow(a, i, r, a.gkeys + a.goff[pos], a.gvals ? a.gvals + a.goff[pos] : NULL, false, &st); break;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      a.counts[i] = st.over ? r.slot + 1 : (int64_t)st.count;
+      a.flags[i]  = (uint8_t)st.over;
+    }
+    __syncthreads();
+  }
+}
+
+__global__ void OceanKernelBinKeys(const int64_t *list, int64_t n, const OceanRoute *routes, uint8_t *keys, int64_t *rows, unsigned long long *bin_rows)
+{
+  OCEAN_GRID_STRIDE(j, n)
+  {
+    const int64_t row = list ? list[j] : j;
+    keys[j]           = routes[row].bin;
+    rows[j]           = row;
+    atomicAdd(&bin_rows[routes[row].bin], 1ULL);
+  }
+}
+
+__global__ void OceanKernelGlobalCapacity(const int64_t *list, int64_t n, const OceanRoute *routes, int64_t *cap)
+{
+  OCEAN_GRID_STRIDE(j, n) cap[j] = routes[list[j]].capacity;
+}
+
+extern "C" OceanError OceanCudaRunRows(OceanCudaDevice dev, const OceanCudaRouteParams *rp, OceanDevCSR A, OceanDevCSR B, const OceanRowShape *d_shapes, const OceanRoute *d_routes,
+                                       const int64_t *d_list, int64_t n, int bitmap_query, const int64_t *d_offsets, int32_t *d_cols, double *d_vals, int64_t *d_counts,
+                                       uint8_t *d_flags, int64_t bin_rows[OCEAN_NUM_BINS])
+{
+  static int          smem_set = -1, smem_max = 0; /* the opt-in is per kernel and device: set once, to the most the device allows */
+  uint8_t            *keys = NULL, *skeys = NULL;
+  int64_t            *rows = NULL, *srows = NULL, *gcap = NULL, *goff = NULL;
+  unsigned long long *d_bins = NULL, h_bins[OCEAN_NUM_BINS];
+  int32_t            *gkeys = NULL;
+  double             *gvals = NULL;
+  OceanTemp           temp(dev);
+  size_t              bytes = 0;
+  OceanError          err;
+  int64_t             start, b;
+
+  if (bin_rows) memset(bin_rows, 0, sizeof(int64_t) * OCEAN_NUM_BINS);
+  if (n == 0) return OCEAN_SUCCESS;
+  if (smem_set != (int)rp->smem_optin) {
+    /* dynamic shared memory may take what the opt-in limit leaves beside the kernel's static shared memory */
+    cudaFuncAttributes fa;
+    OCEAN_CUDA_TRY(cudaFuncGetAttributes(&fa, OceanKernelRows));
+    smem_max = (int)rp->smem_optin - (int)fa.sharedSizeBytes;
+    OCEAN_CUDA_TRY(cudaFuncSetAttribute(OceanKernelRows, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_max));
+    smem_set = (int)rp->smem_optin;
+  }
+  if ((err = OceanCudaAlloc(dev, (size_t)n, (void **)&keys)) || (err = OceanCudaAlloc(dev, (size_t)n, (void **)&skeys)) ||
+      (err = OceanCudaAlloc(dev, (size_t)n * sizeof(int64_t), (void **)&rows)) || (err = OceanCudaAlloc(dev, (size_t)n * sizeof(int64_t), (void **)&srows)) ||
+      (err = OceanCudaAlloc(dev, sizeof(h_bins), (void **)&d_bins)))
+    goto done;
+  if (cudaMemset(d_bins, 0, sizeof(h_bins)) != cudaSuccess) goto device_error;
+  OceanKernelBinKeys<<<OceanGrid(n, OCEAN_THREADS), OCEAN_THREADS>>>(d_list, n, d_routes, keys, rows, d_bins);
+  /* rows grouped by bin: a 4-bit radix sort, stable, so rows keep their order inside a bin */
+  if (cub::DeviceRadixSort::SortPairs(NULL, bytes, keys, skeys, rows, srows, n, 0, 4) != cudaSuccess || (err = temp.get(bytes)) ||
+      cub::DeviceRadixSort::SortPairs(temp.ptr, bytes, keys, skeys, rows, srows, n, 0, 4) != cudaSuccess)
+    goto device_error;
+  if (cudaMemcpy(h_bins, d_bins, sizeof(h_bins), cudaMemcpyDeviceToHost) != cudaSuccess) goto device_error;
+
+  for (b = 0, start = 0; b < OCEAN_NUM_BINS; start += (int64_t)h_bins[b], b++) {
+    const OceanBinConfig *c  = &rp->bins[b];
+    const int64_t         nb = (int64_t)h_bins[b];
+    OceanRowArgs          a;
+    int                   threads;
+    size_t                smem;
+
+    if (bin_rows) bin_rows[b] = nb;
+    if (!nb) continue;
+    memset(&a, 0, sizeof(a));
+    a.A            = A;
+    a.B            = B;
+    a.shapes       = d_shapes;
+    a.routes       = d_routes;
+    a.list         = srows + start;
+    a.n            = nb;
+    a.bitmap_query = bitmap_query;
+    a.offsets      = d_offsets;
+    a.cols         = d_cols;
+    a.vals         = d_vals;
+    a.counts       = d_counts;
+    a.flags        = d_flags;
+    if (b == OCEAN_BIN_EMPTY) {
+      threads = 32;
+      smem    = 0;
+    } else if (b == OCEAN_BIN_ESC4 || b == OCEAN_BIN_ESC2) {
+      threads = c->threads;
+      smem    = OCEAN_ESC_MAX * (2 * sizeof(double) + 2 * sizeof(int32_t));
+    } else if (b == OCEAN_BIN_LONG) {
+      int64_t total = 0;
+      threads       = c->threads;
+      smem          = 0;
+      if ((err = OceanCudaAlloc(dev, (size_t)(nb + 1) * sizeof(int64_t), (void **)&gcap)) || (err = OceanCudaAlloc(dev, (size_t)(nb + 1) * sizeof(int64_t), (void **)&goff))) goto done;
+      OceanKernelGlobalCapacity<<<OceanGrid(nb, OCEAN_THREADS), OCEAN_THREADS>>>(srows + start, nb, d_routes, gcap);
+      if ((err = OceanCudaScanCounts(dev, NULL, nb, gcap, goff, NULL, &total))) goto done;
+      if ((err = OceanCudaAlloc(dev, (size_t)total * sizeof(int32_t), (void **)&gkeys))) goto done;
+      if (cudaMemset(gkeys, 0xff, (size_t)total * sizeof(int32_t)) != cudaSuccess) goto device_error;
+      if (d_cols) {
+        if ((err = OceanCudaAlloc(dev, (size_t)total * sizeof(double), (void **)&gvals))) goto done;
+        if (cudaMemset(gvals, 0, (size_t)total * sizeof(double)) != cudaSuccess) goto device_error;
+      }
+      a.goff  = goff;
+      a.gkeys = gkeys;
+      a.gvals = gvals;
+    } else {
+      /* one row per block with the bin's shared memory (SHORT: one row's share of N0's block) */
+      threads = c->threads;
+      smem    = (size_t)(c->smem_bytes / (c->rows_per_block > 0 ? c->rows_per_block : 1)) + 64;
+      if (smem > (size_t)smem_max) smem = (size_t)smem_max;
+    }
+    if (threads < 32) threads = 32;
+    OceanKernelRows<<<OceanGrid(nb, 1), threads, smem>>>(a);
+    if (cudaGetLastError() != cudaSuccess) goto device_error;
+  }
+  err = OCEAN_SUCCESS;
+  goto done;
+device_error:
+  err = OceanSetError(OCEAN_ERR_DEVICE, "accumulators: %s", cudaGetErrorString(cudaGetLastError()));
+done:
+  OceanCudaFree(dev, keys);
+  OceanCudaFree(dev, skeys);
+  OceanCudaFree(dev, rows);
+  OceanCudaFree(dev, srows);
+  OceanCudaFree(dev, d_bins);
+  OceanCudaFree(dev, gcap);
+  OceanCudaFree(dev, goff);
+  OceanCudaFree(dev, gkeys);
+  OceanCudaFree(dev, gvals);
+  return err;
+}
+
+/* ------------------------------------------------------------------------------------------------ sketches */
+
+__global__ void OceanKernelSketchBuild(OceanDevCSR B, int registers, int log2m, uint8_t *sketches)
+{
+  OCEAN_GRID_STRIDE(k, B.nrows)
+  {
+    uint8_t *s = sketches + (size_t)k * (size_t)registers;
+    for (int j = 0; j < registers; j++) s[j] = 0;
+    for (int64_t t = B.rowptr[k]; t < B.rowptr[k + 1]; t++) OceanSketchInsert(s, log2m, B.colidx[t]);
+  }
+}
+
+extern "C" OceanError OceanCudaSketchBuild(OceanDevCSR B, int registers, uint8_t *d_sketches)
+{
+  if (B.nrows == 0) return OCEAN_SUCCESS;
+  OceanKernelSketchBuild<<<OceanGrid(B.nrows, OCEAN_THREADS), OCEAN_THREADS>>>(B, registers, OceanLog2Int(registers), d_sketches);
+  OCEAN_CUDA_LAUNCHED("sketch build");
+  return OCEAN_SUCCESS;
+}
+
+#define OCEAN_SKETCH_WARPS 4
+/* A warp per row of A: lanes merge registers (OR of the unpacked sets), lane 0 estimates. */
+__global__ void OceanKernelSketchEstimate(OceanDevCSR A, const uint8_t *sketches, int registers, double *estimate)
+{
+  __shared__ uint8_t merged[OCEAN_SKETCH_WARPS][OCEAN_HLL_MAX_REGISTERS];
+  const int          lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+
+  for (int64_t i = (int64_t)blockIdx.x * OCEAN_SKETCH_WARPS + w; i < A.nrows; i += (int64_t)gridDim.x * OCEAN_SKETCH_WARPS) {
+    for (int j = lane; j < registers; j += 32) {
+      uint64_t set = 0;
+      for (int64_t t = A.rowptr[i]; t < A.rowptr[i + 1]; t++) set |= OceanRegisterUnpack(sketches[(size_t)A.colidx[t] * (size_t)registers + j]);
+      merged[w][j] = OceanRegisterPack(set);
+    }
+    __syncwarp();
+    if (lane == 0) estimate[i] = OceanSketchEstimateRegisters(merged[w], registers);
+    __syncwarp();
+  }
+}
+
+extern "C" OceanError OceanCudaSketchEstimate(OceanDevCSR A, const uint8_t *d_sketches, int registers, double *d_estimate)
+{
+  if (A.nrows == 0) return OCEAN_SUCCESS;
+  if (registers > OCEAN_HLL_MAX_REGISTERS) return OceanSetError(OCEAN_ERR_ARG, "sketch estimate: %d registers, at most %d", registers, OCEAN_HLL_MAX_REGISTERS);
+  OceanKernelSketchEstimate<<<OceanGrid(A.nrows, OCEAN_SKETCH_WARPS), 32 * OCEAN_SKETCH_WARPS>>>(A, d_sketches, registers, d_estimate);
+  OCEAN_CUDA_LAUNCHED("sketch estimate");
+  return OCEAN_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------------------------------ scans, selections */
+
+__global__ void OceanKernelGatherCounts(const int64_t *list, int64_t n, const int64_t *in, int64_t *out)
+{
+  OCEAN_GRID_STRIDE(j, n) out[j] = in[list ? list[j] : j];
+}
+
+__global__ void OceanKernelScatter(const int64_t *list, int64_t n, const int64_t *in, int64_t *out)
+{
+  OCEAN_GRID_STRIDE(j, n) out[list[j]] = in[j];
+}
+
+extern "C" OceanError OceanCudaScanCounts(OceanCudaDevice dev, const int64_t *d_list, int64_t n, const int64_t *d_in, int64_t *d_out, int64_t *d_scatter, int64_t *total)
+{
+  int64_t   *tmp = NULL;
+  OceanTemp  temp(dev);
+  size_t     bytes = 0;
+  OceanError err;
+
+  /* the input gathered into n + 1 entries (the last 0) so that the exclusive sum's last entry is the total */
+  if ((err = OceanCudaAlloc(dev, (size_t)(n + 1) * sizeof(int64_t), (void **)&tmp))) return err;
+  if (cudaMemset(tmp + n, 0, sizeof(int64_t)) != cudaSuccess) goto device_error;
+  if (n) OceanKernelGatherCounts<<<OceanGrid(n, OCEAN_THREADS), OCEAN_THREADS>>>(d_list, n, d_in, tmp);
+  if (cub::DeviceScan::ExclusiveSum(NULL, bytes, tmp, d_out, n + 1) != cudaSuccess || (err = temp.get(bytes)) ||
+      cub::DeviceScan::ExclusiveSum(temp.ptr, bytes, tmp, d_out, n + 1) != cudaSuccess)
+    goto device_error;
+  if (d_scatter && n) OceanKernelScatter<<<OceanGrid(n, OCEAN_THREADS), OCEAN_THREADS>>>(d_list, n, d_out, d_scatter);
+  if (cudaMemcpy(total, d_out + n, sizeof(int64_t), cudaMemcpyDeviceToHost) != cudaSuccess) goto device_error;
+  OceanCudaFree(dev, tmp);
+  return OCEAN_SUCCESS;
+device_error:
+  OceanCudaFree(dev, tmp);
+  return err ? err : OceanSetError(OCEAN_ERR_DEVICE, "scan: %s", cudaGetErrorString(cudaGetLastError()));
+}
+
+__global__ void OceanKernelSlots(const OceanRoute *routes, int64_t n, int64_t *slots)
+{
+  OCEAN_GRID_STRIDE(i, n) slots[i] = routes[i].slot;
+}
+
+extern "C" OceanError OceanCudaScanSlots(OceanCudaDevice dev, const OceanRoute *d_routes, int64_t n, int64_t *d_out, int64_t *total)
+{
+  OceanError err;
+  if (n) OceanKernelSlots<<<OceanGrid(n, OCEAN_THREADS), OCEAN_THREADS>>>(d_routes, n, d_out);
+  OCEAN_CUDA_LAUNCHED("slots");
+  err = OceanCudaScanCounts(dev, NULL, n, d_out, d_out, NULL, total); /* gathered into scratch first, so in place is fine */
+  return err;
+}
+
+__global__ void OceanKernelListFlags(const int64_t *list, int64_t n, const uint8_t *flags, int64_t *rows, uint8_t *lflags)
+{
+  OCEAN_GRID_STRIDE(j, n)
+  {
+    const int64_t row = list ? list[j] : j;
+    rows[j]           = row;
+    lflags[j]         = flags[row];
+  }
+}
+
+extern "C" OceanError OceanCudaSelectFlagged(OceanCudaDevice dev, const int64_t *d_list, int64_t n, const uint8_t *d_flags, int64_t *d_out, int64_t *nout)
+{
+  int64_t   *rows = NULL, *dn = NULL;
+  uint8_t   *lf   = NULL;
+  OceanTemp  temp(dev);
+  size_t     bytes = 0;
+  OceanError err;
+
+  *nout = 0;
+  if (n == 0) return OCEAN_SUCCESS;
+  if ((err = OceanCudaAlloc(dev, (size_t)n * sizeof(int64_t), (void **)&rows)) || (err = OceanCudaAlloc(dev, (size_t)n, (void **)&lf)) ||
+      (err = OceanCudaAlloc(dev, sizeof(int64_t), (void **)&dn)))
+    goto done;
+  OceanKernelListFlags<<<OceanGrid(n, OCEAN_THREADS), OCEAN_THREADS>>>(d_list, n, d_flags, rows, lf);
+  if (cub::DeviceSelect::Flagged(NULL, bytes, rows, lf, d_out, dn, n) != cudaSuccess || (err = temp.get(bytes)) ||
+      cub::DeviceSelect::Flagged(temp.ptr, bytes, rows, lf, d_out, dn, n) != cudaSuccess || cudaMemcpy(nout, dn, sizeof(int64_t), cudaMemcpyDeviceToHost) != cudaSuccess)
+    if (!err) err = OceanSetError(OCEAN_ERR_DEVICE, "select flagged rows: %s", cudaGetErrorString(cudaGetLastError()));
+done:
+  OceanCudaFree(dev, rows);
+  OceanCudaFree(dev, lf);
+  OceanCudaFree(dev, dn);
+  return err;
+}
+
+extern "C" OceanError OceanCudaGather64(const int64_t *d_list, int64_t n, const int64_t *d_src, int64_t *d_dst)
+{
+  if (n == 0) return OCEAN_SUCCESS;
+  OceanKernelGatherCounts<<<OceanGrid(n, OCEAN_THREADS), OCEAN_THREADS>>>(d_list, n, d_src, d_dst);
+  OCEAN_CUDA_LAUNCHED("gather");
+  return OCEAN_SUCCESS;
+}
+
+/* A warp per row copies its entries. */
+__global__ void OceanKernelCompact(int64_t nrows, const int64_t *rowptr, const uint8_t *flags, const int64_t *offsets, const int32_t *bcols, const double *bvals,
+                                   const int64_t *foffsets, const int32_t *fcols, const double *fvals, int32_t *cols, double *vals)
+{
+  const int lane = threadIdx.x & 31;
+  for (int64_t i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5; i < nrows; i += ((int64_t)gridDim.x * blockDim.x) >> 5) {
+    const bool     fb = flags && flags[i];
+    const int32_t *c  = fb ? fcols + foffsets[i] : bcols + offsets[i];
+    const double  *v  = fb ? fvals + foffsets[i] : bvals + offsets[i];
+    const int64_t  n = rowptr[i + 1] - rowptr[i], d = rowptr[i];
+    for (int64_t t = lane; t < n; t += 32) {
+      cols[d + t] = c[t];
+      vals[d + t] = v[t];
+    }
+  }
+}
+
+extern "C" OceanError OceanCudaCompact(int64_t nrows, const int64_t *d_rowptr, const uint8_t *d_flags, const int64_t *d_offsets, const int32_t *d_bcols, const double *d_bvals,
+                                       const int64_t *d_foffsets, const int32_t *d_fcols, const double *d_fvals, int32_t *d_cols, double *d_vals)
+{
+  if (nrows == 0) return OCEAN_SUCCESS;
+  OceanKernelCompact<<<OceanGrid(nrows * 32, OCEAN_THREADS), OCEAN_THREADS>>>(nrows, d_rowptr, d_flags, d_offsets, d_bcols, d_bvals, d_foffsets, d_fcols, d_fvals, d_cols, d_vals);
+  OCEAN_CUDA_LAUNCHED("compaction");
+  return OCEAN_SUCCESS;
+}
+
+extern "C" OceanError OceanCudaSortRows(OceanCudaDevice dev, int64_t nrows, int64_t nnz, const int64_t *d_rowptr, const int32_t *d_cols_in, const double *d_vals_in,
+                                        int32_t *d_cols_out, double *d_vals_out)
+{
+  OceanTemp  temp(dev);
+  size_t     bytes = 0;
+  OceanError err   = OCEAN_SUCCESS;
+
+  if (nnz == 0 || nrows == 0) return OCEAN_SUCCESS;
+  if (cub::DeviceSegmentedSort::SortPairs(NULL, bytes, d_cols_in, d_cols_out, d_vals_in, d_vals_out, nnz, nrows, d_rowptr, d_rowptr + 1) != cudaSuccess || (err = temp.get(bytes)) ||
+      cub::DeviceSegmentedSort::SortPairs(temp.ptr, bytes, d_cols_in, d_cols_out, d_vals_in, d_vals_out, nnz, nrows, d_rowptr, d_rowptr + 1) != cudaSuccess)
+    return err ? err : OceanSetError(OCEAN_ERR_DEVICE, "row sort: %s", cudaGetErrorString(cudaGetLastError()));
+  return OCEAN_SUCCESS;
+}
+
+__global__ void OceanKernelEqual32(const int32_t *a, const int32_t *b, int64_t n, int *differ)
+{
+  OCEAN_GRID_STRIDE(i, n) if (a[i] != b[i]) *differ = 1;
+}
+
+extern "C" OceanError OceanCudaEqual32(OceanCudaDevice dev, const int32_t *d_a, const int32_t *d_b, int64_t n, int *equal)
+{
+  int       *d = NULL, h = 0;
+  OceanError err;
+
+  *equal = 1;
+  if (n == 0) return OCEAN_SUCCESS;
+  if ((err = OceanCudaAlloc(dev, sizeof(int), (void **)&d))) return err;
+  if (cudaMemset(d, 0, sizeof(int)) == cudaSuccess) {
+    OceanKernelEqual32<<<OceanGrid(n, OCEAN_THREADS), OCEAN_THREADS>>>(d_a, d_b, n, d);
+    if (cudaMemcpy(&h, d, sizeof(int), cudaMemcpyDeviceToHost) != cudaSuccess) err = OceanSetError(OCEAN_ERR_DEVICE, "compare: %s", cudaGetErrorString(cudaGetLastError()));
+  } else err = OceanSetError(OCEAN_ERR_DEVICE, "compare: memset failed");
+  OceanCudaFree(dev, d);
+  *equal = !h;
+  return err;
+}

@@ -1,0 +1,582 @@
+/*
+  ocean_cuda.c - host orchestration of the CUDA backend: the same stage pipeline as ocean_product.c, run on the
+  device through the launchers of ocean_cuda.h (no CUDA header here).
+
+    analysis   rows' shapes on the device -> host (routing stats, sample selection); sampled rows counted on the
+               device by the symbolic accumulators; the CR statistics and the workflow on the host (the CPU's
+               very functions: OceanAnalysisSampleSelect/Finish, OceanSelectWorkflow)
+    UPPER_BOUND / ESTIMATE  predictions on the device -> routes (OceanRouteRowBins) -> slots (CUB scan) ->
+               numeric per bin into the slots -> overflowed rows (CUB select): exact counts with retries, their
+               own exactly sized buffer -> compaction into CSR -> rows sorted (CUB segmented sort)
+    EXACT      symbolic per bin from products / conservative CR, overflowing rows retried one configuration up;
+               rowptr (CUB scan); numeric per bin; rows sorted
+  C stays on the device (numeric reuse) and is copied to the host.  The per-row arrays the statistics and row
+  records need (predicted, routes, counts, flags, estimates) are copied to the host stage's scratch, where the
+  CPU code turns them into OceanStats and OceanRowInfo.  Times are CUDA event times.
+*/
+#include "ocean_stage.h"
+#include "ocean_cuda.h"
+#include <math.h>
+
+#ifdef OCEAN_HAVE_CUDA
+
+typedef struct {
+  OceanCudaDevice dev;
+} OceanCudaContext;
+
+/* Device state of one stage: operands, shapes, C and the exact routes for numeric reuse. */
+typedef struct {
+  int64_t       a_nrows, a_nnz, b_nrows, b_nnz, c_nnz;
+  int64_t      *a_rowptr, *b_rowptr, *c_rowptr;
+  int32_t      *a_colidx, *b_colidx, *c_colidx;
+  double       *a_values, *b_values, *c_values;
+  OceanRowShape *shapes;
+  OceanRoute   *exact;
+} OceanCudaStage;
+
+static OceanCudaDevice OceanCtxDev(OceanContext ctx) { return ((OceanCudaContext *)ctx->cuda)->dev; }
+
+#define OceanDevAlloc(ctx, n, p) OceanCudaAlloc(OceanCtxDev(ctx), (size_t)(n) * sizeof(**(p)), (void **)(p))
+#define OceanDevFree(ctx, p) \
+  do { \
+    OceanCudaFree(OceanCtxDev(ctx), (void *)(p)); \
+    (p) = NULL; \
+  } while (0)
+
+OceanError OceanCudaContextSetup(OceanContext ctx, const OceanDeviceProfile *profile)
+{
+  OceanCudaContext *c;
+  OceanError        err;
+
+  OceanCall(OceanCalloc(1, &c, "CUDA context"));
+  ctx->cuda_device = 0;
+  err              = OceanCudaDeviceCreate(0, &c->dev);
+  if (!err && !profile) err = OceanCudaDeviceProfile(0, &ctx->profile);
+  if (err) {
+    OceanCudaDeviceDestroy(&c->dev);
+    free(c);
+    return err == OCEAN_ERR_DEVICE ? OceanSetError(err, "OceanContextCreate: CUDA device 0: %s", OceanGetLastErrorMessage()) : err;
+  }
+  ctx->cuda = c;
+  return OCEAN_SUCCESS;
+}
+
+void OceanCudaContextTeardown(OceanContext ctx)
+{
+  OceanCudaContext *c = (OceanCudaContext *)ctx->cuda;
+  int               i;
+
+  if (!c) return;
+  for (i = 0; i < OCEAN_SKETCH_CACHE_SIZE; i++) OceanCudaFree(c->dev, ctx->dcache[i].sketches);
+  OceanCudaDeviceDestroy(&c->dev);
+  free(c);
+  ctx->cuda = NULL;
+}
+
+OceanError OceanContextGetDeviceMemory(OceanContext ctx, int64_t *in_use, int64_t *peak, int64_t *reserved, int64_t *cuda_mallocs)
+{
+  OceanCheck(ctx, OCEAN_ERR_ARG, "OceanContextGetDeviceMemory: NULL context");
+  if (!ctx->cuda) {
+    if (in_use) *in_use = 0;
+    if (peak) *peak = 0;
+    if (reserved) *reserved = 0;
+    if (cuda_mallocs) *cuda_mallocs = 0;
+    return OCEAN_SUCCESS;
+  }
+  OceanCudaPoolStats(OceanCtxDev(ctx), in_use, peak, reserved, cuda_mallocs);
+  return OCEAN_SUCCESS;
+}
+
+static OceanDevCSR OceanDevView(int64_t nrows, int64_t ncols, const int64_t *rp, const int32_t *ci, const double *v)
+{
+  OceanDevCSR m;
+  m.nrows  = nrows;
+  m.ncols  = ncols;
+  m.rowptr = rp;
+  m.colidx = ci;
+  m.values = v;
+  return m;
+}
+
+static void OceanCudaRouteParamsGet(OceanContext ctx, OceanCudaRouteParams *rp)
+{
+  memcpy(rp->bins, ctx->bins, sizeof(rp->bins));
+  rp->warp       = ctx->profile.warp_size;
+  rp->load       = ctx->options.hash_load;
+  rp->smem_optin = ctx->profile.smem_per_block;
+}
+
+void OceanCudaStageDestroy(OceanContext ctx, OceanStage *st)
+{
+  OceanCudaStage *d = (OceanCudaStage *)st->dev;
+
+  if (!d) return;
+  if (ctx->cuda) {
+    OceanDevFree(ctx, d->a_rowptr);
+    OceanDevFree(ctx, d->a_colidx);
+    OceanDevFree(ctx, d->a_values);
+    OceanDevFree(ctx, d->b_rowptr);
+    OceanDevFree(ctx, d->b_colidx);
+    OceanDevFree(ctx, d->b_values);
+    OceanDevFree(ctx, d->c_rowptr);
+    OceanDevFree(ctx, d->c_colidx);
+    OceanDevFree(ctx, d->c_values);
+    OceanDevFree(ctx, d->shapes);
+    OceanDevFree(ctx, d->exact);
+  }
+  free(d);
+  st->dev = NULL;
+}
+
+/* The operands on the device (new arrays: the structure may have changed). */
+static OceanError OceanCudaUploadOperands(OceanContext ctx, OceanCudaStage *d, const OceanCSR *A, const OceanCSR *B)
+{
+  d->a_nrows = A->nrows;
+  d->a_nnz   = OceanCSRNnz(A);
+  d->b_nrows = B->nrows;
+  d->b_nnz   = OceanCSRNnz(B);
+  OceanCall(OceanDevAlloc(ctx, A->nrows + 1, &d->a_rowptr));
+  OceanCall(OceanDevAlloc(ctx, d->a_nnz, &d->a_colidx));
+  OceanCall(OceanDevAlloc(ctx, d->a_nnz, &d->a_values));
+  OceanCall(OceanDevAlloc(ctx, B->nrows + 1, &d->b_rowptr));
+  OceanCall(OceanDevAlloc(ctx, d->b_nnz, &d->b_colidx));
+  OceanCall(OceanDevAlloc(ctx, d->b_nnz, &d->b_values));
+  OceanCall(OceanCudaUpload(d->a_rowptr, A->rowptr, (size_t)(A->nrows + 1) * sizeof(int64_t)));
+  OceanCall(OceanCudaUpload(d->a_colidx, A->colidx, (size_t)d->a_nnz * sizeof(int32_t)));
+  OceanCall(OceanCudaUpload(d->a_values, A->values, (size_t)d->a_nnz * sizeof(double)));
+  OceanCall(OceanCudaUpload(d->b_rowptr, B->rowptr, (size_t)(B->nrows + 1) * sizeof(int64_t)));
+  OceanCall(OceanCudaUpload(d->b_colidx, B->colidx, (size_t)d->b_nnz * sizeof(int32_t)));
+  OceanCall(OceanCudaUpload(d->b_values, B->values, (size_t)d->b_nnz * sizeof(double)));
+  return OCEAN_SUCCESS;
+}
+
+/* Scratch of one symbolic run on the device; freed when it ends. */
+typedef struct {
+  int64_t    *p, *counts, *offsets, *foffsets, *list, *list2, *scan;
+  OceanRoute *routes, *sroutes;
+  uint8_t    *flags, *cflags, *nflags, *sketches; /* overflow record; symbolic and fallback scratch */
+  double     *estimate;
+  int32_t    *bcols, *fcols, *ucols;
+  double     *bvals, *fvals, *uvals;
+} OceanCudaScratch;
+
+static void OceanCudaScratchFree(OceanContext ctx, OceanCudaScratch *s)
+{
+  OceanDevFree(ctx, s->p);
+  OceanDevFree(ctx, s->counts);
+  OceanDevFree(ctx, s->offsets);
+  OceanDevFree(ctx, s->foffsets);
+  OceanDevFree(ctx, s->list);
+  OceanDevFree(ctx, s->list2);
+  OceanDevFree(ctx, s->scan);
+  OceanDevFree(ctx, s->routes);
+  OceanDevFree(ctx, s->sroutes);
+  OceanDevFree(ctx, s->flags);
+  OceanDevFree(ctx, s->cflags);
+  OceanDevFree(ctx, s->nflags);
+  OceanDevFree(ctx, s->sketches);
+  OceanDevFree(ctx, s->estimate);
+  OceanDevFree(ctx, s->bcols);
+  OceanDevFree(ctx, s->fcols);
+  OceanDevFree(ctx, s->ucols);
+  OceanDevFree(ctx, s->bvals);
+  OceanDevFree(ctx, s->fvals);
+  OceanDevFree(ctx, s->uvals);
+}
+
+/*
+  Exact counts of the listed rows (d_list NULL: all) into s->counts: each routed symbolically by s->p[row]; rows
+  whose symbolic accumulator overflows are retried with p = min(ub, 2 slot) (OceanCpuCountRow's rule) until none
+  does.  *retried: rows that needed a retry.
+*/
+static OceanError OceanCudaCountRows(OceanContext ctx, const OceanCudaRouteParams *rp, OceanDevCSR A, OceanDevCSR B, OceanCudaScratch *s, const OceanRowShape *d_shapes,
+                                     const int64_t *d_list, int64_t n, int64_t *retried)
+{
+  OceanCudaDevice dev = OceanCtxDev(ctx);
+  int64_t        *cur = NULL, *next = NULL, nnext, round = 0;
+  OceanError      err = OCEAN_SUCCESS;
+
+  *retried = 0;
+  if (n == 0) return OCEAN_SUCCESS;
+  if ((err = OceanDevAlloc(ctx, n, &cur)) || (err = OceanDevAlloc(ctx, n, &next))) goto done;
+  while (n > 0) {
+    const int64_t *list = round == 0 ? d_list : cur;
+    if ((err = OceanCudaRouteRows(rp, OCEAN_PASS_SYMBOLIC, list, n, s->p, d_shapes, s->sroutes))) break;
+    if ((err = OceanCudaRunRows(dev, rp, A, B, d_shapes, s->sroutes, list, n, 0, NULL, NULL, NULL, s->counts, s->cflags, NULL))) break;
+    if ((err = OceanCudaSelectFlagged(dev, list, n, s->cflags, next, &nnext))) break;
+    if (round == 0) *retried = nnext;
+    if (nnext && (err = OceanCudaPredictRows(OCEAN_CUDA_PREDICT_RETRY, next, nnext, d_shapes, NULL, s->sroutes, 0.0, s->p))) break;
+    {
+      int64_t *t = cur;
+      cur        = next;
+      next       = t;
+    }
+    n = nnext;
+    round++;
+  }
+done:
+  OceanDevFree(ctx, cur);
+  OceanDevFree(ctx, next);
+  return err;
+}
+
+/* The analysis: shapes (device, and host copy in st->an), sampled CR, workflow. */
+static OceanError OceanCudaAnalyze(OceanContext ctx, OceanStage *st, OceanCudaStage *d, const OceanCudaRouteParams *rp, OceanDevCSR A, OceanDevCSR B, OceanCudaScratch *s)
+{
+  OceanAnalysis *an = &st->an;
+  int64_t       *sample = NULL, ns = 0, retried;
+  int64_t       *d_sample = NULL, *d_cnt = NULL;
+  OceanError     err;
+
+  if (an->nrows != A.nrows || !an->rows) {
+    OceanFree(an->rows);
+    an->nrows = 0;
+    OceanCall(OceanMalloc(A.nrows, &an->rows, "analysis: rows"));
+    an->nrows = A.nrows;
+  }
+  OceanCall(OceanDevAlloc(ctx, A.nrows, &d->shapes));
+  OceanCall(OceanCudaAnalyzeRows(OceanCtxDev(ctx), A, B, d->shapes, &an->products));
+  OceanCall(OceanCudaDownload(an->rows, d->shapes, (size_t)A.nrows * sizeof(OceanRowShape)));
+  OceanAnalysisFinishRows(an, d->a_nnz);
+
+  OceanCall(OceanAnalysisSampleSelect(&ctx->options, an, &sample, &ns));
+  if (ns == 0) return OCEAN_SUCCESS;
+  if ((err = OceanDevAlloc(ctx, ns, &d_sample)) || (err = OceanDevAlloc(ctx, ns, &d_cnt))) goto done;
+  if ((err = OceanCudaUpload(d_sample, sample, (size_t)ns * sizeof(int64_t)))) goto done;
+  /* p = ub always fits, so this never retries */
+  if ((err = OceanCudaPredictRows(OCEAN_CUDA_PREDICT_UB, d_sample, ns, d->shapes, NULL, NULL, 0.0, s->p))) goto done;
+  if ((err = OceanCudaCountRows(ctx, rp, A, B, s, d->shapes, d_sample, ns, &retried))) goto done;
+  if ((err = OceanCudaGather64(d_sample, ns, s->counts, d_cnt))) goto done;
+  if ((err = OceanCudaDownload(sample + ns, d_cnt, (size_t)ns * sizeof(int64_t)))) goto done;
+  OceanAnalysisSampleFinish(an, sample, sample + ns, ns);
+done:
+  OceanDevFree(ctx, d_sample);
+  OceanDevFree(ctx, d_cnt);
+  OceanFree(sample);
+  return err;
+}
+
+/* The sketches of B on the device: from the device cache when B's structure id is known there. */
+static OceanError OceanCudaGetSketches(OceanContext ctx, const OceanCSR *Bh, OceanDevCSR B, int registers, OceanCudaScratch *s, const uint8_t **sketches, int *reused)
+{
+  OceanSketchCacheEntry *e = NULL;
+  size_t                 nbytes = (size_t)B.nrows * (size_t)registers;
+
+  *reused = 0;
+  if (Bh->structure_id == 0) {
+    OceanCall(OceanDevAlloc(ctx, nbytes, &s->sketches));
+    OceanCall(OceanCudaSketchBuild(B, registers, s->sketches));
+    *sketches = s->sketches;
+    ctx->sketches_built++;
+    return OCEAN_SUCCESS;
+  }
+  if (OceanSketchCacheFind(ctx->dcache, &ctx->cache_clock, Bh, registers, &e)) {
+    *sketches = e->sketches;
+    *reused   = 1;
+    ctx->sketches_reused++;
+    return OCEAN_SUCCESS;
+  }
+  OceanCudaFree(OceanCtxDev(ctx), e->sketches);
+  e->sketches     = NULL;
+  e->structure_id = 0;
+  OceanCall(OceanDevAlloc(ctx, nbytes, &e->sketches));
+  OceanCall(OceanCudaSketchBuild(B, registers, e->sketches));
+  e->structure_id = Bh->structure_id;
+  e->registers    = registers;
+  e->nrows        = Bh->nrows;
+  e->nnz          = OceanCSRNnz(Bh);
+  e->last_use     = ++ctx->cache_clock;
+  *sketches       = e->sketches;
+  ctx->sketches_built++;
+  return OCEAN_SUCCESS;
+}
+
+/* C on the device from exact counts in s->counts: rowptr and arrays (after the size check). */
+static OceanError OceanCudaAllocC(OceanContext ctx, OceanStage *st, OceanCudaStage *d, OceanCudaScratch *s)
+{
+  int64_t nnz;
+  OceanCall(OceanDevAlloc(ctx, st->nrows + 1, &d->c_rowptr));
+  OceanCall(OceanCudaScanCounts(OceanCtxDev(ctx), NULL, st->nrows, s->counts, d->c_rowptr, NULL, &nnz));
+  OceanCall(OceanStageCheckNnz(ctx, st, nnz));
+  d->c_nnz = nnz;
+  st->nnz  = nnz;
+  OceanCall(OceanDevAlloc(ctx, nnz, &d->c_colidx));
+  OceanCall(OceanDevAlloc(ctx, nnz, &d->c_values));
+  OceanCall(OceanDevAlloc(ctx, nnz, &s->ucols));
+  OceanCall(OceanDevAlloc(ctx, nnz, &s->uvals));
+  return OCEAN_SUCCESS;
+}
+
+/* UPPER_BOUND and ESTIMATE after the predictions in s->p: slots, numeric, fallback, compaction, sort. */
+static OceanError OceanCudaOverAllocated(OceanContext ctx, OceanStage *st, OceanCudaStage *d, const OceanCudaRouteParams *rp, OceanDevCSR A, OceanDevCSR B, OceanCudaScratch *s,
+                                         int *switched)
+{
+  OceanCudaDevice dev = OceanCtxDev(ctx);
+  OceanStats     *S   = &st->stats;
+  int64_t         total, nover = 0, retried, fb_total = 0;
+  double          t0, sec;
+
+  *switched = 0;
+  OceanCall(OceanCudaRouteRows(rp, OCEAN_PASS_NUMERIC, NULL, st->nrows, s->p, d->shapes, s->routes));
+  OceanCall(OceanCudaScanSlots(dev, s->routes, st->nrows, s->offsets, &total));
+  if (total > ctx->options.max_output_nnz) {
+    *switched = 1;
+    return OCEAN_SUCCESS;
+  }
+  S->allocated_entries = total;
+  OceanCall(OceanDevAlloc(ctx, total, &s->bcols));
+  OceanCall(OceanDevAlloc(ctx, total, &s->bvals));
+
+  t0 = OceanPhaseBegin(ctx, OCEAN_PHASE_NUMERIC);
+  OceanCall(OceanCudaTimerStart(dev));
+  OceanCall(OceanCudaRunRows(dev, rp, A, B, d->shapes, s->routes, NULL, st->nrows, st->dec.bitmap_query, s->offsets, s->bcols, s->bvals, s->counts, s->flags, NULL));
+  OceanCall(OceanCudaTimerStop(dev, &S->t_numeric));
+  (void)OceanPhaseEnd(ctx, OCEAN_PHASE_NUMERIC, 2.0 * (double)st->an.products, t0);
+
+  OceanCall(OceanCudaSelectFlagged(dev, NULL, st->nrows, s->flags, s->list, &nover));
+  S->overflow_rows = nover;
+  if (nover) {
+    t0 = OceanPhaseBegin(ctx, OCEAN_PHASE_FALLBACK);
+    OceanCall(OceanCudaTimerStart(dev));
+    /* exact counts from twice the slot that overflowed, then exactly sized buffers */
+    OceanCall(OceanCudaPredictRows(OCEAN_CUDA_PREDICT_RETRY, s->list, nover, d->shapes, NULL, s->routes, 0.0, s->p));
+    OceanCall(OceanCudaCountRows(ctx, rp, A, B, s, d->shapes, s->list, nover, &retried));
+    {
+      int64_t nnz = 0;
+      OceanCall(OceanCudaScanCounts(dev, NULL, st->nrows, s->counts, s->scan, NULL, &nnz));
+      OceanCall(OceanStageCheckNnz(ctx, st, nnz));
+    }
+    OceanCall(OceanCudaScanCounts(dev, s->list, nover, s->counts, s->list2, s->foffsets, &fb_total));
+    OceanCall(OceanDevAlloc(ctx, fb_total, &s->fcols));
+    OceanCall(OceanDevAlloc(ctx, fb_total, &s->fvals));
+    OceanCall(OceanCudaRouteRows(rp, OCEAN_PASS_NUMERIC, s->list, nover, s->counts, d->shapes, s->sroutes));
+    /* the fallback's own counts and flags go to scratch: the over-allocated run's flags are the record */
+    OceanCall(OceanCudaRunRows(dev, rp, A, B, d->shapes, s->sroutes, s->list, nover, st->dec.bitmap_query, s->foffsets, s->fcols, s->fvals, s->p, s->nflags, NULL));
+    OceanCall(OceanCudaTimerStop(dev, &S->t_fallback));
+    (void)OceanPhaseEnd(ctx, OCEAN_PHASE_FALLBACK, 0.0, t0);
+  }
+
+  t0 = OceanPhaseBegin(ctx, OCEAN_PHASE_COMPACT);
+  OceanCall(OceanCudaTimerStart(dev));
+  OceanCall(OceanCudaAllocC(ctx, st, d, s));
+  OceanCall(OceanCudaCompact(st->nrows, d->c_rowptr, s->flags, s->offsets, s->bcols, s->bvals, s->foffsets, s->fcols, s->fvals, s->ucols, s->uvals));
+  OceanCall(OceanCudaSortRows(dev, st->nrows, d->c_nnz, d->c_rowptr, s->ucols, s->uvals, d->c_colidx, d->c_values));
+  OceanCall(OceanCudaTimerStop(dev, &sec));
+  S->t_compact = sec;
+  (void)OceanPhaseEnd(ctx, OCEAN_PHASE_COMPACT, 0.0, t0);
+  return OCEAN_SUCCESS;
+}
+
+/* EXACT: symbolic counts (assisted binning, retries), C, numeric into it, sort. */
+static OceanError OceanCudaExact(OceanContext ctx, OceanStage *st, OceanCudaStage *d, const OceanCudaRouteParams *rp, OceanDevCSR A, OceanDevCSR B, OceanCudaScratch *s)
+{
+  OceanCudaDevice dev = OceanCtxDev(ctx);
+  OceanStats     *S   = &st->stats;
+  int64_t         retried;
+  double          t0;
+
+  t0 = OceanPhaseBegin(ctx, OCEAN_PHASE_SYMBOLIC);
+  OceanCall(OceanCudaTimerStart(dev));
+  OceanCall(OceanCudaPredictRows(OCEAN_CUDA_PREDICT_EXACT, NULL, st->nrows, d->shapes, NULL, NULL, st->an.cr_conservative, s->p));
+  OceanCall(OceanCudaCountRows(ctx, rp, A, B, s, d->shapes, NULL, st->nrows, &retried));
+  OceanCall(OceanCudaTimerStop(dev, &S->t_symbolic));
+  (void)OceanPhaseEnd(ctx, OCEAN_PHASE_SYMBOLIC, 0.0, t0);
+  S->symbolic_retry_rows = retried;
+
+  OceanCall(OceanCudaAllocC(ctx, st, d, s));
+  S->allocated_entries = st->nnz;
+  OceanCall(OceanCudaRouteRows(rp, OCEAN_PASS_NUMERIC, NULL, st->nrows, s->counts, d->shapes, s->routes));
+  t0 = OceanPhaseBegin(ctx, OCEAN_PHASE_NUMERIC);
+  OceanCall(OceanCudaTimerStart(dev));
+  /* numeric counts and flags into scratch (s->p, s->nflags): the exact routes never overflow */
+  OceanCall(OceanCudaRunRows(dev, rp, A, B, d->shapes, s->routes, NULL, st->nrows, st->dec.bitmap_query, d->c_rowptr, s->ucols, s->uvals, s->p, s->nflags, NULL));
+  OceanCall(OceanCudaSortRows(dev, st->nrows, d->c_nnz, d->c_rowptr, s->ucols, s->uvals, d->c_colidx, d->c_values));
+  OceanCall(OceanCudaTimerStop(dev, &S->t_numeric));
+  (void)OceanPhaseEnd(ctx, OCEAN_PHASE_NUMERIC, 2.0 * (double)st->an.products, t0);
+  return OCEAN_SUCCESS;
+}
+
+static OceanError OceanCudaStageSymbolic_Private(OceanContext ctx, OceanStage *st, OceanCudaStage *d, const OceanCSR *Ah, const OceanCSR *Bh, OceanCudaScratch *s)
+{
+  OceanCudaDevice      dev = OceanCtxDev(ctx);
+  OceanStageScratch   *t   = &st->tmp;
+  OceanCudaRouteParams rp;
+  OceanDevCSR          A, B;
+  int64_t              n = st->nrows;
+  int                  switched = 0, reused = 0;
+  double               t0, sec;
+
+  OceanCudaRouteParamsGet(ctx, &rp);
+  t0 = OceanPhaseBegin(ctx, OCEAN_PHASE_ANALYSIS);
+  OceanCall(OceanCudaTimerStart(dev));
+  OceanCall(OceanCudaUploadOperands(ctx, d, Ah, Bh));
+  A = OceanDevView(Ah->nrows, Ah->ncols, d->a_rowptr, d->a_colidx, d->a_values);
+  B = OceanDevView(Bh->nrows, Bh->ncols, d->b_rowptr, d->b_colidx, d->b_values);
+  /* per-row scratch */
+  OceanCall(OceanDevAlloc(ctx, n, &s->p));
+  OceanCall(OceanDevAlloc(ctx, n, &s->counts));
+  OceanCall(OceanDevAlloc(ctx, n + 1, &s->offsets));
+  OceanCall(OceanDevAlloc(ctx, n, &s->foffsets));
+  OceanCall(OceanDevAlloc(ctx, n, &s->list));
+  OceanCall(OceanDevAlloc(ctx, n + 1, &s->list2));
+  OceanCall(OceanDevAlloc(ctx, n + 1, &s->scan));
+  OceanCall(OceanDevAlloc(ctx, n, &s->routes));
+  OceanCall(OceanDevAlloc(ctx, n, &s->sroutes));
+  OceanCall(OceanDevAlloc(ctx, n, &s->flags));
+  OceanCall(OceanDevAlloc(ctx, n, &s->cflags));
+  OceanCall(OceanDevAlloc(ctx, n, &s->nflags));
+  OceanCall(OceanCudaAnalyze(ctx, st, d, &rp, A, B, s));
+  OceanSelectWorkflow(&ctx->options, &st->an, &st->dec);
+  OceanCall(OceanCudaTimerStop(dev, &sec));
+  (void)OceanPhaseEnd(ctx, OCEAN_PHASE_ANALYSIS, 0.0, t0);
+  OceanStageStatsFromAnalysis(st, Ah, Bh);
+  st->stats.t_analysis = sec;
+
+  if (st->dec.workflow == OCEAN_WORKFLOW_UPPER_BOUND) {
+    OceanCall(OceanCudaPredictRows(OCEAN_CUDA_PREDICT_UB, NULL, n, d->shapes, NULL, NULL, 0.0, s->p));
+    OceanCall(OceanCudaOverAllocated(ctx, st, d, &rp, A, B, s, &switched));
+  } else if (st->dec.workflow == OCEAN_WORKFLOW_ESTIMATE) {
+    const uint8_t *sk;
+    t0 = OceanPhaseBegin(ctx, OCEAN_PHASE_ESTIMATE);
+    OceanCall(OceanCudaTimerStart(dev));
+    OceanCall(OceanDevAlloc(ctx, n, &s->estimate));
+    OceanCall(OceanCudaGetSketches(ctx, Bh, B, st->dec.registers, s, &sk, &reused));
+    OceanCall(OceanCudaSketchEstimate(A, sk, st->dec.registers, s->estimate));
+    OceanCall(OceanCudaPredictRows(OCEAN_CUDA_PREDICT_ESTIMATE, NULL, n, d->shapes, s->estimate, NULL, st->dec.coefficient, s->p));
+    OceanCall(OceanCudaTimerStop(dev, &st->stats.t_estimate));
+    (void)OceanPhaseEnd(ctx, OCEAN_PHASE_ESTIMATE, 0.0, t0);
+    st->stats.sketches_reused      = reused;
+    st->stats.hll_registers        = st->dec.registers;
+    st->stats.estimate_coefficient = st->dec.coefficient;
+    OceanCall(OceanCudaOverAllocated(ctx, st, d, &rp, A, B, s, &switched));
+  }
+  if (switched) {
+    st->stats.switched_to_exact = 1;
+    st->dec.workflow            = OCEAN_WORKFLOW_EXACT;
+    st->stats.workflow          = OCEAN_WORKFLOW_EXACT;
+  }
+  if (st->dec.workflow == OCEAN_WORKFLOW_EXACT) OceanCall(OceanCudaExact(ctx, st, d, &rp, A, B, s));
+
+  /* exact routes for numeric-only reuse (the exact workflow's numeric routes already are) */
+  OceanCall(OceanDevAlloc(ctx, n, &d->exact));
+  OceanCall(OceanCudaRouteRows(&rp, OCEAN_PASS_NUMERIC, NULL, n, s->counts, d->shapes, d->exact));
+
+  /* to the host: C and the per-row arrays the statistics and records are made of */
+  OceanCall(OceanMalloc(n + 1, &st->rowptr, "C row offsets"));
+  OceanCall(OceanMalloc(st->nnz, &st->colidx, "C column indices"));
+  OceanCall(OceanMalloc(st->nnz, &st->values, "C values"));
+  if (n) OceanCall(OceanCudaDownload(st->rowptr, d->c_rowptr, (size_t)(n + 1) * sizeof(int64_t)));
+  else st->rowptr[0] = 0;
+  OceanCall(OceanCudaDownload(st->colidx, d->c_colidx, (size_t)st->nnz * sizeof(int32_t)));
+  OceanCall(OceanCudaDownload(st->values, d->c_values, (size_t)st->nnz * sizeof(double)));
+  OceanCall(OceanMalloc(n, &t->routes, "routes"));
+  OceanCall(OceanMalloc(n, &t->counts, "row counts"));
+  OceanCall(OceanMalloc(n, &st->exact, "exact routes"));
+  OceanCall(OceanCudaDownload(t->routes, s->routes, (size_t)n * sizeof(OceanRoute)));
+  OceanCall(OceanCudaDownload(t->counts, s->counts, (size_t)n * sizeof(int64_t)));
+  OceanCall(OceanCudaDownload(st->exact, d->exact, (size_t)n * sizeof(OceanRoute)));
+  if (st->dec.workflow == OCEAN_WORKFLOW_EXACT) {
+    OceanCall(OceanMalloc(n, &t->predicted, "predicted sizes"));
+    memcpy(t->predicted, t->counts, (size_t)n * sizeof(int64_t)); /* as on the CPU: predicted holds the exact counts */
+  } else {
+    OceanCall(OceanMalloc(n, &t->predicted, "predicted sizes"));
+    OceanCall(OceanMalloc(n, &t->flags, "overflow flags"));
+    OceanCall(OceanCudaDownload(t->flags, s->flags, (size_t)n));
+    /* the predictions as on the device (s->p was reused as scratch by the fallback), by the same shared functions */
+    if (st->dec.workflow == OCEAN_WORKFLOW_ESTIMATE) {
+      int64_t i;
+      OceanCall(OceanMalloc(n, &t->estimate, "estimates"));
+      OceanCall(OceanCudaDownload(t->estimate, s->estimate, (size_t)n * sizeof(double)));
+      for (i = 0; i < n; i++) t->predicted[i] = OceanPredictFromEstimate(t->estimate[i], st->dec.coefficient, &st->an.rows[i]);
+    } else {
+      int64_t i;
+      for (i = 0; i < n; i++) t->predicted[i] = st->an.rows[i].ub;
+    }
+  }
+  return OCEAN_SUCCESS;
+}
+
+OceanError OceanCudaStageSymbolic(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B)
+{
+  OceanCudaScratch s;
+  OceanError       err;
+
+  OceanCheck(ctx->cuda, OCEAN_ERR_NOT_AVAILABLE, "%s: the context has no CUDA device", st->name);
+  OceanCudaStageDestroy(ctx, st);
+  OceanCall(OceanCalloc(1, (OceanCudaStage **)&st->dev, "CUDA stage"));
+  memset(&s, 0, sizeof(s));
+  err = OceanCudaStageSymbolic_Private(ctx, st, (OceanCudaStage *)st->dev, A, B, &s);
+  OceanCudaScratchFree(ctx, &s);
+  if (err) OceanCudaStageDestroy(ctx, st);
+  return err;
+}
+
+/* Values only: new values uploaded, every row by its exact route into C's slots, sorted, compared with C's columns. */
+OceanError OceanCudaStageNumeric(OceanContext ctx, OceanStage *st, const OceanCSR *Ah, const OceanCSR *Bh)
+{
+  OceanCudaDevice      dev = OceanCtxDev(ctx);
+  OceanCudaStage      *d   = (OceanCudaStage *)st->dev;
+  OceanCudaRouteParams rp;
+  OceanDevCSR          A, B;
+  int32_t             *ucols = NULL, *scols = NULL;
+  double              *uvals = NULL;
+  int64_t             *cnt = NULL;
+  uint8_t             *flags = NULL;
+  int                  equal = 0;
+  OceanError           err;
+
+  OceanCheck(d && d->c_rowptr, OCEAN_ERR_STATE, "%s: numeric without a device symbolic phase", st->name);
+  OceanCudaRouteParamsGet(ctx, &rp);
+  OceanCall(OceanCudaTimerStart(dev));
+  OceanCall(OceanCudaUpload(d->a_values, Ah->values, (size_t)d->a_nnz * sizeof(double)));
+  OceanCall(OceanCudaUpload(d->b_values, Bh->values, (size_t)d->b_nnz * sizeof(double)));
+  A = OceanDevView(Ah->nrows, Ah->ncols, d->a_rowptr, d->a_colidx, d->a_values);
+  B = OceanDevView(Bh->nrows, Bh->ncols, d->b_rowptr, d->b_colidx, d->b_values);
+  if ((err = OceanDevAlloc(ctx, d->c_nnz, &ucols)) || (err = OceanDevAlloc(ctx, d->c_nnz, &scols)) || (err = OceanDevAlloc(ctx, d->c_nnz, &uvals)) ||
+      (err = OceanDevAlloc(ctx, st->nrows, &cnt)) || (err = OceanDevAlloc(ctx, st->nrows, &flags)))
+    goto done;
+  if ((err = OceanCudaRunRows(dev, &rp, A, B, d->shapes, d->exact, NULL, st->nrows, st->dec.bitmap_query, d->c_rowptr, ucols, uvals, cnt, flags, NULL))) goto done;
+  if ((err = OceanCudaSortRows(dev, st->nrows, d->c_nnz, d->c_rowptr, ucols, uvals, scols, d->c_values))) goto done;
+  if ((err = OceanCudaEqual32(dev, scols, d->c_colidx, d->c_nnz, &equal))) goto done;
+  if (!equal) {
+    err = OceanSetError(OCEAN_ERR_STATE, "%s: C does not have the structure of the symbolic phase although the operands' structure ids match", st->name);
+    goto done;
+  }
+  if ((err = OceanCudaDownload(st->values, d->c_values, (size_t)st->nnz * sizeof(double)))) goto done;
+  err = OceanCudaTimerStop(dev, &st->stats.t_numeric);
+done:
+  OceanDevFree(ctx, ucols);
+  OceanDevFree(ctx, scols);
+  OceanDevFree(ctx, uvals);
+  OceanDevFree(ctx, cnt);
+  OceanDevFree(ctx, flags);
+  return err;
+}
+
+#else /* no CUDA backend compiled */
+
+OceanError OceanCudaContextSetup(OceanContext ctx, const OceanDeviceProfile *profile)
+{
+  return OceanSetError(OCEAN_ERR_NOT_AVAILABLE, "OceanContextCreate: the CUDA backend was not compiled in");
+}
+void       OceanCudaContextTeardown(OceanContext ctx) { (void)ctx; }
+void       OceanCudaStageDestroy(OceanContext ctx, OceanStage *st) { (void)ctx; st->dev = NULL; }
+OceanError OceanCudaStageSymbolic(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B)
+{
+  return OceanSetError(OCEAN_ERR_NOT_AVAILABLE, "%s: the CUDA backend was not compiled in", st->name);
+}
+OceanError OceanCudaStageNumeric(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B)
+{
+  return OceanSetError(OCEAN_ERR_NOT_AVAILABLE, "%s: the CUDA backend was not compiled in", st->name);
+}
+OceanError OceanContextGetDeviceMemory(OceanContext ctx, int64_t *in_use, int64_t *peak, int64_t *reserved, int64_t *cuda_mallocs)
+{
+  OceanCheck(ctx, OCEAN_ERR_ARG, "OceanContextGetDeviceMemory: NULL context");
+  if (in_use) *in_use = 0;
+  if (peak) *peak = 0;
+  if (reserved) *reserved = 0;
+  if (cuda_mallocs) *cuda_mallocs = 0;
+  return OCEAN_SUCCESS;
+}
+
+#endif

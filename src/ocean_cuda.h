@@ -1,0 +1,97 @@
+/*
+  ocean_cuda.h - the launchers of the CUDA backend (the .cu files of cuda/, extern "C", each returns an OceanError) and the
+  device context they share.  Included by the host orchestration (src/ocean_cuda.c, plain C: no CUDA header) and by
+  the .cu files.  Pointers named d_* are device memory from the context's pool.
+*/
+#ifndef OCEAN_CUDA_H
+#define OCEAN_CUDA_H
+
+#include "ocean.h"
+#include "ocean_shared.h"
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+OceanError OceanSetError(OceanError err, const char *fmt, ...);
+
+/* A device CSR (the same layout as OceanCSR, in device memory). */
+typedef struct {
+  int64_t        nrows, ncols;
+  const int64_t *rowptr;
+  const int32_t *colidx;
+  const double  *values;
+} OceanDevCSR;
+
+/* What the device needs to route a row: the bin table and the two constants of OceanRouteRowBins. */
+typedef struct {
+  OceanBinConfig bins[OCEAN_NUM_BINS];
+  int64_t        warp;
+  double         load;
+  int64_t        smem_optin; /* the most dynamic shared memory a block may have */
+} OceanCudaRouteParams;
+
+/* ---- device context: the device, its memory pool (cached cudaMalloc blocks, never freed until destroy), timing
+   events and the sketch cache's storage lives in pool blocks owned by the caller */
+typedef struct _p_OceanCudaDevice *OceanCudaDevice;
+
+OceanError OceanCudaDeviceCreate(int device, OceanCudaDevice *dev);
+void       OceanCudaDeviceDestroy(OceanCudaDevice *dev);
+OceanError OceanCudaAlloc(OceanCudaDevice dev, size_t bytes, void **d_ptr); /* from the pool; *d_ptr NULL for 0 bytes */
+void       OceanCudaFree(OceanCudaDevice dev, void *d_ptr);                  /* back to the pool (NULL is fine) */
+void       OceanCudaPoolStats(OceanCudaDevice dev, int64_t *in_use, int64_t *peak, int64_t *reserved, int64_t *cuda_mallocs);
+OceanError OceanCudaUpload(void *d_dst, const void *src, size_t bytes);
+OceanError OceanCudaDownload(void *dst, const void *d_src, size_t bytes);
+OceanError OceanCudaTimerStart(OceanCudaDevice dev);
+OceanError OceanCudaTimerStop(OceanCudaDevice dev, double *seconds); /* synchronizes */
+
+/* ---- analysis: per-row shapes of A*B and the total of products */
+OceanError OceanCudaAnalyzeRows(OceanCudaDevice dev, OceanDevCSR A, OceanDevCSR B, OceanRowShape *d_shapes, int64_t *products);
+
+/* ---- predictions, per row (d_list NULL: rows 0..n-1, else the listed rows) */
+typedef enum { OCEAN_CUDA_PREDICT_UB = 0, OCEAN_CUDA_PREDICT_EXACT, OCEAN_CUDA_PREDICT_ESTIMATE, OCEAN_CUDA_PREDICT_RETRY } OceanCudaPredict;
+/* UB: p = ub; EXACT: OceanPredictExact(x = conservative CR); ESTIMATE: OceanPredictFromEstimate(d_estimate, x = coefficient);
+   RETRY: p = min(ub, 2 * d_routes[row].slot) (the next configuration up after a symbolic overflow). */
+OceanError OceanCudaPredictRows(OceanCudaPredict kind, const int64_t *d_list, int64_t n, const OceanRowShape *d_shapes, const double *d_estimate, const OceanRoute *d_routes,
+                                double x, int64_t *d_p);
+
+/* ---- routing: d_routes[row] = OceanRouteRowBins(..., d_p[row], d_shapes[row]) */
+OceanError OceanCudaRouteRows(const OceanCudaRouteParams *rp, OceanPass pass, const int64_t *d_list, int64_t n, const int64_t *d_p, const OceanRowShape *d_shapes, OceanRoute *d_routes);
+
+/* ---- the accumulators: every listed row (d_list NULL: rows 0..n-1) by its route, launched per bin.  Numeric when
+   d_cols != NULL (row entries at d_offsets[row], unsorted for hash and dense, sorted for ESC); always
+   d_counts[row] (nonzeros, or slot + 1 on overflow) and d_flags[row] (overflowed).  bin_rows (host, optional):
+   the rows per bin of this launch. */
+OceanError OceanCudaRunRows(OceanCudaDevice dev, const OceanCudaRouteParams *rp, OceanDevCSR A, OceanDevCSR B, const OceanRowShape *d_shapes, const OceanRoute *d_routes,
+                            const int64_t *d_list, int64_t n, int bitmap_query, const int64_t *d_offsets, int32_t *d_cols, double *d_vals, int64_t *d_counts, uint8_t *d_flags,
+                            int64_t bin_rows[OCEAN_NUM_BINS]);
+
+/* ---- sketches: one of m registers per row of B; merged per row of A and estimated */
+OceanError OceanCudaSketchBuild(OceanDevCSR B, int registers, uint8_t *d_sketches);
+OceanError OceanCudaSketchEstimate(OceanDevCSR A, const uint8_t *d_sketches, int registers, double *d_estimate);
+
+/* ---- scans, selections, gathers (CUB) */
+/* d_out[0..n]: exclusive sum of d_in[row] over the listed rows (d_list NULL: rows 0..n-1); *total = d_out[n].
+   With d_scatter, the sums go to d_scatter[row] instead (d_out is then scratch of n + 1). */
+OceanError OceanCudaScanCounts(OceanCudaDevice dev, const int64_t *d_list, int64_t n, const int64_t *d_in, int64_t *d_out, int64_t *d_scatter, int64_t *total);
+/* d_out[0..n]: exclusive sum of the routes' slots (rows 0..n-1); *total = d_out[n]. */
+OceanError OceanCudaScanSlots(OceanCudaDevice dev, const OceanRoute *d_routes, int64_t n, int64_t *d_out, int64_t *total);
+/* The listed rows (d_list NULL: 0..n-1) whose flag is set, in order, into d_out; *nout of them. */
+OceanError OceanCudaSelectFlagged(OceanCudaDevice dev, const int64_t *d_list, int64_t n, const uint8_t *d_flags, int64_t *d_out, int64_t *nout);
+/* d_dst[j] = d_src[d_list[j]] */
+OceanError OceanCudaGather64(const int64_t *d_list, int64_t n, const int64_t *d_src, int64_t *d_dst);
+/* Row i of C (d_rowptr) from the slot buffer at d_offsets[i], or from the fallback buffer at d_foffsets[i] when flagged. */
+OceanError OceanCudaCompact(int64_t nrows, const int64_t *d_rowptr, const uint8_t *d_flags, const int64_t *d_offsets, const int32_t *d_bcols, const double *d_bvals,
+                            const int64_t *d_foffsets, const int32_t *d_fcols, const double *d_fvals, int32_t *d_cols, double *d_vals);
+/* Sorts every row of a CSR by column (DeviceSegmentedSort), from the _in arrays into the _out arrays. */
+OceanError OceanCudaSortRows(OceanCudaDevice dev, int64_t nrows, int64_t nnz, const int64_t *d_rowptr, const int32_t *d_cols_in, const double *d_vals_in, int32_t *d_cols_out,
+                             double *d_vals_out);
+/* *equal = 1 when the n entries agree */
+OceanError OceanCudaEqual32(OceanCudaDevice dev, const int32_t *d_a, const int32_t *d_b, int64_t n, int *equal);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,370 @@
+/*
+  test_gpu.c - the CUDA backend against the CPU backend and an independent reference, on the same inputs.
+
+  Usage: test_gpu [-small]      (-small: only the small cases, for compute-sanitizer)
+  For every case: C of the CUDA backend has the reference's sorted structure and |c - r| <= 1e-12 (|A||B|)_ij;
+  the workflow and every row's decisions (bin, accumulator, overflowed, predicted size, slot) equal the CPU
+  backend's, which is given the device's own profile.  One line per case; the last line is "N passed, N failed".
+  Exit 0 when all pass, 1 when one fails, 77 when there is no CUDA device.
+*/
+#include "ocean.h"
+#include "gen.h"
+#include <time.h>
+
+static int small, npass, nfail;
+static char msg[1024];
+
+#define CHECK(cond, ...) \
+  do { \
+    if (!(cond)) { \
+      int n_ = snprintf(msg, sizeof(msg), "%s:%d: ", __FILE__, __LINE__); \
+      snprintf(msg + n_, sizeof(msg) - (size_t)n_, __VA_ARGS__); \
+      return 1; \
+    } \
+  } while (0)
+
+#define CALL(expr) \
+  do { \
+    OceanError e_ = (expr); \
+    if (e_ != OCEAN_SUCCESS) { \
+      snprintf(msg, sizeof(msg), "%s:%d: %s: %s: %s", __FILE__, __LINE__, #expr, OceanErrorString(e_), OceanGetLastErrorMessage()); \
+      return 1; \
+    } \
+  } while (0)
+
+static OceanContext gpu, cpu;
+
+/* C of the plan against the reference. */
+static int CompareRef(OceanProduct prod, const Mat *R, const double *absval)
+{
+  int64_t        m, n, nnz, i, t;
+  const int64_t *rp;
+  const int32_t *ci;
+  const double  *v;
+
+  CALL(OceanProductGetC(prod, &m, &n, &nnz, &rp, &ci, &v));
+  CHECK(m == R->m && n == R->n, "C is %lld x %lld, reference %lld x %lld", (long long)m, (long long)n, (long long)R->m, (long long)R->n);
+  CHECK(nnz == Nnz(R), "nnz(C) %lld, reference %lld", (long long)nnz, (long long)Nnz(R));
+  for (i = 0; i < m; i++) CHECK(rp[i + 1] == R->rp[i + 1], "row %lld ends at %lld, reference %lld", (long long)i, (long long)rp[i + 1], (long long)R->rp[i + 1]);
+  for (t = 0; t < nnz; t++) {
+    CHECK(ci[t] == R->ci[t], "entry %lld has column %d, reference %d", (long long)t, ci[t], R->ci[t]);
+    CHECK(fabs(v[t] - R->v[t]) <= 1e-12 * absval[t], "entry %lld (column %d): %.17g, reference %.17g", (long long)t, ci[t], v[t], R->v[t]);
+  }
+  return 0;
+}
+
+/* Same workflow and per-row decisions in both backends' plans (every stage). */
+static int CompareDecisions(OceanProduct pg, OceanProduct pc)
+{
+  int ns, s;
+
+  CALL(OceanProductGetNumStages(pg, &ns));
+  for (s = 0; s < ns; s++) {
+    OceanStats          sg, sc;
+    const OceanRowInfo *rg, *rc;
+    int64_t             ng, nc, i;
+    int                 b;
+    CALL(OceanProductGetStats(pg, s, &sg));
+    CALL(OceanProductGetStats(pc, s, &sc));
+    CHECK(sg.workflow == sc.workflow && sg.switched_to_exact == sc.switched_to_exact, "stage %d: workflow %s (gpu) vs %s (cpu)", s, OceanWorkflowName(sg.workflow),
+          OceanWorkflowName(sc.workflow));
+    CHECK(sg.products == sc.products && sg.nnz_c == sc.nnz_c && sg.sampled_rows == sc.sampled_rows && sg.cr_sampled == sc.cr_sampled && sg.cr_conservative == sc.cr_conservative,
+          "stage %d: analysis differs (products %lld/%lld, sampled CR %.17g/%.17g)", s, (long long)sg.products, (long long)sc.products, sg.cr_sampled, sc.cr_sampled);
+    CHECK(sg.overflow_rows == sc.overflow_rows && sg.symbolic_retry_rows == sc.symbolic_retry_rows && sg.allocated_entries == sc.allocated_entries,
+          "stage %d: overflow %lld/%lld, retries %lld/%lld, allocated %lld/%lld", s, (long long)sg.overflow_rows, (long long)sc.overflow_rows, (long long)sg.symbolic_retry_rows,
+          (long long)sc.symbolic_retry_rows, (long long)sg.allocated_entries, (long long)sc.allocated_entries);
+    for (b = 0; b < OCEAN_NUM_BINS; b++)
+      CHECK(sg.rows_per_bin[b] == sc.rows_per_bin[b], "stage %d: bin %s has %lld rows (gpu), %lld (cpu)", s, OceanBinName((OceanBin)b), (long long)sg.rows_per_bin[b],
+            (long long)sc.rows_per_bin[b]);
+    CALL(OceanProductGetRowInfo(pg, s, &rg, &ng));
+    CALL(OceanProductGetRowInfo(pc, s, &rc, &nc));
+    CHECK(ng == nc, "stage %d: %lld rows vs %lld", s, (long long)ng, (long long)nc);
+    for (i = 0; i < ng; i++)
+      CHECK(rg[i].bin == rc[i].bin && rg[i].accumulator == rc[i].accumulator && rg[i].overflowed == rc[i].overflowed && rg[i].predicted == rc[i].predicted &&
+                rg[i].slot == rc[i].slot && rg[i].nnz == rc[i].nnz && rg[i].products == rc[i].products,
+            "stage %d row %lld: gpu bin %s acc %s overflowed %d predicted %lld slot %lld nnz %lld estimate %.17g; cpu bin %s acc %s overflowed %d predicted %lld slot %lld nnz %lld estimate %.17g",
+            s, (long long)i, OceanBinName((OceanBin)rg[i].bin), OceanAccumulatorName((OceanAccumulator)rg[i].accumulator), rg[i].overflowed, (long long)rg[i].predicted,
+            (long long)rg[i].slot, (long long)rg[i].nnz, rg[i].estimate, OceanBinName((OceanBin)rc[i].bin), OceanAccumulatorName((OceanAccumulator)rc[i].accumulator),
+            rc[i].overflowed, (long long)rc[i].predicted, (long long)rc[i].slot, (long long)rc[i].nnz, rc[i].estimate);
+  }
+  return 0;
+}
+
+/* The two backends' C: identical structure, values within tol * max |c|. */
+static int CompareBackends(OceanProduct pg, OceanProduct pc)
+{
+  int64_t        ng, nc, t, m, i;
+  const int64_t *rg, *rc;
+  const int32_t *cg, *cc;
+  const double  *vg, *vc;
+  double         vmax = 0;
+
+  CALL(OceanProductGetC(pg, &m, NULL, &ng, &rg, &cg, &vg));
+  CALL(OceanProductGetC(pc, NULL, NULL, &nc, &rc, &cc, &vc));
+  CHECK(ng == nc, "nnz(C) %lld (gpu) vs %lld (cpu)", (long long)ng, (long long)nc);
+  for (i = 0; i <= m; i++) CHECK(rg[i] == rc[i], "row offset %lld differs", (long long)i);
+  for (t = 0; t < nc; t++) vmax = fmax(vmax, fabs(vc[t]));
+  for (t = 0; t < nc; t++) {
+    CHECK(cg[t] == cc[t], "entry %lld: column %d (gpu) vs %d (cpu)", (long long)t, cg[t], cc[t]);
+    CHECK(fabs(vg[t] - vc[t]) <= 1e-11 * vmax, "entry %lld: %.17g (gpu) vs %.17g (cpu)", (long long)t, vg[t], vc[t]);
+  }
+  return 0;
+}
+
+static void Options(OceanOptions *o, int workflow, int registers, double coefficient)
+{
+  OceanOptionsDefault(o);
+  o->workflow             = (OceanWorkflow)workflow;
+  o->hll_registers        = registers;
+  o->estimate_coefficient = coefficient;
+  o->record_rows          = 1;
+}
+
+/* AB on both backends with the options; reference check, decisions, then numeric with new values (reuse). */
+static int RunAB(const OceanOptions *o, Mat *A, Mat *B, int expect_overflow, int reuse)
+{
+  OceanProduct pg, pc;
+  OceanCSR     a, b;
+  Mat          R;
+  double      *absval;
+  OceanStats   st;
+  int          r = 1;
+
+  CALL(OceanContextSetOptions(gpu, o));
+  CALL(OceanContextSetOptions(cpu, o));
+  a = View(A);
+  b = View(B);
+  CALL(OceanProductCreate(gpu, OCEAN_PRODUCT_AB, &pg));
+  CALL(OceanProductCreate(cpu, OCEAN_PRODUCT_AB, &pc));
+  CALL(OceanProductSymbolic(pg, &a, &b));
+  CALL(OceanProductSymbolic(pc, &a, &b));
+  RefMultiply(A, B, &R, &absval);
+  if (CompareRef(pg, &R, absval) || CompareDecisions(pg, pc)) goto out;
+  CALL(OceanProductGetStats(pg, 0, &st));
+  if (o->workflow != OCEAN_WORKFLOW_AUTO && !st.switched_to_exact && st.workflow != o->workflow) {
+    snprintf(msg, sizeof(msg), "forced %s, took %s", OceanWorkflowName(o->workflow), OceanWorkflowName(st.workflow));
+    goto out;
+  }
+  if (expect_overflow && st.overflow_rows == 0) {
+    snprintf(msg, sizeof(msg), "no overflow rows (expected some)");
+    goto out;
+  }
+  if (reuse && A->id && B->id) {
+    int k;
+    for (k = 0; k < 2; k++) {
+      MatNewValues(A, 1000 + (uint64_t)k);
+      MatNewValues(B, 2000 + (uint64_t)k);
+      MatFree(&R);
+      free(absval);
+      RefMultiply(A, B, &R, &absval);
+      CALL(OceanProductNumeric(pg, &a, &b));
+      CALL(OceanProductNumeric(pc, &a, &b));
+      if (CompareRef(pg, &R, absval) || CompareBackends(pg, pc)) goto out;
+      CALL(OceanProductGetStats(pg, 0, &st));
+      if (st.numeric_calls != k + 1 || st.overflow_rows) {
+        snprintf(msg, sizeof(msg), "numeric reuse: %lld numeric calls, %lld overflow rows", (long long)st.numeric_calls, (long long)st.overflow_rows);
+        goto out;
+      }
+    }
+  }
+  r = 0;
+out:
+  OceanProductDestroy(&pg);
+  OceanProductDestroy(&pc);
+  MatFree(&R);
+  free(absval);
+  return r;
+}
+
+/* Other product types: the two backends agree (decisions and values), with one numeric reuse. */
+static int RunType(OceanProductType type, Mat *A, Mat *B)
+{
+  OceanProduct pg, pc;
+  OceanOptions o;
+  OceanCSR     a = View(A), b = View(B);
+
+  Options(&o, OCEAN_WORKFLOW_AUTO, 0, 0);
+  CALL(OceanContextSetOptions(gpu, &o));
+  CALL(OceanContextSetOptions(cpu, &o));
+  CALL(OceanProductCreate(gpu, type, &pg));
+  CALL(OceanProductCreate(cpu, type, &pc));
+  CALL(OceanProductSymbolic(pg, &a, &b));
+  CALL(OceanProductSymbolic(pc, &a, &b));
+  if (CompareDecisions(pg, pc) || CompareBackends(pg, pc)) return 1;
+  MatNewValues(A, 77);
+  MatNewValues(B, 78);
+  CALL(OceanProductNumeric(pg, &a, &b));
+  CALL(OceanProductNumeric(pc, &a, &b));
+  if (CompareBackends(pg, pc)) return 1;
+  OceanProductDestroy(&pg);
+  OceanProductDestroy(&pc);
+  return 0;
+}
+
+static void Report(const char *name, int failed, double seconds)
+{
+  if (failed) {
+    nfail++;
+    printf("FAIL %-40s %s\n", name, msg);
+  } else {
+    npass++;
+    printf("ok   %-40s %7.2fs\n", name, seconds);
+  }
+  fflush(stdout);
+}
+
+static double Now(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+#define CASE(name, body) \
+  do { \
+    double t0_ = Now(); \
+    int    f_; \
+    msg[0] = 0; \
+    f_     = (body); \
+    Report(name, f_, Now() - t0_); \
+  } while (0)
+
+static int CaseAB(Mat *A, Mat *B, int workflow, int registers, double coef, int expect_overflow, int reuse)
+{
+  OceanOptions o;
+  int          r;
+  Options(&o, workflow, registers, coef);
+  r = RunAB(&o, A, B, expect_overflow, reuse);
+  MatFree(A);
+  if (B != A) MatFree(B);
+  return r;
+}
+
+int main(int argc, char **argv)
+{
+  OceanDeviceProfile prof;
+  Mat                A, B;
+  int                ndev = 0, w, a;
+  int64_t            in_use, peak, reserved, mallocs;
+  char               name[96];
+
+  for (a = 1; a < argc; a++) {
+    if (!strcmp(argv[a], "-small")) small = 1;
+    else {
+      fprintf(stderr, "usage: %s [-small]\n", argv[0]);
+      return 2;
+    }
+  }
+  if (!OceanCudaCompiled() || OceanCudaDeviceCount(&ndev) || ndev == 0) {
+    printf("test_gpu: no CUDA device (backend %s)\n", OceanCudaCompiled() ? "compiled" : "not compiled");
+    return 77;
+  }
+  if (OceanContextCreate(OCEAN_BACKEND_CUDA, NULL, &gpu)) {
+    printf("FAIL cuda context: %s\n", OceanGetLastErrorMessage());
+    return 1;
+  }
+  OceanContextGetProfile(gpu, &prof);
+  printf("device: %s, %d SMs, %lld KB shared memory per block, %lld per SM\n", prof.name, prof.num_sms, (long long)prof.smem_per_block / 1024, (long long)prof.smem_per_sm / 1024);
+  if (OceanContextCreate(OCEAN_BACKEND_CPU, &prof, &cpu)) {
+    printf("FAIL cpu context: %s\n", OceanGetLastErrorMessage());
+    return 1;
+  }
+
+  MatStencil(&A, 30, 30, 1, 1, 0, 11, 11);
+  CASE("AB lap2d 30^2", CaseAB(&A, &A, -1, 0, 0, 0, 0));
+  MatStencil(&A, 12, 12, 12, 1, 0, 12, 12);
+  MatCopy(&A, &B);
+  CASE("AB lap3d 12^3 (+reuse)", CaseAB(&A, &B, -1, 0, 0, 0, 1));
+  MatStencil(&A, 10, 10, 10, 1, 1, 13, 13);
+  MatCopy(&A, &B);
+  CASE("AB lap3d27 10^3 (+reuse)", CaseAB(&A, &B, -1, 0, 0, 0, 1));
+  MatStencil(&A, 8, 8, 8, 3, 1, 14, 14);
+  MatCopy(&A, &B);
+  CASE("AB elasticity 8^3x3 (+reuse)", CaseAB(&A, &B, -1, 0, 0, 0, 1));
+  MatRMAT(&A, 11, 8, 15, 15);
+  MatCopy(&A, &B);
+  CASE("AB rmat 11/8 (+reuse)", CaseAB(&A, &B, -1, 0, 0, 0, 1));
+  MatRandom(&A, 300, 500, 6, 0, 16, 16);
+  MatRandom(&B, 500, 200, 5, 0, 17, 17);
+  CASE("AB rectangular 300x500x200", CaseAB(&A, &B, -1, 0, 0, 0, 1));
+  MatRandom(&A, 0, 0, 1, 0, 18, 18);
+  MatRandom(&B, 0, 0, 1, 0, 19, 19);
+  CASE("AB empty 0x0", CaseAB(&A, &B, -1, 0, 0, 0, 0));
+  MatRandom(&A, 50, 40, 3, 1, 20, 20); /* every row empty */
+  MatRandom(&B, 40, 30, 3, 0, 21, 21);
+  CASE("AB empty A 50x40", CaseAB(&A, &B, -1, 0, 0, 0, 0));
+  MatRandom(&A, 400, 300, 4, 3, 22, 22);
+  MatRandom(&B, 300, 350, 4, 5, 23, 23);
+  CASE("AB empty rows", CaseAB(&A, &B, -1, 0, 0, 0, 1));
+  {
+    /* row 17 dense */
+    Mat D;
+    int64_t i, nz = 0, t;
+    MatRandom(&A, 600, 600, 3, 0, 24, 0);
+    MatAlloc(&D, 600, 600, Nnz(&A) + 600, 24);
+    for (i = 0; i < 600; i++) {
+      if (i == 17)
+        for (t = 0; t < 600; t++) {
+          D.ci[nz]  = (int32_t)t;
+          D.v[nz++] = RandValue();
+        }
+      else
+        for (t = A.rp[i]; t < A.rp[i + 1]; t++) {
+          D.ci[nz]  = A.ci[t];
+          D.v[nz++] = A.v[t];
+        }
+      D.rp[i + 1] = nz;
+    }
+    MatFree(&A);
+    MatRandom(&B, 600, 600, 4, 0, 25, 25);
+    CASE("AB dense row", CaseAB(&D, &B, -1, 0, 0, 0, 1));
+  }
+  for (w = OCEAN_WORKFLOW_UPPER_BOUND; w <= OCEAN_WORKFLOW_EXACT; w++) {
+    MatStencil(&A, 6, 6, 6, 3, 1, 26, 26);
+    MatCopy(&A, &B);
+    snprintf(name, sizeof(name), "AB elasticity 6^3x3 forced %s", OceanWorkflowName((OceanWorkflow)w));
+    CASE(name, CaseAB(&A, &B, w, 0, 0, 0, 1));
+    MatRMAT(&A, 10, 16, 27, 27);
+    MatCopy(&A, &B);
+    snprintf(name, sizeof(name), "AB rmat 10/16 forced %s", OceanWorkflowName((OceanWorkflow)w));
+    CASE(name, CaseAB(&A, &B, w, 0, 0, 0, 1));
+  }
+  MatRMAT(&A, 10, 16, 28, 28);
+  MatCopy(&A, &B);
+  CASE("AB estimate overflow (16 reg, coef 0.1)", CaseAB(&A, &B, OCEAN_WORKFLOW_ESTIMATE, 16, 0.1, 1, 1));
+  MatStencil(&A, 5, 5, 5, 3, 1, 29, 29);
+  MatCopy(&A, &B);
+  CASE("AB elasticity overflow (16 reg, coef 0.1)", CaseAB(&A, &B, OCEAN_WORKFLOW_ESTIMATE, 16, 0.1, 1, 1));
+  MatRandom(&A, 8, 400, 60, 0, 30, 30);
+  MatRandom(&B, 400, 1 << 22, 40, 0, 31, 31);
+  CASE("AB 4M columns exact (long rows)", CaseAB(&A, &B, OCEAN_WORKFLOW_EXACT, 0, 0, 0, 1));
+  {
+    Mat P;
+    MatStencil(&A, 6, 6, 6, 3, 1, 32, 32);
+    MatRandom(&B, A.m, 90, 3, 0, 33, 33);
+    CASE("AtB elasticity x random (cpu transpose)", RunType(OCEAN_PRODUCT_AtB, &A, &B));
+    MatFree(&B);
+    MatInterpolation(&P, A.m, A.m / 6, 34, 34);
+    CASE("PtAP elasticity, aggregation P", RunType(OCEAN_PRODUCT_PtAP, &A, &P));
+    MatFree(&A);
+    MatFree(&P);
+  }
+  if (!small) {
+    MatStencil(&A, 24, 24, 24, 3, 1, 35, 35);
+    MatCopy(&A, &B);
+    CASE("AB elasticity 24^3x3 (+reuse)", CaseAB(&A, &B, -1, 0, 0, 0, 1));
+    MatRMAT(&A, 16, 8, 36, 36);
+    MatCopy(&A, &B);
+    CASE("AB rmat 16/8 (+reuse)", CaseAB(&A, &B, -1, 0, 0, 0, 1));
+    MatStencil(&A, 40, 40, 40, 1, 1, 37, 37);
+    MatCopy(&A, &B);
+    CASE("AB lap3d27 40^3 exact", CaseAB(&A, &B, OCEAN_WORKFLOW_EXACT, 0, 0, 0, 1));
+  }
+  OceanContextGetDeviceMemory(gpu, &in_use, &peak, &reserved, &mallocs);
+  printf("device pool: peak %.1f MB in use, %.1f MB reserved, %lld cudaMalloc calls, %lld bytes in use at the end\n", (double)peak / 1048576.0, (double)reserved / 1048576.0,
+         (long long)mallocs, (long long)in_use);
+  OceanContextDestroy(&gpu);
+  OceanContextDestroy(&cpu);
+  printf("%d passed, %d failed\n", npass, nfail);
+  return nfail ? 1 : 0;
+}
