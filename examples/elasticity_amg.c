@@ -9,6 +9,8 @@ static const char help[] = "The petsc-ocean main job: 3D linear elasticity (Q1 h
 #include "petscmatocean.h"
 #include "elasticity.h"
 
+#define PetscCallOcean(call) PetscCheck((call) == OCEAN_SUCCESS, PETSC_COMM_SELF, PETSC_ERR_LIB, "petsc-ocean: %s", OceanGetLastErrorMessage())
+
 /* Seconds spent in matrix-matrix products within a log stage: PETSc's symbolic and numeric product events (the
    user-level MatPtAP/MatMatMult are not events in PETSc 3.18).  On one process they do not nest; on several, the
    MPIAIJ products contain their local products' events, which are then counted twice. */
@@ -124,10 +126,21 @@ int main(int argc, char **argv)
   types[1] = (char *)"aijocean";
   PetscCall(PetscOptionsGetStringArray(NULL, NULL, "-mat_types", types, &ntypes, &set));
   if (!set) ntypes = 2;
-  (void)OceanCudaDeviceCount(&ndev);
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "petsc-ocean main job: 3D linear elasticity, Q1, %" PetscInt_FMT "^3 elements, %" PetscInt_FMT " unknowns, CG + AMG, %d process(es)\n", ne, 3 * (ne + 1) * (ne + 1) * (ne + 1), size));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "petsc-ocean backend: %s\n",
-                        !OceanCudaCompiled() ? "cpu (built without CUDA)" : ndev == 0 ? "cpu (no CUDA device found)" : "CUDA device found; products use the backend -mat_ocean_backend selects (auto falls back to cpu where the GPU backend is unavailable)"));
+  {
+    char               choice[16] = "auto";
+    OceanDeviceProfile prof;
+    OceanContext       cuda = NULL;
+    PetscBool          usable;
+
+    /* what -mat_ocean_backend (default auto) will pick: the GPU where a CUDA context can be made */
+    PetscCall(PetscOptionsGetString(NULL, NULL, "-mat_ocean_backend", choice, sizeof(choice), NULL));
+    (void)OceanCudaDeviceCount(&ndev);
+    usable = (PetscBool)(ndev > 0 && OceanContextCreate(OCEAN_BACKEND_CUDA, NULL, &cuda) == OCEAN_SUCCESS);
+    PetscCallOcean(OceanContextDestroy(&cuda));
+    if (usable && strcmp(choice, "cpu") && OceanCudaDeviceProfile(0, &prof) == OCEAN_SUCCESS) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "petsc-ocean backend: cuda (%s, %d SMs)\n", prof.name, prof.num_sms));
+    else PetscCall(PetscPrintf(PETSC_COMM_WORLD, "petsc-ocean backend: cpu (%s)\n", !OceanCudaCompiled() ? "built without CUDA" : ndev == 0 ? "no CUDA device found" : usable ? "-mat_ocean_backend cpu" : "CUDA context not usable"));
+  }
   for (PetscInt t = 0; t < ntypes; t++) PetscCall(RunOne(ne, types[t], resetups, &res[t]));
 
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n%-12s %10s %12s %10s %6s %12s", "mat_type", "setup (s)", "products (s)", "solve (s)", "its", "residual"));
