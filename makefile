@@ -65,6 +65,16 @@ info:
 	@echo "MPI launcher : $(shell command -v mpiexec 2>/dev/null || echo not found)"
 	@echo "library      : $(LIBNAME)"
 
+# The PETSc-free core with the CUDA backend as a static archive, for clients without PETSc (the benchmark).
+OCEAN_CORE_LIB := $(BUILD)/libocean_core.a
+$(OCEAN_CORE_LIB): $(CORE_OBJ) $(CUDA_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	ar rcs $@ $^
+
+.PHONY: core-lib
+core-lib: $(OCEAN_CORE_LIB)
+
 # ---- tests -------------------------------------------------------------------------------------------------
 TEST_CORE_BIN  := $(BUILD)/tests/test_core
 TEST_PETSC_SRC := $(wildcard tests/petsc/*.c)
@@ -82,7 +92,7 @@ TEST_GPU_BIN := $(BUILD)/tests/test_gpu
 $(TEST_GPU_BIN): tests/gpu/test_gpu.c tests/core/gen.h $(CORE_OBJ) $(CUDA_OBJ)
 	@if [ "$(OCEAN_HAVE_CUDA)" != yes ]; then echo "test-gpu needs the CUDA backend: $(OCEAN_CUDA_REASON)" >&2; exit 1; fi
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS_CORE) -Itests/core $(CFLAGS_CORE) $(filter-out %.h,$^) -o $@ $(OCEAN_CUDA_LINK) -lm
+	$(CC) $(CPPFLAGS_CORE) -Itests/core -isystem $(OCEAN_CUDA_ROOT)/include $(CFLAGS_CORE) $(filter-out %.h,$^) -o $@ $(OCEAN_CUDA_LINK) -lm
 
 .PHONY: test-gpu
 test-gpu: $(TEST_GPU_BIN)

@@ -181,6 +181,44 @@ extern "C" void OceanCudaPoolStats(OceanCudaDevice dev, int64_t *in_use, int64_t
   if (cuda_mallocs) *cuda_mallocs = dev->mallocs;
 }
 
+extern "C" void OceanCudaPoolResetPeak(OceanCudaDevice dev)
+{
+  if (dev) dev->peak = dev->in_use;
+}
+
+extern "C" void OceanCudaPoolTrim(OceanCudaDevice dev)
+{
+  OceanPoolBlock **pb;
+
+  if (!dev) return;
+  pb = &dev->blocks;
+  while (*pb) {
+    if (!(*pb)->in_use) {
+      OceanPoolBlock *f = *pb;
+      *pb               = f->next;
+      (void)cudaFree(f->ptr);
+      dev->reserved -= (int64_t)f->size;
+      free(f);
+    } else pb = &(*pb)->next;
+  }
+  (void)cudaGetLastError();
+}
+
+extern "C" OceanError OceanCudaIsDevicePointer(const void *d_ptr, int *ok)
+{
+  cudaPointerAttributes a;
+
+  *ok = 1;
+  if (!d_ptr) return OCEAN_SUCCESS;
+  if (cudaPointerGetAttributes(&a, d_ptr) != cudaSuccess) {
+    (void)cudaGetLastError();
+    *ok = 0;
+    return OCEAN_SUCCESS;
+  }
+  *ok = a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
+  return OCEAN_SUCCESS;
+}
+
 extern "C" OceanError OceanCudaUpload(void *d_dst, const void *src, size_t bytes)
 {
   if (bytes) OCEAN_CUDA_TRY(cudaMemcpy(d_dst, src, bytes, cudaMemcpyHostToDevice));

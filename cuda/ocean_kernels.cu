@@ -403,31 +403,19 @@ __global__ void OceanKernelGlobalCapacity(const int64_t *list, int64_t n, const 
   OCEAN_GRID_STRIDE(j, n) cap[j] = routes[list[j]].capacity;
 }
 
-extern "C" OceanError OceanCudaRunRows(OceanCudaDevice dev, const OceanCudaRouteParams *rp, OceanDevCSR A, OceanDevCSR B, const OceanRowShape *d_shapes, const OceanRoute *d_routes,
-                                       const int64_t *d_list, int64_t n, int bitmap_query, const int64_t *d_offsets, int32_t *d_cols, double *d_vals, int64_t *d_counts,
-                                       uint8_t *d_flags, int64_t bin_rows[OCEAN_NUM_BINS])
+extern "C" OceanError OceanCudaGroupRows(OceanCudaDevice dev, const OceanRoute *d_routes, const int64_t *d_list, int64_t n, int64_t **d_grouped, int64_t bin_rows[OCEAN_NUM_BINS])
 {
-  static int          smem_set = -1, smem_max = 0; /* the opt-in is per kernel and device: set once, to the most the device allows */
   uint8_t            *keys = NULL, *skeys = NULL;
-  int64_t            *rows = NULL, *srows = NULL, *gcap = NULL, *goff = NULL;
+  int64_t            *rows = NULL, *srows = NULL;
   unsigned long long *d_bins = NULL, h_bins[OCEAN_NUM_BINS];
-  int32_t            *gkeys = NULL;
-  double             *gvals = NULL;
   OceanTemp           temp(dev);
   size_t              bytes = 0;
   OceanError          err;
-  int64_t             start, b;
+  int                 b;
 
-  if (bin_rows) memset(bin_rows, 0, sizeof(int64_t) * OCEAN_NUM_BINS);
+  *d_grouped = NULL;
+  memset(bin_rows, 0, sizeof(int64_t) * OCEAN_NUM_BINS);
   if (n == 0) return OCEAN_SUCCESS;
-  if (smem_set != (int)rp->smem_optin) {
-    /* dynamic shared memory may take what the opt-in limit leaves beside the kernel's static shared memory */
-    cudaFuncAttributes fa;
-    OCEAN_CUDA_TRY(cudaFuncGetAttributes(&fa, OceanKernelRows));
-    smem_max = (int)rp->smem_optin - (int)fa.sharedSizeBytes;
-    OCEAN_CUDA_TRY(cudaFuncSetAttribute(OceanKernelRows, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_max));
-    smem_set = (int)rp->smem_optin;
-  }
   if ((err = OceanCudaAlloc(dev, (size_t)n, (void **)&keys)) || (err = OceanCudaAlloc(dev, (size_t)n, (void **)&skeys)) ||
       (err = OceanCudaAlloc(dev, (size_t)n * sizeof(int64_t), (void **)&rows)) || (err = OceanCudaAlloc(dev, (size_t)n * sizeof(int64_t), (void **)&srows)) ||
       (err = OceanCudaAlloc(dev, sizeof(h_bins), (void **)&d_bins)))
@@ -439,22 +427,57 @@ extern "C" OceanError OceanCudaRunRows(OceanCudaDevice dev, const OceanCudaRoute
       cub::DeviceRadixSort::SortPairs(temp.ptr, bytes, keys, skeys, rows, srows, n, 0, 4) != cudaSuccess)
     goto device_error;
   if (cudaMemcpy(h_bins, d_bins, sizeof(h_bins), cudaMemcpyDeviceToHost) != cudaSuccess) goto device_error;
+  for (b = 0; b < OCEAN_NUM_BINS; b++) bin_rows[b] = (int64_t)h_bins[b];
+  *d_grouped = srows;
+  srows      = NULL;
+  err        = OCEAN_SUCCESS;
+  goto done;
+device_error:
+  if (!err) err = OceanSetError(OCEAN_ERR_DEVICE, "grouping rows by bin: %s", cudaGetErrorString(cudaGetLastError()));
+done:
+  OceanCudaFree(dev, keys);
+  OceanCudaFree(dev, skeys);
+  OceanCudaFree(dev, rows);
+  OceanCudaFree(dev, srows);
+  OceanCudaFree(dev, d_bins);
+  return err;
+}
 
-  for (b = 0, start = 0; b < OCEAN_NUM_BINS; start += (int64_t)h_bins[b], b++) {
+extern "C" OceanError OceanCudaRunGroupedRows(OceanCudaDevice dev, const OceanCudaRouteParams *rp, OceanDevCSR A, OceanDevCSR B, const OceanRowShape *d_shapes,
+                                              const OceanRoute *d_routes, const int64_t *d_grouped, const int64_t bin_rows[OCEAN_NUM_BINS], int bitmap_query,
+                                              const int64_t *d_offsets, int32_t *d_cols, double *d_vals, int64_t *d_counts, uint8_t *d_flags)
+{
+  static int smem_set = -1, smem_max = 0; /* the opt-in is per kernel and device: set once, to the most the device allows */
+  int64_t   *gcap = NULL, *goff = NULL;
+  int32_t   *gkeys = NULL;
+  double    *gvals = NULL;
+  OceanError err   = OCEAN_SUCCESS;
+  int64_t    start, b, n = 0;
+
+  for (b = 0; b < OCEAN_NUM_BINS; b++) n += bin_rows[b];
+  if (n == 0) return OCEAN_SUCCESS;
+  if (smem_set != (int)rp->smem_optin) {
+    /* dynamic shared memory may take what the opt-in limit leaves beside the kernel's static shared memory */
+    cudaFuncAttributes fa;
+    OCEAN_CUDA_TRY(cudaFuncGetAttributes(&fa, OceanKernelRows));
+    smem_max = (int)rp->smem_optin - (int)fa.sharedSizeBytes;
+    OCEAN_CUDA_TRY(cudaFuncSetAttribute(OceanKernelRows, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_max));
+    smem_set = (int)rp->smem_optin;
+  }
+  for (b = 0, start = 0; b < OCEAN_NUM_BINS; start += bin_rows[b], b++) {
     const OceanBinConfig *c  = &rp->bins[b];
-    const int64_t         nb = (int64_t)h_bins[b];
+    const int64_t         nb = bin_rows[b];
     OceanRowArgs          a;
     int                   threads;
     size_t                smem;
 
-    if (bin_rows) bin_rows[b] = nb;
     if (!nb) continue;
     memset(&a, 0, sizeof(a));
     a.A            = A;
     a.B            = B;
     a.shapes       = d_shapes;
     a.routes       = d_routes;
-    a.list         = srows + start;
+    a.list         = d_grouped + start;
     a.n            = nb;
     a.bitmap_query = bitmap_query;
     a.offsets      = d_offsets;
@@ -473,7 +496,7 @@ extern "C" OceanError OceanCudaRunRows(OceanCudaDevice dev, const OceanCudaRoute
       threads       = c->threads;
       smem          = 0;
       if ((err = OceanCudaAlloc(dev, (size_t)(nb + 1) * sizeof(int64_t), (void **)&gcap)) || (err = OceanCudaAlloc(dev, (size_t)(nb + 1) * sizeof(int64_t), (void **)&goff))) goto done;
-      OceanKernelGlobalCapacity<<<OceanGrid(nb, OCEAN_THREADS), OCEAN_THREADS>>>(srows + start, nb, d_routes, gcap);
+      OceanKernelGlobalCapacity<<<OceanGrid(nb, OCEAN_THREADS), OCEAN_THREADS>>>(d_grouped + start, nb, d_routes, gcap);
       if ((err = OceanCudaScanCounts(dev, NULL, nb, gcap, goff, NULL, &total))) goto done;
       if ((err = OceanCudaAlloc(dev, (size_t)total * sizeof(int32_t), (void **)&gkeys))) goto done;
       if (cudaMemset(gkeys, 0xff, (size_t)total * sizeof(int32_t)) != cudaSuccess) goto device_error;
@@ -499,11 +522,6 @@ extern "C" OceanError OceanCudaRunRows(OceanCudaDevice dev, const OceanCudaRoute
 device_error:
   err = OceanSetError(OCEAN_ERR_DEVICE, "accumulators: %s", cudaGetErrorString(cudaGetLastError()));
 done:
-  OceanCudaFree(dev, keys);
-  OceanCudaFree(dev, skeys);
-  OceanCudaFree(dev, rows);
-  OceanCudaFree(dev, srows);
-  OceanCudaFree(dev, d_bins);
   OceanCudaFree(dev, gcap);
   OceanCudaFree(dev, goff);
   OceanCudaFree(dev, gkeys);
@@ -511,27 +529,59 @@ done:
   return err;
 }
 
+extern "C" OceanError OceanCudaRunRows(OceanCudaDevice dev, const OceanCudaRouteParams *rp, OceanDevCSR A, OceanDevCSR B, const OceanRowShape *d_shapes, const OceanRoute *d_routes,
+                                       const int64_t *d_list, int64_t n, int bitmap_query, const int64_t *d_offsets, int32_t *d_cols, double *d_vals, int64_t *d_counts,
+                                       uint8_t *d_flags, int64_t bin_rows[OCEAN_NUM_BINS])
+{
+  int64_t   *grouped = NULL, bins[OCEAN_NUM_BINS];
+  OceanError err;
+
+  if (bin_rows) memset(bin_rows, 0, sizeof(int64_t) * OCEAN_NUM_BINS);
+  if (n == 0) return OCEAN_SUCCESS;
+  err = OceanCudaGroupRows(dev, d_routes, d_list, n, &grouped, bins);
+  if (!err) err = OceanCudaRunGroupedRows(dev, rp, A, B, d_shapes, d_routes, grouped, bins, bitmap_query, d_offsets, d_cols, d_vals, d_counts, d_flags);
+  if (!err && bin_rows) memcpy(bin_rows, bins, sizeof(bins));
+  OceanCudaFree(dev, grouped);
+  return err;
+}
+
 /* ------------------------------------------------------------------------------------------------ sketches */
 
+#define OCEAN_SKETCH_WARPS 4
+/* A warp per row of B: lanes take the row's columns and OR their update bits into the row's register sets in shared
+   memory, then pack them (coalesced bytes).  A register is OceanRegisterPack of the OR of its update bits whatever
+   the insertion order (packing keeps the top bit and the two below it, which is all a later insert looks at), so
+   this is bitwise OceanSketchBuild's sequence of OceanSketchInsert. */
 __global__ void OceanKernelSketchBuild(OceanDevCSR B, int registers, int log2m, uint8_t *sketches)
 {
-  OCEAN_GRID_STRIDE(k, B.nrows)
-  {
+  __shared__ unsigned long long sets[OCEAN_SKETCH_WARPS][OCEAN_HLL_MAX_REGISTERS];
+  const int                     lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+
+  for (int64_t k = (int64_t)blockIdx.x * OCEAN_SKETCH_WARPS + w; k < B.nrows; k += (int64_t)gridDim.x * OCEAN_SKETCH_WARPS) {
     uint8_t *s = sketches + (size_t)k * (size_t)registers;
-    for (int j = 0; j < registers; j++) s[j] = 0;
-    for (int64_t t = B.rowptr[k]; t < B.rowptr[k + 1]; t++) OceanSketchInsert(s, log2m, B.colidx[t]);
+    for (int j = lane; j < registers; j += 32) sets[w][j] = 0;
+    __syncwarp();
+    for (int64_t t = B.rowptr[k] + lane; t < B.rowptr[k + 1]; t += 32) {
+      int      idx;
+      uint64_t bit;
+      OceanSketchUpdate(log2m, B.colidx[t], &idx, &bit);
+      atomicOr(&sets[w][idx], (unsigned long long)bit);
+    }
+    __syncwarp();
+    for (int j = lane; j < registers; j += 32) s[j] = OceanRegisterPack((uint64_t)sets[w][j]);
+    __syncwarp();
   }
 }
 
 extern "C" OceanError OceanCudaSketchBuild(OceanDevCSR B, int registers, uint8_t *d_sketches)
 {
   if (B.nrows == 0) return OCEAN_SUCCESS;
-  OceanKernelSketchBuild<<<OceanGrid(B.nrows, OCEAN_THREADS), OCEAN_THREADS>>>(B, registers, OceanLog2Int(registers), d_sketches);
+  if (registers > OCEAN_HLL_MAX_REGISTERS) return OceanSetError(OCEAN_ERR_ARG, "sketch build: %d registers, at most %d", registers, OCEAN_HLL_MAX_REGISTERS);
+  OceanKernelSketchBuild<<<OceanGrid(B.nrows, OCEAN_SKETCH_WARPS), 32 * OCEAN_SKETCH_WARPS>>>(B, registers, OceanLog2Int(registers), d_sketches);
   OCEAN_CUDA_LAUNCHED("sketch build");
   return OCEAN_SUCCESS;
 }
 
-#define OCEAN_SKETCH_WARPS 4
 /* A warp per row of A: lanes merge registers (OR of the unpacked sets), lane 0 estimates. */
 __global__ void OceanKernelSketchEstimate(OceanDevCSR A, const uint8_t *sketches, int registers, double *estimate)
 {

@@ -9,14 +9,23 @@ BENCH_BIN    := build/examples/bench_spgemm
 BENCH_CSV    ?= build/bench/bench.csv
 BENCH_PNG    ?= $(BENCH_CSV:.csv=.png)
 BENCH_ARGS   ?=
-# -DOCEAN_BENCH_OURS (and the core objects) once our GPU SpGEMM is plugged into bench_ocean().
-BENCH_CPPFLAGS ?=
-BENCH_LIBS   ?=
+# Ours (bench_ocean) is built in by default: -DOCEAN_BENCH_OURS and the core + CUDA objects as build/libocean_core.a
+# (no PETSc).  BENCH_OURS=0 builds the cuSPARSE methods alone.
+BENCH_OURS   ?= 1
+ifeq ($(BENCH_OURS),1)
+  BENCH_CPPFLAGS ?= -DOCEAN_BENCH_OURS
+  BENCH_DEPS     := $(OCEAN_CORE_LIB)
+  BENCH_LIBS     ?= $(OCEAN_CORE_LIB) -lstdc++
+else
+  BENCH_CPPFLAGS ?=
+  BENCH_DEPS     :=
+  BENCH_LIBS     ?=
+endif
 # python3 with matplotlib: the one on PATH when it has it, else Debian's (apt-get install python3-matplotlib).
 BENCH_PYTHON ?= $(shell for p in python3 /usr/bin/python3; do $$p -c 'import matplotlib' 2>/dev/null && { echo $$p; break; }; done)
 
 ifeq ($(OCEAN_HAVE_CUDA),yes)
-$(BENCH_BIN): examples/bench_spgemm.c examples/bench_gen.h
+$(BENCH_BIN): examples/bench_spgemm.c examples/bench_gen.h include/ocean.h $(BENCH_DEPS)
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -fopenmp -std=c99 -Wall -Wextra -Iinclude -I$(OCEAN_CUDA_ROOT)/include $(BENCH_CPPFLAGS) $< -o $@ \
 	  -L$(OCEAN_CUDA_LIBDIR) -Wl,-rpath,$(OCEAN_CUDA_LIBDIR) $(BENCH_LIBS) -lcusparse -lcudart -lm

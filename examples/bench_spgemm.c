@@ -1,7 +1,7 @@
 /*
   bench_spgemm - the SpGEMM benchmark of petsc-ocean: C = A*B (B = A unless a second file is given) with
-  cuSPARSE's generic SpGEMM (ALG1, ALG2, ALG3, and the numeric-only cusparseSpGEMMreuse) and, once the GPU
-  backend exists, with ours (bench_ocean below).
+  cuSPARSE's generic SpGEMM (ALG1, ALG2, ALG3, and the numeric-only cusparseSpGEMMreuse) and with ours
+  (bench_ocean below: built in with -DOCEAN_BENCH_OURS, which `make bench` sets when CUDA is found).
 
   Every time is the median over the timed repetitions, taken with cudaEvents around the whole product from
   device-resident A and B to a complete device CSR C: descriptors, work estimation, every buffer and C's arrays
@@ -21,6 +21,7 @@
 #include <cuda_runtime.h>
 #include <cusparse.h>
 #include "bench_gen.h"
+#include "ocean.h" /* OceanStats for the phase table; the calls only with -DOCEAN_BENCH_OURS */
 
 /* ---- options ---------------------------------------------------------------------------------------------- */
 
@@ -699,34 +700,6 @@ static void bench_cusparse_reuse(SpgemmCtx *x, const Options *o)
   reuse_teardown(&u);
 }
 
-/* ---- ours -------------------------------------------------------------------------------------------------- */
-
-/* Our GPU SpGEMM.  Returns 0 with r filled, or nonzero with r's status set ("n/a" while it is not available).
-
-   TODO(next step): the CUDA backend plugs in here, through the PETSc-free core API of include/ocean.h
-   (OceanContextCreate(OCEAN_BACKEND_CUDA, ...), OceanProductCreate(OCEAN_PRODUCT_AB), OceanProductSymbolic,
-   OceanProductNumeric, OceanProductGetC), built with -DOCEAN_BENCH_OURS and linked with the core objects.  It
-   must follow the rules of the cuSPARSE methods so that the ratio means something:
-     - A and B resident on the device before timing starts; cudaEvents around the whole product up to a
-       complete device CSR C, all its allocations included; everything freed between repetitions;
-     - the probe/warm-up/repetition policy of time_method() (reuse it with a RunFn of ours);
-     - r->ms (end-to-end median), r->reps, r->peak_bytes (device memory beyond the inputs) and
-       r->meminfo_bytes (cudaMemGetInfo cross-check, MemTrack does both), r->nnz_c, r->c (C of the probe run,
-       on the host, int64 offsets: the caller verifies and frees it; c_scale 1);
-     - r->reuse_ms: the median numeric-only product (OceanProductNumeric with new values of A and the same
-       structure ids), like cusparse_reuse;
-     - status through set_status/fail_cuda: "ok", or the failure, never an invented number. */
-static int bench_ocean(const BenchCSR *A, const BenchCSR *B, BenchResult *r)
-{
-#ifdef OCEAN_BENCH_OURS
-#error "bench_ocean: the CUDA backend is not plugged in yet (see the TODO above)"
-#endif
-  (void)A;
-  (void)B;
-  set_status(r, RES_NA, "n/a");
-  return 1;
-}
-
 /* ---- one matrix ---------------------------------------------------------------------------------------------- */
 
 enum { M_OCEAN, M_ALG1, M_ALG2, M_ALG3, M_REUSE, M_COUNT };
@@ -736,11 +709,15 @@ typedef struct {
   int64_t     rows, cols, nnz_a, nnz_b, products, nnz_c, max_row_nnz;
   double      t_gen, t_ref;
   BenchResult res[M_COUNT];
+  int         have_ostats; /* ours: the statistics of its last timed run, and of its last numeric-only run */
+  OceanStats  ostats, ostats_reuse;
 } Summary;
 
 typedef struct {
   cusparseHandle_t handle;
   cudaEvent_t      start, stop;
+  OceanContext     ocean;         /* ours: one CUDA context (its device memory pool), like the cuSPARSE handle */
+  char             ocean_err[96]; /* why there is none */
 } Gpu;
 
 static double gflops(const Summary *s, double ms) { return ms > 0 ? 2.0 * (double)s->products / (ms * 1e6) : 0; }
@@ -753,6 +730,32 @@ static void print_result(const Summary *s, const BenchResult *r)
            r->reps, r->peak_bytes / 1e6, r->meminfo_bytes / 1e6);
   if (r->verified >= 0) printf("  %s%s", r->verified ? "verified" : "MISMATCH: ", r->verified ? "" : r->verify_msg);
   printf("\n");
+  fflush(stdout);
+}
+
+/* The workflow a statistics record took, e.g. "estimate(32 reg)", "exact (switched)". */
+static void workflow_name(const OceanStats *st, char *buf, size_t len)
+{
+#ifdef OCEAN_BENCH_OURS
+  if (st->workflow == OCEAN_WORKFLOW_ESTIMATE)
+    snprintf(buf, len, "%s(%d reg x%.1f)", OceanWorkflowName(st->workflow), st->hll_registers, st->estimate_coefficient);
+  else snprintf(buf, len, "%s%s", OceanWorkflowName(st->workflow), st->switched_to_exact ? " (switched)" : "");
+#else /* not linked with the core */
+  snprintf(buf, len, "workflow %d", (int)st->workflow);
+#endif
+}
+
+/* Ours: where the time of the last timed run went (OceanStats: CUDA event times of each phase). */
+static void print_ocean_phases(const Summary *s)
+{
+  const OceanStats *st = &s->ostats;
+  char              wf[64];
+  workflow_name(st, wf, sizeof(wf));
+  printf("  %-15s %s, ER %.1f, sampled CR %.2f (conservative %.2f), overflow rows %lld, allocated %.2f x nnz(C)\n", "ocean workflow", wf,
+         st->er, st->cr_sampled, st->cr_conservative, (long long)st->overflow_rows, st->nnz_c ? (double)st->allocated_entries / (double)st->nnz_c : 0.0);
+  printf("  %-15s analysis %.3f, estimate %.3f, symbolic %.3f, numeric %.3f, fallback %.3f, compact %.3f ms; numeric-only %.3f ms\n", "ocean phases",
+         1e3 * st->t_analysis, 1e3 * st->t_estimate, 1e3 * st->t_symbolic, 1e3 * st->t_numeric, 1e3 * st->t_fallback, 1e3 * st->t_compact,
+         1e3 * s->ostats_reuse.t_numeric);
   fflush(stdout);
 }
 
@@ -797,6 +800,260 @@ static int reference_fits(int64_t nnz_c, double *gb)
   return need <= 0.5 * host;
 }
 
+/* ---- ours -------------------------------------------------------------------------------------------------- */
+
+/* Our GPU SpGEMM through the core API (include/ocean.h), on the rules of the cuSPARSE methods:
+     - one CUDA context for the whole run (gpu_init, outside timing, like the cuSPARSE handle); its device memory
+       pool caches blocks between products, as cuSPARSE users cache buffers;
+     - A and B resident on the device (int64 offsets, the core's convention) before timing starts, handed over with
+       OceanProductSetOperandMemType(OCEAN_MEMORY_DEVICE): nothing is uploaded, C stays on the device;
+     - one timed run = cudaEvents around OceanProductCreate + OceanProductSymbolic (analysis, workflow, C complete
+       as device CSR) + OceanProductGetDeviceC; the plan is destroyed after the stop event (its memory goes back to
+       the pool; cuSPARSE's frees are outside its timing too).  Structure ids 0: nothing (sketches of B) is reused
+       from one run to the next;
+     - time_method()'s probe/warm-up/median policy; the probe also brings C to the host (OceanProductGetC, the lazy
+       download) for verification;
+     - peak: the pool's high-water mark above what it held before the probe (blocks are powers of two, so this is
+       what the pool really took); cudaMemGetInfo cross-check: free memory before the probe minus after it (the
+       pool is trimmed before, and keeps its blocks after);
+     - numeric-only reuse (r->reuse_ms): one plan with structure ids set up once, then OceanProductNumeric with new
+       values of A (alternately halved and original, switched outside the timed region), like cusparse_reuse; its
+       probe's C is verified against half the reference. */
+#ifdef OCEAN_BENCH_OURS
+/* A matrix on the device as the core takes it: int64 offsets; values_half as for cuSPARSE. */
+typedef struct {
+  DevBuf rowptr, colidx, values, values_half;
+} DevCSR64;
+
+static int upload_csr64(const BenchCSR *M, MemTrack *t, DevCSR64 *d)
+{
+  int64_t nnz = bench_csr_nnz(M);
+  double *vh  = (double *)bench_xmalloc((size_t)nnz * sizeof(double));
+#pragma omp parallel for schedule(static)
+  for (int64_t p = 0; p < nnz; p++) vh[p] = 0.5 * M->values[p];
+  int err = upload_array(t, &d->rowptr, M->rowptr, (size_t)(M->nrows + 1) * sizeof(int64_t)) ||
+            upload_array(t, &d->colidx, M->colidx, (size_t)nnz * sizeof(int32_t)) ||
+            upload_array(t, &d->values, M->values, (size_t)nnz * sizeof(double)) ||
+            upload_array(t, &d->values_half, vh, (size_t)nnz * sizeof(double));
+  free(vh);
+  return err;
+}
+
+static void free_dev_csr64(MemTrack *t, DevCSR64 *d)
+{
+  track_free(t, &d->rowptr);
+  track_free(t, &d->colidx);
+  track_free(t, &d->values);
+  track_free(t, &d->values_half);
+}
+
+typedef struct {
+  const Gpu   *g;
+  BenchResult *r;
+  OceanCSR     a, b, a_half;   /* device views */
+  OceanProduct reuse;          /* the numeric-only plan */
+  int          runs;
+  int64_t      base;           /* pool bytes in use before the probe */
+  size_t       free0;          /* cudaMemGetInfo before the probe */
+  OceanStats   stats;          /* of the last run */
+} OceanBench;
+
+static void fail_ocean(BenchResult *r, OceanError e, const char *what)
+{
+  fprintf(stderr, "bench: ocean: %s: %s: %s\n", what, OceanErrorString(e), OceanGetLastErrorMessage());
+  set_status(r, RES_FAIL, "fail(%s)", e == OCEAN_ERR_MEMORY ? "out of memory" : OceanErrorString(e));
+  (void)cudaGetLastError();
+}
+
+#define TRY_OCEAN(r, call) \
+  do { \
+    OceanError oe_ = (call); \
+    if (oe_ != OCEAN_SUCCESS) { \
+      fail_ocean((r), oe_, #call); \
+      goto done; \
+    } \
+  } while (0)
+
+/* C of a plan, on the host (the core's lazy download), into r->c. */
+static int ocean_download_c(OceanProduct p, BenchResult *r)
+{
+  int64_t        m, n, nnz;
+  const int64_t *rp;
+  const int32_t *ci;
+  const double  *v;
+  BenchCSR      *C = &r->c;
+  TRY_OCEAN(r, OceanProductGetC(p, &m, &n, &nnz, &rp, &ci, &v));
+  bench_csr_free(C);
+  C->nrows  = m;
+  C->ncols  = n;
+  C->rowptr = (int64_t *)bench_xmalloc((size_t)(m + 1) * sizeof(int64_t));
+  C->colidx = (int32_t *)bench_xmalloc((size_t)nnz * sizeof(int32_t));
+  C->values = (double *)bench_xmalloc((size_t)nnz * sizeof(double));
+  memcpy(C->rowptr, rp, (size_t)(m + 1) * sizeof(int64_t));
+  memcpy(C->colidx, ci, (size_t)nnz * sizeof(int32_t));
+  memcpy(C->values, v, (size_t)nnz * sizeof(double));
+  return 0;
+done:
+  return 1;
+}
+
+static int ocean_elapsed(OceanBench *x, double *ms)
+{
+  float f = 0;
+  TRY_CUDA(x->r, cudaEventRecord(x->g->stop, 0));
+  TRY_CUDA(x->r, cudaEventSynchronize(x->g->stop));
+  TRY_CUDA(x->r, cudaEventElapsedTime(&f, x->g->start, x->g->stop));
+  *ms = f;
+  return 0;
+done:
+  return 1;
+}
+
+/* One end-to-end product: plan, symbolic (C complete on the device), C's device arrays; the plan goes after timing. */
+static int ocean_once(void *ctx, int probe, double *ms)
+{
+  OceanBench    *x = (OceanBench *)ctx;
+  BenchResult   *r = x->r;
+  OceanContext   oc = x->g->ocean;
+  OceanProduct   p  = NULL;
+  int64_t        m, n, nnz, peak;
+  const int64_t *rp;
+  const int32_t *ci;
+  const double  *v;
+  int            err = 1;
+
+  if (probe) {
+    size_t total;
+    TRY_OCEAN(r, OceanContextTrimDeviceMemory(oc));
+    TRY_OCEAN(r, OceanContextResetDeviceMemoryPeak(oc));
+    TRY_OCEAN(r, OceanContextGetDeviceMemory(oc, &x->base, NULL, NULL, NULL));
+    TRY_CUDA(r, cudaMemGetInfo(&x->free0, &total));
+  }
+  TRY_CUDA(r, cudaEventRecord(x->g->start, 0));
+  TRY_OCEAN(r, OceanProductCreate(oc, OCEAN_PRODUCT_AB, &p));
+  TRY_OCEAN(r, OceanProductSetOperandMemType(p, OCEAN_MEMORY_DEVICE));
+  TRY_OCEAN(r, OceanProductSymbolic(p, &x->a, &x->b));
+  TRY_OCEAN(r, OceanProductGetDeviceC(p, &m, &n, &nnz, &rp, &ci, &v));
+  if (ocean_elapsed(x, ms)) goto done;
+  TRY_OCEAN(r, OceanProductGetStats(p, 0, &x->stats));
+  if (probe) {
+    size_t fr, total;
+    TRY_OCEAN(r, OceanContextGetDeviceMemory(oc, NULL, &peak, NULL, NULL));
+    TRY_CUDA(r, cudaMemGetInfo(&fr, &total));
+    r->peak_bytes    = (double)(peak - x->base);
+    r->meminfo_bytes = fr <= x->free0 ? (double)(x->free0 - fr) : -1;
+    r->nnz_c         = nnz;
+    if (m != x->a.nrows || n != x->b.ncols || (nnz && (!ci || !v)) || !rp) {
+      set_status(r, RES_FAIL, "fail(device C is %lldx%lld with %lld nonzeros)", (long long)m, (long long)n, (long long)nnz);
+      goto done;
+    }
+    if (r->want_c && ocean_download_c(p, r)) goto done;
+  }
+  err = 0;
+done:
+  OceanProductDestroy(&p);
+  return err;
+}
+
+/* One numeric-only product with new values of A (alternately halved and original). */
+static int ocean_reuse_once(void *ctx, int probe, double *ms)
+{
+  OceanBench  *x    = (OceanBench *)ctx;
+  BenchResult *r    = x->r;
+  OceanCSR     a    = x->runs++ % 2 == 0 ? x->a_half : x->a;
+  int          err  = 1;
+
+  TRY_CUDA(r, cudaEventRecord(x->g->start, 0));
+  TRY_OCEAN(r, OceanProductNumeric(x->reuse, &a, &x->b));
+  if (ocean_elapsed(x, ms)) goto done;
+  TRY_OCEAN(r, OceanProductGetStats(x->reuse, 0, &x->stats));
+  if (probe) {
+    r->c_scale = 0.5;
+    if (r->want_c && ocean_download_c(x->reuse, r)) goto done;
+  }
+  err = 0;
+done:
+  return err;
+}
+
+static void ocean_view(const BenchCSR *M, const DevCSR64 *d, const DevBuf *values, OceanCSR *v)
+{
+  memset(v, 0, sizeof(*v));
+  v->nrows  = M->nrows;
+  v->ncols  = M->ncols;
+  v->rowptr = (const int64_t *)d->rowptr.p;
+  v->colidx = (const int32_t *)d->colidx.p;
+  v->values = (const double *)values->p;
+}
+#endif
+
+/* Ours on one matrix: r filled (and verified here, against ref when it has values), or r's status says why not. */
+static void bench_ocean(const Options *o, const Gpu *g, const BenchCSR *A, const BenchCSR *B, const RefC *ref, Summary *s)
+{
+  BenchResult *r = &s->res[M_OCEAN];
+#ifdef OCEAN_BENCH_OURS
+  OceanBench  x;
+  BenchResult ru;
+  MemTrack    inputs;
+  DevCSR64    dA, dB;
+  static uint64_t ids; /* fresh structure ids for every matrix: the context's sketch cache must not mix them up */
+
+  result_init(&ru, "ocean_reuse");
+  memset(&x, 0, sizeof(x));
+  memset(&dA, 0, sizeof(dA));
+  memset(&dB, 0, sizeof(dB));
+  if (!g->ocean) {
+    set_status(r, RES_FAIL, "fail(%s)", g->ocean_err);
+    return;
+  }
+  track_init(&inputs, r, 0, 0);
+  if (upload_csr64(A, &inputs, &dA) || (B != A && upload_csr64(B, &inputs, &dB))) goto done;
+  x.g = g;
+  x.r = r;
+  ocean_view(A, &dA, &dA.values, &x.a);
+  ocean_view(A, &dA, &dA.values_half, &x.a_half);
+  ocean_view(B, B != A ? &dB : &dA, B != A ? &dB.values : &dA.values, &x.b);
+
+  /* end-to-end */
+  time_method(ocean_once, &x, o, r);
+  if (r->state != RES_OK) goto done;
+  s->ostats      = x.stats;
+  s->have_ostats = 1;
+  verify_result(ref, r);
+  bench_csr_free(&r->c);
+
+  /* numeric-only: ids promise that the structure stays (A and B share one when B is A) */
+  ru.want_c        = r->want_c;
+  x.r              = &ru;
+  x.a.structure_id = x.a_half.structure_id = ++ids;
+  x.b.structure_id = B != A ? ++ids : x.a.structure_id;
+  TRY_OCEAN(&ru, OceanProductCreate(g->ocean, OCEAN_PRODUCT_AB, &x.reuse));
+  TRY_OCEAN(&ru, OceanProductSetOperandMemType(x.reuse, OCEAN_MEMORY_DEVICE));
+  TRY_OCEAN(&ru, OceanProductSymbolic(x.reuse, &x.a, &x.b));
+  time_method(ocean_reuse_once, &x, o, &ru);
+  if (ru.state == RES_OK) {
+    r->reuse_ms       = ru.ms;
+    s->ostats_reuse   = x.stats;
+    verify_result(ref, &ru);
+    if (ru.verified == 0) {
+      r->verified = 0;
+      snprintf(r->verify_msg, sizeof(r->verify_msg), "numeric-only: %.140s", ru.verify_msg);
+    }
+  } else fprintf(stderr, "bench: ocean numeric-only on %s: %s\n", s->name, ru.status);
+done:
+  if (ru.state != RES_OK && r->state == RES_OK) r->reuse_ms = -1; /* printed as a failure */
+  bench_csr_free(&ru.c);
+  OceanProductDestroy(&x.reuse);
+  free_dev_csr64(&inputs, &dA);
+  free_dev_csr64(&inputs, &dB);
+  /* nothing of ours stays on the device while cuSPARSE runs (the trim drops cached sketches too) */
+  if (OceanContextTrimDeviceMemory(g->ocean)) fprintf(stderr, "bench: ocean: trim: %s\n", OceanGetLastErrorMessage());
+#else
+  (void)o, (void)g, (void)A, (void)B, (void)ref, (void)s;
+  set_status(r, RES_NA, "n/a");
+#endif
+}
+
 /* Every method on one matrix; C is verified against the host reference when the host can hold it. */
 static void bench_matrix(const Options *o, const Gpu *g, const BenchCSR *A, const BenchCSR *B, Summary *s)
 {
@@ -815,9 +1072,10 @@ static void bench_matrix(const Options *o, const Gpu *g, const BenchCSR *A, cons
   fflush(stdout);
 
   s->res[M_OCEAN].want_c = ref.C.values != NULL;
-  if (!bench_ocean(A, B, &s->res[M_OCEAN])) verify_result(&ref, &s->res[M_OCEAN]);
+  bench_ocean(o, g, A, B, &ref, s);
   bench_csr_free(&s->res[M_OCEAN].c);
   print_result(s, &s->res[M_OCEAN]);
+  if (s->have_ostats) print_ocean_phases(s);
   bench_cusparse(o, g, A, B, &ref, s);
   bench_csr_free(&ref.C);
   free(ref.bound);
@@ -918,7 +1176,7 @@ static void csv_rows(FILE *f, const Summary *s)
               r->meminfo_bytes / 1e6);
     else fprintf(f, ",,,,,");
     fprintf(f, "%s\n", r->verified < 0 ? "" : r->verified ? "yes" : "no");
-    if (m == M_OCEAN && r->state == RES_OK) /* ours carries its reuse time in the same result */
+    if (m == M_OCEAN && r->state == RES_OK && r->reuse_ms >= 0) /* ours carries its reuse time in the same result */
       fprintf(f, "%s,%lld,%lld,%lld,%lld,%lld,%lld,ocean_reuse,ok,%.4f,%.3f,%d,,,\n", s->name, (long long)s->rows,
               (long long)s->cols, (long long)s->nnz_a, (long long)s->nnz_b, (long long)s->products,
               (long long)s->nnz_c, r->reuse_ms, gflops(s, r->reuse_ms), r->reps);
@@ -1000,7 +1258,8 @@ static void summary_row(Table *t, int row, const Summary *s)
   for (int m = M_ALG1; m <= M_ALG3; m++) cell_result(t, row, 10 + m - M_ALG1, &s->res[m], "%.1f", s->res[m].peak_bytes / 1e6);
   if (best && oc->state == RES_OK) table_set(t, row, 13, "%.2f", best->ms / oc->ms);
   else table_set(t, row, 13, "n/a");
-  cell_result(t, row, 14, oc, "%.3f", oc->reuse_ms);
+  if (oc->state == RES_OK && oc->reuse_ms < 0) table_set(t, row, 14, "fail");
+  else cell_result(t, row, 14, oc, "%.3f", oc->reuse_ms);
   cell_result(t, row, 15, &s->res[M_REUSE], "%.3f", s->res[M_REUSE].ms);
 }
 
@@ -1016,6 +1275,50 @@ static void print_summary(const Summary *sums, int n)
   printf("\nSummary (ms: median end-to-end; GFLOPS = 2 * products / time; ratio = cuSPARSE best / ocean;\n"
          "peak MB: device memory beyond the inputs; fail(X): CUSPARSE_STATUS_X or a CUDA error)\n");
   table_print(&t);
+  free(t.cell);
+}
+
+/* Ours, phase by phase (ms, CUDA event times inside the last timed run; "other" = end-to-end minus their sum: plan
+   creation, host statistics, per-row copies, synchronisations), so that one can see where the time goes. */
+static void print_ocean_phase_summary(const Summary *sums, int n)
+{
+  static const char *head[] = {"name", "workflow", "overflow rows", "alloc/nnz(C)", "analysis", "estimate", "symbolic", "numeric",
+                               "fallback", "compact", "other", "ocean ms", "numeric-only ms", "(its kernels)"};
+  const int ncol = (int)(sizeof(head) / sizeof(head[0]));
+  Table     t    = {n + 1, ncol, NULL};
+  int       rows = 1;
+  t.cell         = bench_xmalloc((size_t)(n + 1) * sizeof(*t.cell));
+  for (int j = 0; j < ncol; j++) table_set(&t, 0, j, "%s", head[j]);
+  for (int i = 0; i < n; i++) {
+    const Summary     *s  = &sums[i];
+    const OceanStats  *st = &s->ostats;
+    const BenchResult *oc = &s->res[M_OCEAN];
+    char               wf[64];
+    if (!s->have_ostats || oc->state != RES_OK) continue;
+    double phases = 1e3 * (st->t_analysis + st->t_estimate + st->t_symbolic + st->t_numeric + st->t_fallback + st->t_compact);
+    workflow_name(st, wf, sizeof(wf));
+    table_set(&t, rows, 0, "%s", s->name);
+    table_set(&t, rows, 1, "%s", wf);
+    table_set(&t, rows, 2, "%lld", (long long)st->overflow_rows);
+    table_set(&t, rows, 3, "%.2f", st->nnz_c ? (double)st->allocated_entries / (double)st->nnz_c : 0.0);
+    table_set(&t, rows, 4, "%.3f", 1e3 * st->t_analysis);
+    table_set(&t, rows, 5, "%.3f", 1e3 * st->t_estimate);
+    table_set(&t, rows, 6, "%.3f", 1e3 * st->t_symbolic);
+    table_set(&t, rows, 7, "%.3f", 1e3 * st->t_numeric);
+    table_set(&t, rows, 8, "%.3f", 1e3 * st->t_fallback);
+    table_set(&t, rows, 9, "%.3f", 1e3 * st->t_compact);
+    table_set(&t, rows, 10, "%.3f", oc->ms - phases);
+    table_set(&t, rows, 11, "%.3f", oc->ms);
+    if (oc->reuse_ms >= 0) table_set(&t, rows, 12, "%.3f", oc->reuse_ms);
+    else table_set(&t, rows, 12, "fail");
+    table_set(&t, rows, 13, "%.3f", 1e3 * s->ostats_reuse.t_numeric);
+    rows++;
+  }
+  t.nrows = rows;
+  if (rows > 1) {
+    printf("\nOcean phases (ms of the last timed run; other = ocean ms - phases: plan, host statistics, per-row copies, syncs)\n");
+    table_print(&t);
+  }
   free(t.cell);
 }
 
@@ -1062,6 +1365,22 @@ static int gpu_init(Gpu *g)
   TRY_CUDA(&r, cudaEventCreate(&g->start));
   TRY_CUDA(&r, cudaEventCreate(&g->stop));
   printf("device %d: %s, %d SMs, %.1f GB, compute capability %d.%d\n", dev, p.name, sms, p.totalGlobalMem / 1e9, p.major, p.minor);
+#ifdef OCEAN_BENCH_OURS
+  {
+    OceanOptions opts;
+    OceanError   e = OceanContextCreate(OCEAN_BACKEND_CUDA, NULL, &g->ocean);
+    OceanOptionsDefault(&opts);
+    opts.record_rows = 0;
+    if (!e) e = OceanContextSetOptions(g->ocean, &opts);
+    if (e) {
+      fprintf(stderr, "bench: ocean: no CUDA context: %s: %s\n", OceanErrorString(e), OceanGetLastErrorMessage());
+      snprintf(g->ocean_err, sizeof(g->ocean_err), "no context: %s", OceanErrorString(e));
+      OceanContextDestroy(&g->ocean);
+    }
+  }
+#else
+  snprintf(g->ocean_err, sizeof(g->ocean_err), "n/a");
+#endif
   printf("CUDA driver %d.%d, runtime %d.%d, cuSPARSE %d.%d.%d; %d OpenMP threads\n", drv / 1000, drv % 1000 / 10,
          rt / 1000, rt % 1000 / 10, sp / 1000, sp % 1000 / 100, sp % 100, omp_get_max_threads());
   return 0;
@@ -1072,6 +1391,9 @@ done:
 
 static void gpu_finalize(Gpu *g)
 {
+#ifdef OCEAN_BENCH_OURS
+  OceanContextDestroy(&g->ocean);
+#endif
   warn_cuda(cudaEventDestroy(g->start), "cudaEventDestroy");
   warn_cuda(cudaEventDestroy(g->stop), "cudaEventDestroy");
   warn_sparse(cusparseDestroy(g->handle), "cusparseDestroy");
@@ -1138,6 +1460,7 @@ int main(int argc, char **argv)
   if (o.list) print_list(sums, n);
   else {
     print_summary(sums, n);
+    print_ocean_phase_summary(sums, n);
     printf("CSV: %s\n", o.csv);
     fclose(csv);
     gpu_finalize(&g);

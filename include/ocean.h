@@ -145,6 +145,12 @@ OceanError OceanCudaDeviceProfile(int device, OceanDeviceProfile *profile);
 /* The CUDA backend's device memory pool of this context (bytes): in use now, the most ever in use, held from
    cudaMalloc (cached for later products), and the number of cudaMalloc calls.  All 0 for a CPU context. */
 OceanError OceanContextGetDeviceMemory(OceanContext ctx, int64_t *in_use, int64_t *peak, int64_t *reserved, int64_t *cuda_mallocs);
+/* The peak above restarts from the memory in use now (e.g. between benchmark matrices). */
+OceanError OceanContextResetDeviceMemoryPeak(OceanContext ctx);
+/* Gives back what the context only caches: the device sketch cache (rebuilt on demand) and the pool's blocks that
+   are not in use (cudaFree).  Plans' device memory (their C, operands, exact routes) stays.  Nothing to do for a CPU
+   context. */
+OceanError OceanContextTrimDeviceMemory(OceanContext ctx);
 
 /* Phases of the pipeline, reported to an optional callback (e.g. profiling events) from the calling thread. */
 typedef enum {
@@ -180,9 +186,30 @@ OceanError OceanProductSymbolic(OceanProduct prod, const OceanCSR *A, const Ocea
    Recomputes the values of C into the plan's storage with exact bins. */
 OceanError OceanProductNumeric(OceanProduct prod, const OceanCSR *A, const OceanCSR *B);
 
-/* C as computed by the last symbolic or numeric call; owned by the plan, valid until the next call. */
+/* C as computed by the last symbolic or numeric call, on the host; owned by the plan, valid until the next call.
+   With a CUDA context C is computed on the device and copied to the host here, on the first request after each
+   symbolic or numeric call (the structure once per symbolic call, the values once per call). */
 OceanError OceanProductGetC(OceanProduct prod, int64_t *nrows, int64_t *ncols, int64_t *nnz, const int64_t **rowptr,
                             const int32_t **colidx, const double **values);
+
+/* Where the operands of a plan's OceanProductSymbolic and OceanProductNumeric calls live. */
+typedef enum { OCEAN_MEMORY_HOST = 0, OCEAN_MEMORY_DEVICE = 1 } OceanMemoryType;
+
+/* OCEAN_MEMORY_HOST (the default): rowptr, colidx and values of A and B are host pointers.
+   OCEAN_MEMORY_DEVICE: they are device pointers on the CUDA context's device (cudaMalloc or managed memory), used in
+   place: nothing is uploaded and nothing of size nnz comes to the host (symbolic reads rowptr[0] and rowptr[nrows]
+   of each operand; per-row statistics and records still come to the host).  Column indices are not validated on the
+   host, so out-of-range ones are the caller's bug.  Numeric trusts that operands with the symbolic call's structure
+   ids have its structure (nnz included).  Only AB plans of a CUDA context (OCEAN_ERR_ARG otherwise: AtB and PtAP
+   transpose on the host).  C is then read with OceanProductGetDeviceC; OceanProductGetC still works (it downloads). */
+OceanError OceanProductSetOperandMemType(OceanProduct prod, OceanMemoryType mtype);
+OceanError OceanProductGetOperandMemType(OceanProduct prod, OceanMemoryType *mtype);
+
+/* C of the last symbolic or numeric call in device memory (CUDA context; OCEAN_ERR_NOT_AVAILABLE for a CPU one):
+   sorted CSR with int64 row offsets, owned by the plan (its context's pool), valid until the next symbolic or numeric
+   call or the plan's destruction.  Nothing is copied. */
+OceanError OceanProductGetDeviceC(OceanProduct prod, int64_t *nrows, int64_t *ncols, int64_t *nnz, const int64_t **d_rowptr,
+                                  const int32_t **d_colidx, const double **d_values);
 
 typedef struct {
   OceanWorkflow workflow;            /* taken */

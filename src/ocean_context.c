@@ -437,18 +437,18 @@ OceanError OceanContextGetWorkspaces(OceanContext ctx, OceanWorkspace **ws)
 
 /* ------------------------------------------------------------------------------------------------ sketch cache */
 
-static int OceanSketchCacheMatch(const OceanSketchCacheEntry *e, const OceanCSR *B, int registers)
+static int OceanSketchCacheMatch(const OceanSketchCacheEntry *e, const OceanCSR *B, int64_t b_nnz, int registers)
 {
-  return e->sketches && e->structure_id == B->structure_id && e->registers == registers && e->nrows == B->nrows && e->nnz == OceanCSRNnz(B);
+  return e->sketches && e->structure_id == B->structure_id && e->registers == registers && e->nrows == B->nrows && e->nnz == b_nnz;
 }
 
-int OceanSketchCacheFind(OceanSketchCacheEntry *cache, uint64_t *clock, const OceanCSR *B, int registers, OceanSketchCacheEntry **entry)
+int OceanSketchCacheFind(OceanSketchCacheEntry *cache, uint64_t *clock, const OceanCSR *B, int64_t b_nnz, int registers, OceanSketchCacheEntry **entry)
 {
   OceanSketchCacheEntry *e = NULL;
   int                    i;
 
   for (i = 0; i < OCEAN_SKETCH_CACHE_SIZE; i++) {
-    if (OceanSketchCacheMatch(&cache[i], B, registers)) {
+    if (OceanSketchCacheMatch(&cache[i], B, b_nnz, registers)) {
       cache[i].last_use = ++*clock;
       *entry            = &cache[i];
       return 1;
@@ -474,7 +474,7 @@ OceanError OceanContextGetSketches(OceanContext ctx, const OceanCSR *B, int regi
     ctx->sketches_built++;
     return OCEAN_SUCCESS;
   }
-  if (OceanSketchCacheFind(ctx->cache, &ctx->cache_clock, B, registers, &e)) {
+  if (OceanSketchCacheFind(ctx->cache, &ctx->cache_clock, B, OceanCSRNnz(B), registers, &e)) {
     *sketches = e->sketches;
     *reused   = 1;
     ctx->sketches_reused++;

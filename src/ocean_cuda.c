@@ -10,9 +10,11 @@
                own exactly sized buffer -> compaction into CSR -> rows sorted (CUB segmented sort)
     EXACT      symbolic per bin from products / conservative CR, overflowing rows retried one configuration up;
                rowptr (CUB scan); numeric per bin; rows sorted
-  C stays on the device (numeric reuse) and is copied to the host.  The per-row arrays the statistics and row
-  records need (predicted, routes, counts, flags, estimates) are copied to the host stage's scratch, where the
-  CPU code turns them into OceanStats and OceanRowInfo.  Times are CUDA event times.
+  Operands: host CSR are uploaded into the stage's own buffers (numeric: values only); device CSR
+  (OCEAN_MEMORY_DEVICE) are used in place.  C stays on the device (numeric reuse, OceanProductGetDeviceC) and is
+  copied to the host only when asked (OceanCudaStageDownloadC).  The per-row arrays the statistics and row records
+  need (shapes, predicted, routes, counts, flags, estimates: O(rows), never O(nnz)) are copied to the host stage's
+  scratch, where the CPU code turns them into OceanStats and OceanRowInfo.  Times are CUDA event times.
 */
 #include "ocean_stage.h"
 #include "ocean_cuda.h"
@@ -24,14 +26,21 @@ typedef struct {
   OceanCudaDevice dev;
 } OceanCudaContext;
 
-/* Device state of one stage: operands, shapes, C and the exact routes for numeric reuse. */
+/* Device state of one stage: operands (k = 0: A, 1: B), shapes, C and the exact routes for numeric reuse. */
 typedef struct {
-  int64_t       a_nrows, a_nnz, b_nrows, b_nnz, c_nnz;
-  int64_t      *a_rowptr, *b_rowptr, *c_rowptr;
-  int32_t      *a_colidx, *b_colidx, *c_colidx;
-  double       *a_values, *b_values, *c_values;
+  int64_t        nnz[2];      /* of the operands */
+  int            own_valid[2]; /* own_* hold operand k's uploaded structure */
+  int64_t       *own_rowptr[2]; /* host operands' uploads; device operands are not copied */
+  int32_t       *own_colidx[2];
+  double        *own_values[2];
+  int64_t        c_nnz;
+  int64_t       *c_rowptr;
+  int32_t       *c_colidx;
+  double        *c_values;
   OceanRowShape *shapes;
-  OceanRoute   *exact;
+  OceanRoute    *exact;
+  int64_t       *exact_rows; /* the rows grouped by the bin of their exact route (made by the first numeric call) */
+  int64_t        exact_bins[OCEAN_NUM_BINS];
 } OceanCudaStage;
 
 static OceanCudaDevice OceanCtxDev(OceanContext ctx) { return ((OceanCudaContext *)ctx->cuda)->dev; }
@@ -112,41 +121,81 @@ void OceanCudaStageDestroy(OceanContext ctx, OceanStage *st)
 
   if (!d) return;
   if (ctx->cuda) {
-    OceanDevFree(ctx, d->a_rowptr);
-    OceanDevFree(ctx, d->a_colidx);
-    OceanDevFree(ctx, d->a_values);
-    OceanDevFree(ctx, d->b_rowptr);
-    OceanDevFree(ctx, d->b_colidx);
-    OceanDevFree(ctx, d->b_values);
+    int k;
+    for (k = 0; k < 2; k++) {
+      OceanDevFree(ctx, d->own_rowptr[k]);
+      OceanDevFree(ctx, d->own_colidx[k]);
+      OceanDevFree(ctx, d->own_values[k]);
+    }
     OceanDevFree(ctx, d->c_rowptr);
     OceanDevFree(ctx, d->c_colidx);
     OceanDevFree(ctx, d->c_values);
     OceanDevFree(ctx, d->shapes);
     OceanDevFree(ctx, d->exact);
+    OceanDevFree(ctx, d->exact_rows);
   }
   free(d);
   st->dev = NULL;
 }
 
-/* The operands on the device (new arrays: the structure may have changed). */
-static OceanError OceanCudaUploadOperands(OceanContext ctx, OceanCudaStage *d, const OceanCSR *A, const OceanCSR *B)
+/*
+  Operand k (0: A, 1: B) of the current call as a device view.  Device operands (st->dev_operands) are the caller's
+  arrays, used in place.  Host operands are uploaded into the stage's own buffers: everything (symbolic: the
+  structure may have changed), or only the values when the buffers already hold this structure (numeric).
+*/
+static OceanError OceanCudaOperand(OceanContext ctx, OceanStage *st, OceanCudaStage *d, int k, const OceanCSR *M, int values_only, OceanDevCSR *view)
 {
-  d->a_nrows = A->nrows;
-  d->a_nnz   = OceanCSRNnz(A);
-  d->b_nrows = B->nrows;
-  d->b_nnz   = OceanCSRNnz(B);
-  OceanCall(OceanDevAlloc(ctx, A->nrows + 1, &d->a_rowptr));
-  OceanCall(OceanDevAlloc(ctx, d->a_nnz, &d->a_colidx));
-  OceanCall(OceanDevAlloc(ctx, d->a_nnz, &d->a_values));
-  OceanCall(OceanDevAlloc(ctx, B->nrows + 1, &d->b_rowptr));
-  OceanCall(OceanDevAlloc(ctx, d->b_nnz, &d->b_colidx));
-  OceanCall(OceanDevAlloc(ctx, d->b_nnz, &d->b_values));
-  OceanCall(OceanCudaUpload(d->a_rowptr, A->rowptr, (size_t)(A->nrows + 1) * sizeof(int64_t)));
-  OceanCall(OceanCudaUpload(d->a_colidx, A->colidx, (size_t)d->a_nnz * sizeof(int32_t)));
-  OceanCall(OceanCudaUpload(d->a_values, A->values, (size_t)d->a_nnz * sizeof(double)));
-  OceanCall(OceanCudaUpload(d->b_rowptr, B->rowptr, (size_t)(B->nrows + 1) * sizeof(int64_t)));
-  OceanCall(OceanCudaUpload(d->b_colidx, B->colidx, (size_t)d->b_nnz * sizeof(int32_t)));
-  OceanCall(OceanCudaUpload(d->b_values, B->values, (size_t)d->b_nnz * sizeof(double)));
+  const int64_t nnz = OceanStageOperandNnz(st, k, M);
+
+  d->nnz[k] = nnz;
+  if (st->dev_operands) {
+    d->own_valid[k] = 0;
+    OceanDevFree(ctx, d->own_rowptr[k]);
+    OceanDevFree(ctx, d->own_colidx[k]);
+    OceanDevFree(ctx, d->own_values[k]);
+    *view = OceanDevView(M->nrows, M->ncols, M->rowptr, M->colidx, M->values);
+    return OCEAN_SUCCESS;
+  }
+  if (!(values_only && d->own_valid[k])) {
+    d->own_valid[k] = 0;
+    OceanDevFree(ctx, d->own_rowptr[k]);
+    OceanDevFree(ctx, d->own_colidx[k]);
+    OceanDevFree(ctx, d->own_values[k]);
+    OceanCall(OceanDevAlloc(ctx, M->nrows + 1, &d->own_rowptr[k]));
+    OceanCall(OceanDevAlloc(ctx, nnz, &d->own_colidx[k]));
+    OceanCall(OceanDevAlloc(ctx, nnz, &d->own_values[k]));
+    OceanCall(OceanCudaUpload(d->own_rowptr[k], M->rowptr, (size_t)(M->nrows + 1) * sizeof(int64_t)));
+    OceanCall(OceanCudaUpload(d->own_colidx[k], M->colidx, (size_t)nnz * sizeof(int32_t)));
+    d->own_valid[k] = 1;
+  }
+  OceanCall(OceanCudaUpload(d->own_values[k], M->values, (size_t)nnz * sizeof(double)));
+  *view = OceanDevView(M->nrows, M->ncols, d->own_rowptr[k], d->own_colidx[k], d->own_values[k]);
+  return OCEAN_SUCCESS;
+}
+
+OceanError OceanCudaCheckDeviceCSR(OceanContext ctx, const OceanCSR *M, const char *name, int64_t *nnz)
+{
+  int64_t r0 = 0, rn = 0;
+  int     ok[3];
+
+  *nnz = 0;
+  OceanCheck(M, OCEAN_ERR_ARG, "matrix %s is NULL", name);
+  OceanCheck(ctx->cuda, OCEAN_ERR_ARG, "device-resident matrix %s: the context has no CUDA device", name);
+  OceanCheck(M->nrows >= 0 && M->ncols >= 0, OCEAN_ERR_ARG, "device-resident matrix %s has negative sizes %lld x %lld", name, (long long)M->nrows, (long long)M->ncols);
+  OceanCheck(M->ncols <= (int64_t)INT32_MAX, OCEAN_ERR_ARG, "device-resident matrix %s has %lld columns: column indices are int32", name, (long long)M->ncols);
+  if (M->nrows == 0 && !M->rowptr) return OCEAN_SUCCESS; /* an empty matrix may come without offsets */
+  OceanCheck(M->rowptr, OCEAN_ERR_ARG, "device-resident matrix %s (%lld x %lld) has no row offsets", name, (long long)M->nrows, (long long)M->ncols);
+  OceanCall(OceanCudaIsDevicePointer(M->rowptr, &ok[0]));
+  OceanCall(OceanCudaIsDevicePointer(M->colidx, &ok[1]));
+  OceanCall(OceanCudaIsDevicePointer(M->values, &ok[2]));
+  OceanCheck(ok[0] && ok[1] && ok[2], OCEAN_ERR_ARG, "device-resident matrix %s (%lld x %lld): its %s pointer is not device memory (OceanProductSetOperandMemType(OCEAN_MEMORY_DEVICE) was set)",
+             name, (long long)M->nrows, (long long)M->ncols, !ok[0] ? "rowptr" : !ok[1] ? "colidx" : "values");
+  OceanCall(OceanCudaDownload(&r0, M->rowptr, sizeof(int64_t)));
+  OceanCall(OceanCudaDownload(&rn, M->rowptr + M->nrows, sizeof(int64_t)));
+  OceanCheck(r0 == 0, OCEAN_ERR_ARG, "device-resident matrix %s: row offsets must start at 0, not %lld", name, (long long)r0);
+  OceanCheck(rn >= 0, OCEAN_ERR_ARG, "device-resident matrix %s: rowptr[%lld] = %lld is negative", name, (long long)M->nrows, (long long)rn);
+  OceanCheck(rn == 0 || (M->colidx && M->values), OCEAN_ERR_ARG, "device-resident matrix %s has %lld nonzeros but no column indices or values", name, (long long)rn);
+  *nnz = rn;
   return OCEAN_SUCCESS;
 }
 
@@ -237,7 +286,7 @@ static OceanError OceanCudaAnalyze(OceanContext ctx, OceanStage *st, OceanCudaSt
   OceanCall(OceanDevAlloc(ctx, A.nrows, &d->shapes));
   OceanCall(OceanCudaAnalyzeRows(OceanCtxDev(ctx), A, B, d->shapes, &an->products));
   OceanCall(OceanCudaDownload(an->rows, d->shapes, (size_t)A.nrows * sizeof(OceanRowShape)));
-  OceanAnalysisFinishRows(an, d->a_nnz);
+  OceanAnalysisFinishRows(an, d->nnz[0]);
 
   OceanCall(OceanAnalysisSampleSelect(&ctx->options, an, &sample, &ns));
   if (ns == 0) return OCEAN_SUCCESS;
@@ -257,7 +306,7 @@ done:
 }
 
 /* The sketches of B on the device: from the device cache when B's structure id is known there. */
-static OceanError OceanCudaGetSketches(OceanContext ctx, const OceanCSR *Bh, OceanDevCSR B, int registers, OceanCudaScratch *s, const uint8_t **sketches, int *reused)
+static OceanError OceanCudaGetSketches(OceanContext ctx, const OceanCSR *Bh, int64_t b_nnz, OceanDevCSR B, int registers, OceanCudaScratch *s, const uint8_t **sketches, int *reused)
 {
   OceanSketchCacheEntry *e = NULL;
   size_t                 nbytes = (size_t)B.nrows * (size_t)registers;
@@ -270,7 +319,7 @@ static OceanError OceanCudaGetSketches(OceanContext ctx, const OceanCSR *Bh, Oce
     ctx->sketches_built++;
     return OCEAN_SUCCESS;
   }
-  if (OceanSketchCacheFind(ctx->dcache, &ctx->cache_clock, Bh, registers, &e)) {
+  if (OceanSketchCacheFind(ctx->dcache, &ctx->cache_clock, Bh, b_nnz, registers, &e)) {
     *sketches = e->sketches;
     *reused   = 1;
     ctx->sketches_reused++;
@@ -284,7 +333,7 @@ static OceanError OceanCudaGetSketches(OceanContext ctx, const OceanCSR *Bh, Oce
   e->structure_id = Bh->structure_id;
   e->registers    = registers;
   e->nrows        = Bh->nrows;
-  e->nnz          = OceanCSRNnz(Bh);
+  e->nnz          = b_nnz;
   e->last_use     = ++ctx->cache_clock;
   *sketches       = e->sketches;
   ctx->sketches_built++;
@@ -409,9 +458,8 @@ static OceanError OceanCudaStageSymbolic_Private(OceanContext ctx, OceanStage *s
   OceanCudaRouteParamsGet(ctx, &rp);
   t0 = OceanPhaseBegin(ctx, OCEAN_PHASE_ANALYSIS);
   OceanCall(OceanCudaTimerStart(dev));
-  OceanCall(OceanCudaUploadOperands(ctx, d, Ah, Bh));
-  A = OceanDevView(Ah->nrows, Ah->ncols, d->a_rowptr, d->a_colidx, d->a_values);
-  B = OceanDevView(Bh->nrows, Bh->ncols, d->b_rowptr, d->b_colidx, d->b_values);
+  OceanCall(OceanCudaOperand(ctx, st, d, 0, Ah, 0, &A));
+  OceanCall(OceanCudaOperand(ctx, st, d, 1, Bh, 0, &B));
   /* per-row scratch */
   OceanCall(OceanDevAlloc(ctx, n, &s->p));
   OceanCall(OceanDevAlloc(ctx, n, &s->counts));
@@ -440,7 +488,7 @@ static OceanError OceanCudaStageSymbolic_Private(OceanContext ctx, OceanStage *s
     t0 = OceanPhaseBegin(ctx, OCEAN_PHASE_ESTIMATE);
     OceanCall(OceanCudaTimerStart(dev));
     OceanCall(OceanDevAlloc(ctx, n, &s->estimate));
-    OceanCall(OceanCudaGetSketches(ctx, Bh, B, st->dec.registers, s, &sk, &reused));
+    OceanCall(OceanCudaGetSketches(ctx, Bh, d->nnz[1], B, st->dec.registers, s, &sk, &reused));
     OceanCall(OceanCudaSketchEstimate(A, sk, st->dec.registers, s->estimate));
     OceanCall(OceanCudaPredictRows(OCEAN_CUDA_PREDICT_ESTIMATE, NULL, n, d->shapes, s->estimate, NULL, st->dec.coefficient, s->p));
     OceanCall(OceanCudaTimerStop(dev, &st->stats.t_estimate));
@@ -461,14 +509,8 @@ static OceanError OceanCudaStageSymbolic_Private(OceanContext ctx, OceanStage *s
   OceanCall(OceanDevAlloc(ctx, n, &d->exact));
   OceanCall(OceanCudaRouteRows(&rp, OCEAN_PASS_NUMERIC, NULL, n, s->counts, d->shapes, d->exact));
 
-  /* to the host: C and the per-row arrays the statistics and records are made of */
-  OceanCall(OceanMalloc(n + 1, &st->rowptr, "C row offsets"));
-  OceanCall(OceanMalloc(st->nnz, &st->colidx, "C column indices"));
-  OceanCall(OceanMalloc(st->nnz, &st->values, "C values"));
-  if (n) OceanCall(OceanCudaDownload(st->rowptr, d->c_rowptr, (size_t)(n + 1) * sizeof(int64_t)));
-  else st->rowptr[0] = 0;
-  OceanCall(OceanCudaDownload(st->colidx, d->c_colidx, (size_t)st->nnz * sizeof(int32_t)));
-  OceanCall(OceanCudaDownload(st->values, d->c_values, (size_t)st->nnz * sizeof(double)));
+  /* to the host: the per-row arrays the statistics and records are made of (C stays on the device) */
+  st->host_structure = st->host_values = 0;
   OceanCall(OceanMalloc(n, &t->routes, "routes"));
   OceanCall(OceanMalloc(n, &t->counts, "row counts"));
   OceanCall(OceanMalloc(n, &st->exact, "exact routes"));
@@ -511,7 +553,8 @@ OceanError OceanCudaStageSymbolic(OceanContext ctx, OceanStage *st, const OceanC
   return err;
 }
 
-/* Values only: new values uploaded, every row by its exact route into C's slots, sorted, compared with C's columns. */
+/* Values only: new values (uploaded, or the caller's device arrays), every row by its exact route into C's slots,
+   sorted, compared with C's columns.  C's host copy is then stale until asked for. */
 OceanError OceanCudaStageNumeric(OceanContext ctx, OceanStage *st, const OceanCSR *Ah, const OceanCSR *Bh)
 {
   OceanCudaDevice      dev = OceanCtxDev(ctx);
@@ -528,21 +571,21 @@ OceanError OceanCudaStageNumeric(OceanContext ctx, OceanStage *st, const OceanCS
   OceanCheck(d && d->c_rowptr, OCEAN_ERR_STATE, "%s: numeric without a device symbolic phase", st->name);
   OceanCudaRouteParamsGet(ctx, &rp);
   OceanCall(OceanCudaTimerStart(dev));
-  OceanCall(OceanCudaUpload(d->a_values, Ah->values, (size_t)d->a_nnz * sizeof(double)));
-  OceanCall(OceanCudaUpload(d->b_values, Bh->values, (size_t)d->b_nnz * sizeof(double)));
-  A = OceanDevView(Ah->nrows, Ah->ncols, d->a_rowptr, d->a_colidx, d->a_values);
-  B = OceanDevView(Bh->nrows, Bh->ncols, d->b_rowptr, d->b_colidx, d->b_values);
+  st->host_values = 0;
+  OceanCall(OceanCudaOperand(ctx, st, d, 0, Ah, 1, &A));
+  OceanCall(OceanCudaOperand(ctx, st, d, 1, Bh, 1, &B));
   if ((err = OceanDevAlloc(ctx, d->c_nnz, &ucols)) || (err = OceanDevAlloc(ctx, d->c_nnz, &scols)) || (err = OceanDevAlloc(ctx, d->c_nnz, &uvals)) ||
       (err = OceanDevAlloc(ctx, st->nrows, &cnt)) || (err = OceanDevAlloc(ctx, st->nrows, &flags)))
     goto done;
-  if ((err = OceanCudaRunRows(dev, &rp, A, B, d->shapes, d->exact, NULL, st->nrows, st->dec.bitmap_query, d->c_rowptr, ucols, uvals, cnt, flags, NULL))) goto done;
+  /* the grouping of the exact routes by bin is the same for every numeric call: made once, kept */
+  if (!d->exact_rows && (err = OceanCudaGroupRows(dev, d->exact, NULL, st->nrows, &d->exact_rows, d->exact_bins))) goto done;
+  if ((err = OceanCudaRunGroupedRows(dev, &rp, A, B, d->shapes, d->exact, d->exact_rows, d->exact_bins, st->dec.bitmap_query, d->c_rowptr, ucols, uvals, cnt, flags))) goto done;
   if ((err = OceanCudaSortRows(dev, st->nrows, d->c_nnz, d->c_rowptr, ucols, uvals, scols, d->c_values))) goto done;
   if ((err = OceanCudaEqual32(dev, scols, d->c_colidx, d->c_nnz, &equal))) goto done;
   if (!equal) {
     err = OceanSetError(OCEAN_ERR_STATE, "%s: C does not have the structure of the symbolic phase although the operands' structure ids match", st->name);
     goto done;
   }
-  if ((err = OceanCudaDownload(st->values, d->c_values, (size_t)st->nnz * sizeof(double)))) goto done;
   err = OceanCudaTimerStop(dev, &st->stats.t_numeric);
 done:
   OceanDevFree(ctx, ucols);
@@ -551,6 +594,64 @@ done:
   OceanDevFree(ctx, cnt);
   OceanDevFree(ctx, flags);
   return err;
+}
+
+OceanError OceanCudaStageDownloadC(OceanContext ctx, OceanStage *st)
+{
+  OceanCudaStage *d = (OceanCudaStage *)st->dev;
+  const int64_t   n = st->nrows;
+
+  OceanCheck(d && d->c_rowptr, OCEAN_ERR_STATE, "%s: no C on the device", st->name);
+  if (!st->host_structure) {
+    st->host_values = 0;
+    OceanFree(st->rowptr);
+    OceanFree(st->colidx);
+    OceanFree(st->values);
+    OceanCall(OceanMalloc(n + 1, &st->rowptr, "C row offsets"));
+    OceanCall(OceanMalloc(st->nnz, &st->colidx, "C column indices"));
+    OceanCall(OceanMalloc(st->nnz, &st->values, "C values"));
+    if (n) OceanCall(OceanCudaDownload(st->rowptr, d->c_rowptr, (size_t)(n + 1) * sizeof(int64_t)));
+    else st->rowptr[0] = 0;
+    OceanCall(OceanCudaDownload(st->colidx, d->c_colidx, (size_t)st->nnz * sizeof(int32_t)));
+    st->host_structure = 1;
+  }
+  if (!st->host_values) {
+    OceanCall(OceanCudaDownload(st->values, d->c_values, (size_t)st->nnz * sizeof(double)));
+    st->host_values = 1;
+  }
+  return OCEAN_SUCCESS;
+}
+
+OceanError OceanCudaStageGetDeviceC(OceanStage *st, const int64_t **d_rowptr, const int32_t **d_colidx, const double **d_values)
+{
+  OceanCudaStage *d = (OceanCudaStage *)st->dev;
+
+  OceanCheck(d && d->c_rowptr, OCEAN_ERR_STATE, "%s: no C on the device", st->name);
+  *d_rowptr = d->c_rowptr;
+  *d_colidx = d->c_colidx;
+  *d_values = d->c_values;
+  return OCEAN_SUCCESS;
+}
+
+OceanError OceanContextResetDeviceMemoryPeak(OceanContext ctx)
+{
+  OceanCheck(ctx, OCEAN_ERR_ARG, "OceanContextResetDeviceMemoryPeak: NULL context");
+  if (ctx->cuda) OceanCudaPoolResetPeak(OceanCtxDev(ctx));
+  return OCEAN_SUCCESS;
+}
+
+OceanError OceanContextTrimDeviceMemory(OceanContext ctx)
+{
+  int i;
+
+  OceanCheck(ctx, OCEAN_ERR_ARG, "OceanContextTrimDeviceMemory: NULL context");
+  if (!ctx->cuda) return OCEAN_SUCCESS;
+  for (i = 0; i < OCEAN_SKETCH_CACHE_SIZE; i++) { /* the device sketch cache is only a cache: rebuilt on demand */
+    OceanCudaFree(OceanCtxDev(ctx), ctx->dcache[i].sketches);
+    memset(&ctx->dcache[i], 0, sizeof(ctx->dcache[i]));
+  }
+  OceanCudaPoolTrim(OceanCtxDev(ctx));
+  return OCEAN_SUCCESS;
 }
 
 #else /* no CUDA backend compiled */
@@ -568,6 +669,29 @@ OceanError OceanCudaStageSymbolic(OceanContext ctx, OceanStage *st, const OceanC
 OceanError OceanCudaStageNumeric(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B)
 {
   return OceanSetError(OCEAN_ERR_NOT_AVAILABLE, "%s: the CUDA backend was not compiled in", st->name);
+}
+OceanError OceanCudaStageDownloadC(OceanContext ctx, OceanStage *st)
+{
+  return OceanSetError(OCEAN_ERR_NOT_AVAILABLE, "%s: the CUDA backend was not compiled in", st->name);
+}
+OceanError OceanCudaStageGetDeviceC(OceanStage *st, const int64_t **d_rowptr, const int32_t **d_colidx, const double **d_values)
+{
+  return OceanSetError(OCEAN_ERR_NOT_AVAILABLE, "%s: the CUDA backend was not compiled in", st->name);
+}
+OceanError OceanCudaCheckDeviceCSR(OceanContext ctx, const OceanCSR *M, const char *name, int64_t *nnz)
+{
+  *nnz = 0;
+  return OceanSetError(OCEAN_ERR_ARG, "device-resident matrix %s: the CUDA backend was not compiled in", name);
+}
+OceanError OceanContextResetDeviceMemoryPeak(OceanContext ctx)
+{
+  OceanCheck(ctx, OCEAN_ERR_ARG, "OceanContextResetDeviceMemoryPeak: NULL context");
+  return OCEAN_SUCCESS;
+}
+OceanError OceanContextTrimDeviceMemory(OceanContext ctx)
+{
+  OceanCheck(ctx, OCEAN_ERR_ARG, "OceanContextTrimDeviceMemory: NULL context");
+  return OCEAN_SUCCESS;
 }
 OceanError OceanContextGetDeviceMemory(OceanContext ctx, int64_t *in_use, int64_t *peak, int64_t *reserved, int64_t *cuda_mallocs)
 {

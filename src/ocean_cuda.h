@@ -42,6 +42,10 @@ void       OceanCudaDeviceDestroy(OceanCudaDevice *dev);
 OceanError OceanCudaAlloc(OceanCudaDevice dev, size_t bytes, void **d_ptr); /* from the pool; *d_ptr NULL for 0 bytes */
 void       OceanCudaFree(OceanCudaDevice dev, void *d_ptr);                  /* back to the pool (NULL is fine) */
 void       OceanCudaPoolStats(OceanCudaDevice dev, int64_t *in_use, int64_t *peak, int64_t *reserved, int64_t *cuda_mallocs);
+void       OceanCudaPoolResetPeak(OceanCudaDevice dev); /* peak = in use now */
+void       OceanCudaPoolTrim(OceanCudaDevice dev);      /* cudaFree of the cached blocks not in use */
+/* *ok = 1 when d_ptr is device (or managed) memory the device can read; NULL is fine (*ok = 1). */
+OceanError OceanCudaIsDevicePointer(const void *d_ptr, int *ok);
 OceanError OceanCudaUpload(void *d_dst, const void *src, size_t bytes);
 OceanError OceanCudaDownload(void *dst, const void *d_src, size_t bytes);
 OceanError OceanCudaTimerStart(OceanCudaDevice dev);
@@ -67,6 +71,14 @@ OceanError OceanCudaRouteRows(const OceanCudaRouteParams *rp, OceanPass pass, co
 OceanError OceanCudaRunRows(OceanCudaDevice dev, const OceanCudaRouteParams *rp, OceanDevCSR A, OceanDevCSR B, const OceanRowShape *d_shapes, const OceanRoute *d_routes,
                             const int64_t *d_list, int64_t n, int bitmap_query, const int64_t *d_offsets, int32_t *d_cols, double *d_vals, int64_t *d_counts, uint8_t *d_flags,
                             int64_t bin_rows[OCEAN_NUM_BINS]);
+
+/* The two halves of OceanCudaRunRows, for callers that run the same routes again (numeric reuse): the listed rows
+   (d_list NULL: 0..n-1) grouped by the bin of their route into *d_grouped (n rows from the pool, the caller frees
+   it; rows keep their order inside a bin), bin_rows[b] of them in bin b; then the accumulators over such a grouping. */
+OceanError OceanCudaGroupRows(OceanCudaDevice dev, const OceanRoute *d_routes, const int64_t *d_list, int64_t n, int64_t **d_grouped, int64_t bin_rows[OCEAN_NUM_BINS]);
+OceanError OceanCudaRunGroupedRows(OceanCudaDevice dev, const OceanCudaRouteParams *rp, OceanDevCSR A, OceanDevCSR B, const OceanRowShape *d_shapes, const OceanRoute *d_routes,
+                                   const int64_t *d_grouped, const int64_t bin_rows[OCEAN_NUM_BINS], int bitmap_query, const int64_t *d_offsets, int32_t *d_cols,
+                                   double *d_vals, int64_t *d_counts, uint8_t *d_flags);
 
 /* ---- sketches: one of m registers per row of B; merged per row of A and estimated */
 OceanError OceanCudaSketchBuild(OceanDevCSR B, int registers, uint8_t *d_sketches);

@@ -176,8 +176,9 @@ struct _p_OceanContext {
 };
 
 /* The sketch cache's lookup, for the host cache and the device one: 1 and the entry when B's sketches with this
-   register count are there (its last use is bumped), else 0 and the least recently used entry to replace. */
-int OceanSketchCacheFind(OceanSketchCacheEntry *cache, uint64_t *clock, const OceanCSR *B, int registers, OceanSketchCacheEntry **entry);
+   register count are there (its last use is bumped), else 0 and the least recently used entry to replace.  b_nnz:
+   B's nonzeros (a device B's cannot be read off its rowptr). */
+int OceanSketchCacheFind(OceanSketchCacheEntry *cache, uint64_t *clock, const OceanCSR *B, int64_t b_nnz, int registers, OceanSketchCacheEntry **entry);
 
 /* CUDA context setup and teardown (ocean_cuda.c; NOT_AVAILABLE without a device or without the backend). */
 OceanError OceanCudaContextSetup(OceanContext ctx, const OceanDeviceProfile *profile);

@@ -36,6 +36,7 @@ struct _p_OceanProduct {
   OceanTranspose   trans; /* A^T (AtB) or P^T (PtAP) */
   int              has_symbolic;
   uint64_t         a_id, b_id, options_state;
+  OceanMemoryType  mtype; /* of the operands (OceanProductSetOperandMemType) */
 };
 
 /* ------------------------------------------------------------------------------------------------ helpers */
@@ -62,7 +63,9 @@ static void OceanStageFreeC(OceanStage *st)
   OceanFree(st->colidx);
   OceanFree(st->values);
   OceanFree(st->exact);
-  st->valid = 0;
+  st->valid          = 0;
+  st->host_structure = 0;
+  st->host_values    = 0;
 }
 
 static void OceanStageDestroy(OceanContext ctx, OceanStage *st)
@@ -373,16 +376,16 @@ static void OceanStageRecordOperands(OceanStage *st, const OceanCSR *A, const Oc
   st->b_id    = B->structure_id;
   st->a_nrows = A->nrows;
   st->a_ncols = A->ncols;
-  st->a_nnz   = OceanCSRNnz(A);
+  st->a_nnz   = OceanStageOperandNnz(st, 0, A);
   st->b_nrows = B->nrows;
   st->b_ncols = B->ncols;
-  st->b_nnz   = OceanCSRNnz(B);
+  st->b_nnz   = OceanStageOperandNnz(st, 1, B);
 }
 
 static int OceanStageSameOperands(const OceanStage *st, const OceanCSR *A, const OceanCSR *B)
 {
   return st->valid && A->structure_id && B->structure_id && A->structure_id == st->a_id && B->structure_id == st->b_id && A->nrows == st->a_nrows && A->ncols == st->a_ncols &&
-         OceanCSRNnz(A) == st->a_nnz && B->nrows == st->b_nrows && B->ncols == st->b_ncols && OceanCSRNnz(B) == st->b_nnz;
+         OceanStageOperandNnz(st, 0, A) == st->a_nnz && B->nrows == st->b_nrows && B->ncols == st->b_ncols && OceanStageOperandNnz(st, 1, B) == st->b_nnz;
 }
 
 void OceanStageStatsFromAnalysis(OceanStage *st, const OceanCSR *A, const OceanCSR *B)
@@ -397,8 +400,8 @@ void OceanStageStatsFromAnalysis(OceanStage *st, const OceanCSR *A, const OceanC
   s->workflow_forced = st->dec.forced;
   s->nrows           = A->nrows;
   s->ncols           = B->ncols;
-  s->nnz_a           = OceanCSRNnz(A);
-  s->nnz_b           = OceanCSRNnz(B);
+  s->nnz_a           = OceanStageOperandNnz(st, 0, A);
+  s->nnz_b           = OceanStageOperandNnz(st, 1, B);
   s->products        = st->an.products;
   s->er              = st->an.er;
   s->cr_sampled      = st->an.cr_sampled;
@@ -407,6 +410,13 @@ void OceanStageStatsFromAnalysis(OceanStage *st, const OceanCSR *A, const OceanC
   s->cr_conservative = st->an.cr_conservative;
   s->sampled_rows    = st->an.sampled_rows;
   s->bitmap_query    = st->dec.bitmap_query;
+}
+
+/* Nonzeros of row i of C: the exact counts of the run when it kept them (the CUDA backend always does: its C may
+   not be on the host), else C's row offsets. */
+static inline int64_t OceanStageRowNnz(const OceanStage *st, int64_t i)
+{
+  return st->tmp.counts ? st->tmp.counts[i] : st->rowptr[i + 1] - st->rowptr[i];
 }
 
 /* Statistics and row records once C is known. */
@@ -424,7 +434,7 @@ static OceanError OceanStageFinishStats(OceanContext ctx, OceanStage *st, OceanW
     double  sum = 0;
     int64_t n   = 0;
     for (i = 0; i < st->nrows; i++) { /* serial: independent of the thread count */
-      int64_t nnz = st->rowptr[i + 1] - st->rowptr[i];
+      int64_t nnz = OceanStageRowNnz(st, i);
       if (!nnz) continue;
       sum += fabs((double)t->predicted[i] / st->dec.coefficient - (double)nnz) / (double)nnz;
       n++;
@@ -438,7 +448,7 @@ static OceanError OceanStageFinishStats(OceanContext ctx, OceanStage *st, OceanW
     OceanRowInfo *r = &st->rows[i];
     r->products     = st->an.rows[i].products;
     r->predicted    = t->predicted[i];
-    r->nnz          = st->rowptr[i + 1] - st->rowptr[i];
+    r->nnz          = OceanStageRowNnz(st, i);
     r->slot         = s->workflow == OCEAN_WORKFLOW_EXACT ? r->nnz : t->routes[i].slot;
     r->estimate     = t->estimate ? t->estimate[i] : 0.0;
     r->bin          = t->routes[i].bin;
@@ -507,7 +517,9 @@ static OceanError OceanStageSymbolic_Private(OceanContext ctx, OceanStage *st, c
   }
   OceanCall(OceanStageFinishStats(ctx, st, ws));
   OceanStageRecordOperands(st, A, B);
-  st->valid = 1;
+  st->valid          = 1;
+  st->host_structure = 1;
+  st->host_values    = 1;
   return OCEAN_SUCCESS;
 }
 
@@ -556,7 +568,7 @@ static OceanError OceanStageNumeric(OceanContext ctx, OceanStage *st, const Ocea
              "%s: numeric needs the operands of the last symbolic phase (structure ids %llu, %llu; sizes %lld x %lld with %lld nonzeros and %lld x %lld with %lld), got ids %llu, %llu, sizes %lld x %lld (%lld) and %lld x %lld (%lld)",
              st->name, (unsigned long long)st->a_id, (unsigned long long)st->b_id, (long long)st->a_nrows, (long long)st->a_ncols, (long long)st->a_nnz, (long long)st->b_nrows,
              (long long)st->b_ncols, (long long)st->b_nnz, (unsigned long long)A->structure_id, (unsigned long long)B->structure_id, (long long)A->nrows, (long long)A->ncols,
-             (long long)OceanCSRNnz(A), (long long)B->nrows, (long long)B->ncols, (long long)OceanCSRNnz(B));
+             (long long)OceanStageOperandNnz(st, 0, A), (long long)B->nrows, (long long)B->ncols, (long long)OceanStageOperandNnz(st, 1, B));
   if (ctx->backend == OCEAN_BACKEND_CUDA) {
     ws      = NULL;
     t0      = OceanPhaseBegin(ctx, OCEAN_PHASE_NUMERIC);
@@ -686,11 +698,29 @@ static OceanError OceanProductCheckOperands(OceanProduct prod, const OceanCSR *A
   const char *bname = prod->type == OCEAN_PRODUCT_PtAP ? "P" : "B";
 
   OceanCheck(A_in && B_in, OCEAN_ERR_ARG, "%s product: NULL operand", OceanProductTypeName(prod->type));
-  OceanCSRNormalize(A_in, A);
-  OceanCSRNormalize(B_in, B);
-  if (full) {
-    OceanCall(OceanCSRValidate(A, "A"));
-    OceanCall(OceanCSRValidate(B, bname));
+  prod->stage[0].dev_operands = prod->stage[1].dev_operands = 0;
+  if (prod->mtype == OCEAN_MEMORY_DEVICE) {
+    OceanStage *st = &prod->stage[0];
+    /* OceanProductSetOperandMemType admitted only AB plans of a CUDA context; the host never reads these arrays */
+    OceanCheck(prod->ctx->backend == OCEAN_BACKEND_CUDA && prod->type == OCEAN_PRODUCT_AB, OCEAN_ERR_ARG, "%s product: device-resident operands need an AB plan of a CUDA context",
+               OceanProductTypeName(prod->type));
+    *A = *A_in;
+    *B = *B_in;
+    if (full) {
+      OceanCall(OceanCudaCheckDeviceCSR(prod->ctx, A, "A", &st->op_nnz[0]));
+      OceanCall(OceanCudaCheckDeviceCSR(prod->ctx, B, bname, &st->op_nnz[1]));
+    } else { /* numeric: the structure ids promise the symbolic call's structure */
+      st->op_nnz[0] = st->a_nnz;
+      st->op_nnz[1] = st->b_nnz;
+    }
+    st->dev_operands = 1;
+  } else {
+    OceanCSRNormalize(A_in, A);
+    OceanCSRNormalize(B_in, B);
+    if (full) {
+      OceanCall(OceanCSRValidate(A, "A"));
+      OceanCall(OceanCSRValidate(B, bname));
+    }
   }
   switch (prod->type) {
   case OCEAN_PRODUCT_AB:
@@ -709,16 +739,26 @@ static OceanError OceanProductCheckOperands(OceanProduct prod, const OceanCSR *A
   return OCEAN_SUCCESS;
 }
 
-/* The CSR view of stage 0's C = A*P, with a structure id derived from those of A and P. */
-static void OceanProductAPView(OceanProduct prod, const OceanCSR *A, const OceanCSR *P, OceanCSR *AP)
+/* C of a stage on the host: the CUDA backend downloads what is stale. */
+static OceanError OceanStageHostC(OceanContext ctx, OceanStage *st)
 {
-  const OceanStage *st = &prod->stage[0];
+  if (st->host_structure && st->host_values) return OCEAN_SUCCESS;
+  OceanCheck(ctx->backend == OCEAN_BACKEND_CUDA, OCEAN_ERR_STATE, "%s: C is not on the host", st->name); /* cannot happen */
+  return OceanCudaStageDownloadC(ctx, st);
+}
+
+/* The CSR view of stage 0's C = A*P (on the host), with a structure id derived from those of A and P. */
+static OceanError OceanProductAPView(OceanProduct prod, const OceanCSR *A, const OceanCSR *P, OceanCSR *AP)
+{
+  OceanStage *st = &prod->stage[0];
+  OceanCall(OceanStageHostC(prod->ctx, st));
   AP->nrows            = st->nrows;
   AP->ncols            = st->ncols;
   AP->rowptr           = st->rowptr;
   AP->colidx           = st->colidx;
   AP->values           = st->values;
   AP->structure_id     = OceanDeriveStructureId(A->structure_id, P->structure_id, OCEAN_TAG_AP);
+  return OCEAN_SUCCESS;
 }
 
 static OceanError OceanProductRun(OceanProduct prod, const OceanCSR *A, const OceanCSR *B, int numeric)
@@ -737,7 +777,7 @@ static OceanError OceanProductRun(OceanProduct prod, const OceanCSR *A, const Oc
     break;
   case OCEAN_PRODUCT_PtAP:
     OceanCall(run(ctx, &prod->stage[0], A, B));
-    OceanProductAPView(prod, A, B, &AP);
+    OceanCall(OceanProductAPView(prod, A, B, &AP));
     OceanCall(OceanProductTranspose(prod, B, &tt));
     OceanCall(run(ctx, &prod->stage[1], &prod->trans.csr, &AP));
     prod->stage[1].stats.t_transpose = tt;
@@ -790,12 +830,57 @@ OceanError OceanProductGetC(OceanProduct prod, int64_t *nrows, int64_t *ncols, i
   OceanCheck(prod, OCEAN_ERR_ARG, "OceanProductGetC: NULL plan");
   st = OceanProductLastStage(prod);
   OceanCheck(prod->has_symbolic && st->valid, OCEAN_ERR_STATE, "OceanProductGetC: %s plan has no product computed", OceanProductTypeName(prod->type));
+  OceanCall(OceanStageHostC(prod->ctx, st));
   if (nrows) *nrows = st->nrows;
   if (ncols) *ncols = st->ncols;
   if (nnz) *nnz = st->nnz;
   if (rowptr) *rowptr = st->rowptr;
   if (colidx) *colidx = st->colidx;
   if (values) *values = st->values;
+  return OCEAN_SUCCESS;
+}
+
+OceanError OceanProductGetDeviceC(OceanProduct prod, int64_t *nrows, int64_t *ncols, int64_t *nnz, const int64_t **d_rowptr, const int32_t **d_colidx, const double **d_values)
+{
+  OceanStage    *st;
+  const int64_t *rp;
+  const int32_t *ci;
+  const double  *v;
+
+  OceanCheck(prod, OCEAN_ERR_ARG, "OceanProductGetDeviceC: NULL plan");
+  OceanCheck(prod->ctx->backend == OCEAN_BACKEND_CUDA, OCEAN_ERR_NOT_AVAILABLE, "OceanProductGetDeviceC: the %s plan's context is a CPU context: C is on the host (OceanProductGetC)",
+             OceanProductTypeName(prod->type));
+  st = OceanProductLastStage(prod);
+  OceanCheck(prod->has_symbolic && st->valid, OCEAN_ERR_STATE, "OceanProductGetDeviceC: %s plan has no product computed", OceanProductTypeName(prod->type));
+  OceanCall(OceanCudaStageGetDeviceC(st, &rp, &ci, &v));
+  if (nrows) *nrows = st->nrows;
+  if (ncols) *ncols = st->ncols;
+  if (nnz) *nnz = st->nnz;
+  if (d_rowptr) *d_rowptr = rp;
+  if (d_colidx) *d_colidx = ci;
+  if (d_values) *d_values = v;
+  return OCEAN_SUCCESS;
+}
+
+OceanError OceanProductSetOperandMemType(OceanProduct prod, OceanMemoryType mtype)
+{
+  OceanCheck(prod, OCEAN_ERR_ARG, "OceanProductSetOperandMemType: NULL plan");
+  OceanCheck(mtype == OCEAN_MEMORY_HOST || mtype == OCEAN_MEMORY_DEVICE, OCEAN_ERR_ARG, "OceanProductSetOperandMemType: unknown memory type %d", (int)mtype);
+  if (mtype == OCEAN_MEMORY_DEVICE) {
+    OceanCheck(prod->ctx->backend == OCEAN_BACKEND_CUDA, OCEAN_ERR_ARG,
+               "OceanProductSetOperandMemType: device-resident operands need a CUDA context; this %s plan's context is a CPU context (keep the operands on the host)",
+               OceanProductTypeName(prod->type));
+    OceanCheck(prod->type == OCEAN_PRODUCT_AB, OCEAN_ERR_ARG, "OceanProductSetOperandMemType: device-resident operands are supported for AB plans only, not %s (its transposes are made on the host)",
+               OceanProductTypeName(prod->type));
+  }
+  prod->mtype = mtype;
+  return OCEAN_SUCCESS;
+}
+
+OceanError OceanProductGetOperandMemType(OceanProduct prod, OceanMemoryType *mtype)
+{
+  OceanCheck(prod && mtype, OCEAN_ERR_ARG, "OceanProductGetOperandMemType: NULL argument");
+  *mtype = prod->mtype;
   return OCEAN_SUCCESS;
 }
 

@@ -30,24 +30,38 @@ typedef struct {
   OceanDecision     dec;
   OceanRoute       *exact; /* routes with p = nnz: numeric-only reuse */
   int64_t           nrows, ncols, nnz;
-  int64_t          *rowptr;
+  int64_t          *rowptr; /* C on the host: the CPU backend's result; the CUDA backend's copy, made lazily */
   int32_t          *colidx;
   double           *values;
+  int               host_structure, host_values; /* rowptr/colidx, values hold the current C */
+  int               dev_operands; /* the operands of the current call are device pointers (OCEAN_MEMORY_DEVICE) */
+  int64_t           op_nnz[2];    /* and their nonzero counts (A, B), which the host cannot read off rowptr */
   OceanStats        stats;
   OceanRowInfo     *rows;
   OceanStageScratch tmp;
   void             *dev; /* the CUDA backend's device state of this stage (OceanCudaStage) */
 } OceanStage;
 
+/* Nonzeros of operand k (0: A, 1: B) of the stage's current call. */
+static inline int64_t OceanStageOperandNnz(const OceanStage *st, int k, const OceanCSR *M) { return st->dev_operands ? st->op_nnz[k] : OceanCSRNnz(M); }
+
 /* Helpers of ocean_product.c that the CUDA stage uses too. */
 void       OceanStageStatsFromAnalysis(OceanStage *st, const OceanCSR *A, const OceanCSR *B);
 OceanError OceanStageCheckNnz(OceanContext ctx, const OceanStage *st, int64_t nnz);
 
-/* The CUDA backend (ocean_cuda.c).  Symbolic: analysis, workflow and C (on the host and kept on the device), the
-   host arrays st->tmp.{predicted,routes,counts,flags,estimate} and st->exact as the CPU stage leaves them.
-   Numeric: new values into C's structure with the exact routes. */
+/* The CUDA backend (ocean_cuda.c).  Symbolic: analysis, workflow and C on the device, the host arrays
+   st->tmp.{predicted,routes,counts,flags,estimate} and st->exact as the CPU stage leaves them (C's host copy is not
+   made: OceanCudaStageDownloadC).  Numeric: new values into C's structure with the exact routes.  Operands are host
+   CSR (uploaded) or, with st->dev_operands, device CSR used in place. */
 OceanError OceanCudaStageSymbolic(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B);
 OceanError OceanCudaStageNumeric(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B);
 void       OceanCudaStageDestroy(OceanContext ctx, OceanStage *st);
+/* C's host copy (st->rowptr, colidx, values) brought up to date: what is stale is downloaded. */
+OceanError OceanCudaStageDownloadC(OceanContext ctx, OceanStage *st);
+/* C's device arrays. */
+OceanError OceanCudaStageGetDeviceC(OceanStage *st, const int64_t **d_rowptr, const int32_t **d_colidx, const double **d_values);
+/* A device operand's checks without reading its arrays on the host: pointers are device memory, rowptr[0] = 0;
+   *nnz = rowptr[nrows] (8-byte copies). */
+OceanError OceanCudaCheckDeviceCSR(OceanContext ctx, const OceanCSR *M, const char *name, int64_t *nnz);
 
 #endif

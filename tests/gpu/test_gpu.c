@@ -4,11 +4,13 @@
   Usage: test_gpu [-small]      (-small: only the small cases, for compute-sanitizer)
   For every case: C of the CUDA backend has the reference's sorted structure and |c - r| <= 1e-12 (|A||B|)_ij;
   the workflow and every row's decisions (bin, accumulator, overflowed, predicted size, slot) equal the CPU
-  backend's, which is given the device's own profile.  One line per case; the last line is "N passed, N failed".
+  backend's, which is given the device's own profile.  Device-resident operands (OCEAN_MEMORY_DEVICE) give the
+  decisions and C of host operands, and C's device arrays (OceanProductGetDeviceC) are its host copy.  One line per case; the last line is "N passed, N failed".
   Exit 0 when all pass, 1 when one fails, 77 when there is no CUDA device.
 */
 #include "ocean.h"
 #include "gen.h"
+#include <cuda_runtime.h>
 #include <time.h>
 
 static int small, npass, nfail;
@@ -201,6 +203,157 @@ static int RunType(OceanProductType type, Mat *A, Mat *B)
   return 0;
 }
 
+/* A matrix copied to the device (int64 offsets): a device-resident operand. */
+typedef struct {
+  int64_t *rp;
+  int32_t *ci;
+  double  *v;
+} DevMat;
+
+#define CUDA_CALL(expr) \
+  do { \
+    cudaError_t ce_ = (expr); \
+    if (ce_ != cudaSuccess) { \
+      snprintf(msg, sizeof(msg), "%s:%d: %s: %s", __FILE__, __LINE__, #expr, cudaGetErrorString(ce_)); \
+      return 1; \
+    } \
+  } while (0)
+
+static void DevFree(DevMat *d)
+{
+  cudaFree(d->rp);
+  cudaFree(d->ci);
+  cudaFree(d->v);
+  memset(d, 0, sizeof(*d));
+}
+
+/* Uploads M (values too) and views it as a device operand with M's structure id. */
+static int Upload(const Mat *M, DevMat *d, OceanCSR *c)
+{
+  const int64_t nnz = Nnz(M);
+  memset(d, 0, sizeof(*d));
+  CUDA_CALL(cudaMalloc((void **)&d->rp, (size_t)(M->m + 1) * sizeof(int64_t)));
+  CUDA_CALL(cudaMalloc((void **)&d->ci, (size_t)(nnz ? nnz : 1) * sizeof(int32_t)));
+  CUDA_CALL(cudaMalloc((void **)&d->v, (size_t)(nnz ? nnz : 1) * sizeof(double)));
+  CUDA_CALL(cudaMemcpy(d->rp, M->rp, (size_t)(M->m + 1) * sizeof(int64_t), cudaMemcpyHostToDevice));
+  CUDA_CALL(cudaMemcpy(d->ci, M->ci, (size_t)nnz * sizeof(int32_t), cudaMemcpyHostToDevice));
+  CUDA_CALL(cudaMemcpy(d->v, M->v, (size_t)nnz * sizeof(double), cudaMemcpyHostToDevice));
+  *c        = View(M);
+  c->rowptr = d->rp;
+  c->colidx = d->ci;
+  c->values = d->v;
+  return 0;
+}
+
+/* C's device arrays equal the plan's host copy, bitwise. */
+static int CompareDeviceC(OceanProduct p)
+{
+  int64_t        m, n, nnz, m2, n2, nnz2;
+  const int64_t *drp, *rp;
+  const int32_t *dci, *ci;
+  const double  *dv, *v;
+  int64_t       *hrp;
+  int32_t       *hci;
+  double        *hv;
+  int            bad;
+
+  CALL(OceanProductGetDeviceC(p, &m, &n, &nnz, &drp, &dci, &dv));
+  CALL(OceanProductGetC(p, &m2, &n2, &nnz2, &rp, &ci, &v));
+  CHECK(m == m2 && n == n2 && nnz == nnz2, "device C %lld x %lld (%lld), host C %lld x %lld (%lld)", (long long)m, (long long)n, (long long)nnz, (long long)m2, (long long)n2,
+        (long long)nnz2);
+  hrp = malloc((size_t)(m + 1) * sizeof(int64_t));
+  hci = malloc((size_t)(nnz ? nnz : 1) * sizeof(int32_t));
+  hv  = malloc((size_t)(nnz ? nnz : 1) * sizeof(double));
+  bad = cudaMemcpy(hrp, drp, (size_t)(m + 1) * sizeof(int64_t), cudaMemcpyDeviceToHost) != cudaSuccess ||
+        cudaMemcpy(hci, dci, (size_t)nnz * sizeof(int32_t), cudaMemcpyDeviceToHost) != cudaSuccess ||
+        cudaMemcpy(hv, dv, (size_t)nnz * sizeof(double), cudaMemcpyDeviceToHost) != cudaSuccess;
+  if (!bad)
+    bad = 2 * (memcmp(hrp, rp, (size_t)(m + 1) * sizeof(int64_t)) || memcmp(hci, ci, (size_t)nnz * sizeof(int32_t)) || memcmp(hv, v, (size_t)nnz * sizeof(double)));
+  free(hrp);
+  free(hci);
+  free(hv);
+  CHECK(!bad, "%s", bad == 1 ? "copying the device C failed" : "OceanProductGetDeviceC's arrays differ from OceanProductGetC's");
+  return 0;
+}
+
+/* Device-resident operands against host operands on the GPU: decisions, C (reference too), device C, numeric-only
+   with new device values; then the refusals (CPU context, AtB plan, host pointers). */
+static int RunDeviceOperands(Mat *A, Mat *B)
+{
+  OceanProduct ph = NULL, pd = NULL, pe = NULL;
+  OceanOptions o;
+  OceanCSR     a, b, da, db;
+  DevMat       dA, dB;
+  Mat          R;
+  double      *absval;
+  int64_t      m;
+  OceanError   e;
+  int          k, r = 1;
+
+  memset(&R, 0, sizeof(R));
+  absval = NULL;
+  Options(&o, OCEAN_WORKFLOW_AUTO, 0, 0);
+  CALL(OceanContextSetOptions(gpu, &o));
+  a = View(A);
+  b = View(B);
+  if (Upload(A, &dA, &da) || Upload(B, &dB, &db)) return 1;
+  CALL(OceanProductCreate(gpu, OCEAN_PRODUCT_AB, &ph));
+  CALL(OceanProductCreate(gpu, OCEAN_PRODUCT_AB, &pd));
+  CALL(OceanProductSetOperandMemType(pd, OCEAN_MEMORY_DEVICE));
+  CALL(OceanProductSymbolic(ph, &a, &b));
+  CALL(OceanProductSymbolic(pd, &da, &db));
+  RefMultiply(A, B, &R, &absval);
+  if (CompareDecisions(pd, ph) || CompareRef(pd, &R, absval) || CompareDeviceC(pd)) goto out;
+  for (k = 0; k < 2; k++) {
+    MatNewValues(A, 3000 + (uint64_t)k);
+    MatNewValues(B, 4000 + (uint64_t)k);
+    MatFree(&R);
+    free(absval);
+    RefMultiply(A, B, &R, &absval);
+    if (cudaMemcpy(dA.v, A->v, (size_t)Nnz(A) * sizeof(double), cudaMemcpyHostToDevice) != cudaSuccess ||
+        cudaMemcpy(dB.v, B->v, (size_t)Nnz(B) * sizeof(double), cudaMemcpyHostToDevice) != cudaSuccess) {
+      snprintf(msg, sizeof(msg), "uploading new values failed");
+      goto out;
+    }
+    CALL(OceanProductNumeric(pd, &da, &db));
+    CALL(OceanProductNumeric(ph, &a, &b));
+    if (CompareRef(pd, &R, absval) || CompareDeviceC(pd) || CompareBackends(pd, ph)) goto out;
+  }
+  /* refusals */
+  CALL(OceanProductCreate(cpu, OCEAN_PRODUCT_AB, &pe));
+  e = OceanProductSetOperandMemType(pe, OCEAN_MEMORY_DEVICE);
+  CHECK(e == OCEAN_ERR_ARG, "device operands on a CPU context: %s, expected OCEAN_ERR_ARG", OceanErrorString(e));
+  e = OceanProductGetDeviceC(pe, &m, NULL, NULL, NULL, NULL, NULL);
+  CHECK(e == OCEAN_ERR_NOT_AVAILABLE, "OceanProductGetDeviceC on a CPU plan: %s", OceanErrorString(e));
+  OceanProductDestroy(&pe);
+  CALL(OceanProductCreate(gpu, OCEAN_PRODUCT_AtB, &pe));
+  e = OceanProductSetOperandMemType(pe, OCEAN_MEMORY_DEVICE);
+  CHECK(e == OCEAN_ERR_ARG, "device operands for AtB: %s, expected OCEAN_ERR_ARG", OceanErrorString(e));
+  OceanProductDestroy(&pe);
+  CALL(OceanProductCreate(gpu, OCEAN_PRODUCT_AB, &pe));
+  CALL(OceanProductSetOperandMemType(pe, OCEAN_MEMORY_DEVICE));
+  e = Nnz(A) ? OceanProductSymbolic(pe, &a, &b) : OCEAN_ERR_ARG; /* host pointers where device ones are promised */
+  CHECK(e == OCEAN_ERR_ARG, "host arrays as device operands: %s, expected OCEAN_ERR_ARG", OceanErrorString(e));
+  r = 0;
+out:
+  OceanProductDestroy(&ph);
+  OceanProductDestroy(&pd);
+  OceanProductDestroy(&pe);
+  DevFree(&dA);
+  DevFree(&dB);
+  MatFree(&R);
+  free(absval);
+  return r;
+}
+
+static int CaseDevice(Mat *A, Mat *B)
+{
+  int r = RunDeviceOperands(A, B);
+  MatFree(A);
+  MatFree(B);
+  return r;
+}
+
 static void Report(const char *name, int failed, double seconds)
 {
   if (failed) {
@@ -349,6 +502,15 @@ int main(int argc, char **argv)
     MatFree(&A);
     MatFree(&P);
   }
+  MatStencil(&A, 8, 8, 8, 3, 1, 40, 40);
+  MatCopy(&A, &B);
+  CASE("AB elasticity 8^3x3 device operands (+reuse)", CaseDevice(&A, &B));
+  MatRMAT(&A, 11, 8, 41, 41);
+  MatCopy(&A, &B);
+  CASE("AB rmat 11/8 device operands (+reuse)", CaseDevice(&A, &B));
+  MatRandom(&A, 300, 500, 6, 0, 42, 42);
+  MatRandom(&B, 500, 200, 5, 0, 43, 43);
+  CASE("AB rectangular device operands (+reuse)", CaseDevice(&A, &B));
   if (!small) {
     MatStencil(&A, 24, 24, 24, 3, 1, 35, 35);
     MatCopy(&A, &B);
