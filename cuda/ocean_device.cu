@@ -70,6 +70,8 @@ struct _p_OceanCudaDevice {
   OceanPoolBlock *blocks;
   int64_t         in_use, peak, reserved, mallocs;
   cudaEvent_t     ev0, ev1;
+  void           *pinned; /* staging buffer of OceanCudaReadback (cudaMallocHost) */
+  size_t          pinned_size;
 };
 
 extern "C" OceanError OceanCudaDeviceCreate(int device, OceanCudaDevice *dev)
@@ -103,6 +105,7 @@ extern "C" void OceanCudaDeviceDestroy(OceanCudaDevice *dev)
     cudaFree(b->ptr);
     free(b);
   }
+  if ((*dev)->pinned) cudaFreeHost((*dev)->pinned);
   cudaEventDestroy((*dev)->ev0);
   cudaEventDestroy((*dev)->ev1);
   free(*dev);
@@ -228,6 +231,26 @@ extern "C" OceanError OceanCudaUpload(void *d_dst, const void *src, size_t bytes
 extern "C" OceanError OceanCudaDownload(void *dst, const void *d_src, size_t bytes)
 {
   if (bytes) OCEAN_CUDA_TRY(cudaMemcpy(dst, d_src, bytes, cudaMemcpyDeviceToHost));
+  return OCEAN_SUCCESS;
+}
+
+extern "C" OceanError OceanCudaReadback(OceanCudaDevice dev, void *dst, const void *d_src, size_t bytes)
+{
+  if (!bytes) return OCEAN_SUCCESS;
+  if (bytes > dev->pinned_size) {
+    size_t size = 4096;
+    void  *p    = NULL;
+    while (size < bytes) size *= 2;
+    if (dev->pinned) cudaFreeHost(dev->pinned);
+    dev->pinned      = NULL;
+    dev->pinned_size = 0;
+    OCEAN_CUDA_TRY(cudaMallocHost(&p, size));
+    dev->pinned      = p;
+    dev->pinned_size = size;
+  }
+  OCEAN_CUDA_TRY(cudaMemcpyAsync(dev->pinned, d_src, bytes, cudaMemcpyDeviceToHost, 0));
+  OCEAN_CUDA_TRY(cudaStreamSynchronize(0));
+  memcpy(dst, dev->pinned, bytes);
   return OCEAN_SUCCESS;
 }
 

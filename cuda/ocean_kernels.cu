@@ -68,7 +68,7 @@ __global__ void OceanKernelRowRange(OceanDevCSR B, int32_t *first, int32_t *last
   }
 }
 
-__global__ void OceanKernelRowShapes(OceanDevCSR A, OceanDevCSR B, const int32_t *first, const int32_t *last, OceanRowShape *shapes, int64_t *products)
+__global__ void OceanKernelRowShapes(OceanDevCSR A, OceanDevCSR B, const int32_t *first, const int32_t *last, OceanRowShape *shapes, uint8_t *nonempty, int64_t *products)
 {
   OCEAN_GRID_STRIDE(i, A.nrows)
   {
@@ -89,10 +89,11 @@ __global__ void OceanKernelRowShapes(OceanDevCSR A, OceanDevCSR B, const int32_t
     r.ub        = OceanMin64(OceanMin64(q, r.span), B.ncols);
     shapes[i]   = r;
     products[i] = q;
+    if (nonempty) nonempty[i] = (uint8_t)(q > 0);
   }
 }
 
-extern "C" OceanError OceanCudaAnalyzeRows(OceanCudaDevice dev, OceanDevCSR A, OceanDevCSR B, OceanRowShape *d_shapes, int64_t *products)
+extern "C" OceanError OceanCudaAnalyzeRows(OceanCudaDevice dev, OceanDevCSR A, OceanDevCSR B, OceanRowShape *d_shapes, uint8_t *d_nonempty, int64_t *products)
 {
   int32_t   *first = NULL, *last = NULL;
   int64_t   *q = NULL, *sum = NULL;
@@ -106,20 +107,147 @@ extern "C" OceanError OceanCudaAnalyzeRows(OceanCudaDevice dev, OceanDevCSR A, O
       (err = OceanCudaAlloc(dev, (size_t)A.nrows * sizeof(int64_t), (void **)&q)) || (err = OceanCudaAlloc(dev, sizeof(int64_t), (void **)&sum)))
     goto done;
   if (B.nrows) OceanKernelRowRange<<<OceanGrid(B.nrows, OCEAN_THREADS), OCEAN_THREADS>>>(B, first, last);
-  OceanKernelRowShapes<<<OceanGrid(A.nrows, OCEAN_THREADS), OCEAN_THREADS>>>(A, B, first, last, d_shapes, q);
+  OceanKernelRowShapes<<<OceanGrid(A.nrows, OCEAN_THREADS), OCEAN_THREADS>>>(A, B, first, last, d_shapes, d_nonempty, q);
   if (cudaGetLastError() != cudaSuccess) {
     err = OceanSetError(OCEAN_ERR_DEVICE, "analysis kernels: launch failed");
     goto done;
   }
-  if (cub::DeviceReduce::Sum(NULL, bytes, q, sum, A.nrows) != cudaSuccess || (err = temp.get(bytes)) || cub::DeviceReduce::Sum(temp.ptr, bytes, q, sum, A.nrows) != cudaSuccess ||
-      cudaMemcpy(products, sum, sizeof(int64_t), cudaMemcpyDeviceToHost) != cudaSuccess) {
+  if (cub::DeviceReduce::Sum(NULL, bytes, q, sum, A.nrows) != cudaSuccess || (err = temp.get(bytes)) || cub::DeviceReduce::Sum(temp.ptr, bytes, q, sum, A.nrows) != cudaSuccess) {
     if (!err) err = OceanSetError(OCEAN_ERR_DEVICE, "analysis: sum of products failed: %s", cudaGetErrorString(cudaGetLastError()));
+    goto done;
   }
+  err = OceanCudaReadback(dev, products, sum, sizeof(int64_t));
 done:
   OceanCudaFree(dev, first);
   OceanCudaFree(dev, last);
   OceanCudaFree(dev, q);
   OceanCudaFree(dev, sum);
+  return err;
+}
+
+__global__ void OceanKernelSampleRows(const int64_t *nonempty_rows, int64_t nq, int64_t ns, int64_t *sample)
+{
+  OCEAN_GRID_STRIDE(j, ns) sample[j] = nonempty_rows[OceanSampleIndex(j, nq, ns)];
+}
+
+extern "C" OceanError OceanCudaSampleRows(const int64_t *d_nonempty_rows, int64_t nq, int64_t ns, int64_t *d_sample)
+{
+  if (ns == 0) return OCEAN_SUCCESS;
+  if (ns > nq) return OceanSetError(OCEAN_ERR_ARG, "sample rows: %lld of %lld rows with products", (long long)ns, (long long)nq);
+  OceanKernelSampleRows<<<OceanGrid(ns, OCEAN_THREADS), OCEAN_THREADS>>>(d_nonempty_rows, nq, ns, d_sample);
+  OCEAN_CUDA_LAUNCHED("sample rows");
+  return OCEAN_SUCCESS;
+}
+
+__global__ void OceanKernelSampleValues(const int64_t *sample, int64_t ns, const OceanRowShape *shapes, const int64_t *counts, int64_t *out)
+{
+  OCEAN_GRID_STRIDE(j, ns)
+  {
+    const int64_t row = sample[j];
+    out[j]            = shapes[row].products;
+    out[ns + j]       = counts[row];
+  }
+}
+
+extern "C" OceanError OceanCudaSampleValues(const int64_t *d_sample, int64_t ns, const OceanRowShape *d_shapes, const int64_t *d_counts, int64_t *d_out)
+{
+  if (ns == 0) return OCEAN_SUCCESS;
+  OceanKernelSampleValues<<<OceanGrid(ns, OCEAN_THREADS), OCEAN_THREADS>>>(d_sample, ns, d_shapes, d_counts, d_out);
+  OCEAN_CUDA_LAUNCHED("sample values");
+  return OCEAN_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------------------------------ statistics */
+
+#define OCEAN_HIST_SIZE (OCEAN_NUM_BINS + OCEAN_CUDA_NUM_ACC)
+
+/* Rows per bin (entries 0..OCEAN_NUM_BINS-1) and per accumulator (the rest): shared-memory counts per block, then one
+   global atomic per entry and block.  Integer counts: exact whatever the order. */
+__global__ void OceanKernelCountRoutes(const OceanRoute *routes, int64_t n, unsigned long long *hist)
+{
+  __shared__ unsigned int h[OCEAN_HIST_SIZE];
+  for (int b = threadIdx.x; b < OCEAN_HIST_SIZE; b += blockDim.x) h[b] = 0;
+  __syncthreads();
+  OCEAN_GRID_STRIDE(i, n)
+  {
+    const OceanRoute r = routes[i];
+    atomicAdd(&h[r.bin < OCEAN_NUM_BINS ? r.bin : OCEAN_NUM_BINS - 1], 1u);
+    atomicAdd(&h[OCEAN_NUM_BINS + (r.acc < OCEAN_CUDA_NUM_ACC ? r.acc : 0)], 1u);
+  }
+  __syncthreads();
+  for (int b = threadIdx.x; b < OCEAN_HIST_SIZE; b += blockDim.x)
+    if (h[b]) atomicAdd(&hist[b], (unsigned long long)h[b]);
+}
+
+extern "C" OceanError OceanCudaCountRoutes(OceanCudaDevice dev, const OceanRoute *d_routes, int64_t n, OceanCudaRouteCounts *counts)
+{
+  unsigned long long *d_hist = NULL, h[OCEAN_HIST_SIZE];
+  OceanError          err;
+  int                 b;
+
+  memset(counts, 0, sizeof(*counts));
+  if (n == 0) return OCEAN_SUCCESS;
+  if ((err = OceanCudaAlloc(dev, sizeof(h), (void **)&d_hist))) return err;
+  if (cudaMemsetAsync(d_hist, 0, sizeof(h), 0) != cudaSuccess) {
+    err = OceanSetError(OCEAN_ERR_DEVICE, "route counts: memset: %s", cudaGetErrorString(cudaGetLastError()));
+    goto done;
+  }
+  /* at most 4096 blocks: per-block counts of at most ~2^32 rows each would need n > 2^44 rows to wrap */
+  OceanKernelCountRoutes<<<OceanGrid(n, OCEAN_THREADS) < 4096 ? OceanGrid(n, OCEAN_THREADS) : 4096, OCEAN_THREADS>>>(d_routes, n, d_hist);
+  if (cudaGetLastError() != cudaSuccess) {
+    err = OceanSetError(OCEAN_ERR_DEVICE, "route counts: launch failed");
+    goto done;
+  }
+  if ((err = OceanCudaReadback(dev, h, d_hist, sizeof(h)))) goto done;
+  for (b = 0; b < OCEAN_NUM_BINS; b++) counts->bins[b] = (int64_t)h[b];
+  for (b = 0; b < OCEAN_CUDA_NUM_ACC; b++) counts->acc[b] = (int64_t)h[OCEAN_NUM_BINS + b];
+done:
+  OceanCudaFree(dev, d_hist);
+  return err;
+}
+
+/* Each row's term of the estimate error (0 for rows without nonzeros) and the number of rows with nonzeros. */
+__global__ void OceanKernelEstimateError(int64_t n, const OceanRowShape *shapes, const double *estimate, double coefficient, const int64_t *counts, double *term,
+                                         unsigned long long *nrows)
+{
+  for (int64_t base = (int64_t)blockIdx.x * blockDim.x; base < n; base += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t i   = base + threadIdx.x;
+    const int64_t nnz = i < n ? counts[i] : 0;
+    if (i < n) term[i] = nnz ? OceanEstimateRelError(OceanPredictFromEstimate(estimate[i], coefficient, &shapes[i]), coefficient, nnz) : 0.0;
+    const int c = __syncthreads_count(nnz != 0); /* every thread of the block runs the same iterations */
+    if (threadIdx.x == 0 && c) atomicAdd(nrows, (unsigned long long)c);
+  }
+}
+
+extern "C" OceanError OceanCudaEstimateError(OceanCudaDevice dev, int64_t n, const OceanRowShape *d_shapes, const double *d_estimate, double coefficient, const int64_t *d_counts,
+                                             double *mean)
+{
+  struct {
+    double             sum;
+    unsigned long long rows;
+  } h, *d_res = NULL;
+  double    *term = NULL;
+  OceanTemp  temp(dev);
+  size_t     bytes = 0;
+  OceanError err;
+
+  *mean = 0.0;
+  if (n == 0) return OCEAN_SUCCESS;
+  if ((err = OceanCudaAlloc(dev, sizeof(h), (void **)&d_res)) || (err = OceanCudaAlloc(dev, (size_t)n * sizeof(double), (void **)&term))) goto done;
+  if (cudaMemsetAsync(d_res, 0, sizeof(h), 0) != cudaSuccess) goto device_error;
+  OceanKernelEstimateError<<<OceanGrid(n, OCEAN_THREADS), OCEAN_THREADS>>>(n, d_shapes, d_estimate, coefficient, d_counts, term, &d_res->rows);
+  if (cudaGetLastError() != cudaSuccess) goto device_error;
+  if (cub::DeviceReduce::Sum(NULL, bytes, term, &d_res->sum, n) != cudaSuccess || (err = temp.get(bytes)) ||
+      cub::DeviceReduce::Sum(temp.ptr, bytes, term, &d_res->sum, n) != cudaSuccess)
+    goto device_error;
+  if ((err = OceanCudaReadback(dev, &h, d_res, sizeof(h)))) goto done;
+  *mean = h.rows ? h.sum / (double)h.rows : 0.0;
+  goto done;
+device_error:
+  if (!err) err = OceanSetError(OCEAN_ERR_DEVICE, "estimate error: %s", cudaGetErrorString(cudaGetLastError()));
+done:
+  OceanCudaFree(dev, d_res);
+  OceanCudaFree(dev, term);
   return err;
 }
 
@@ -426,7 +554,7 @@ extern "C" OceanError OceanCudaGroupRows(OceanCudaDevice dev, const OceanRoute *
   if (cub::DeviceRadixSort::SortPairs(NULL, bytes, keys, skeys, rows, srows, n, 0, 4) != cudaSuccess || (err = temp.get(bytes)) ||
       cub::DeviceRadixSort::SortPairs(temp.ptr, bytes, keys, skeys, rows, srows, n, 0, 4) != cudaSuccess)
     goto device_error;
-  if (cudaMemcpy(h_bins, d_bins, sizeof(h_bins), cudaMemcpyDeviceToHost) != cudaSuccess) goto device_error;
+  if ((err = OceanCudaReadback(dev, h_bins, d_bins, sizeof(h_bins)))) goto done;
   for (b = 0; b < OCEAN_NUM_BINS; b++) bin_rows[b] = (int64_t)h_bins[b];
   *d_grouped = srows;
   srows      = NULL;
@@ -636,7 +764,7 @@ extern "C" OceanError OceanCudaScanCounts(OceanCudaDevice dev, const int64_t *d_
       cub::DeviceScan::ExclusiveSum(temp.ptr, bytes, tmp, d_out, n + 1) != cudaSuccess)
     goto device_error;
   if (d_scatter && n) OceanKernelScatter<<<OceanGrid(n, OCEAN_THREADS), OCEAN_THREADS>>>(d_list, n, d_out, d_scatter);
-  if (cudaMemcpy(total, d_out + n, sizeof(int64_t), cudaMemcpyDeviceToHost) != cudaSuccess) goto device_error;
+  if ((err = OceanCudaReadback(dev, total, d_out + n, sizeof(int64_t)))) goto device_error;
   OceanCudaFree(dev, tmp);
   return OCEAN_SUCCESS;
 device_error:
@@ -683,7 +811,7 @@ extern "C" OceanError OceanCudaSelectFlagged(OceanCudaDevice dev, const int64_t 
     goto done;
   OceanKernelListFlags<<<OceanGrid(n, OCEAN_THREADS), OCEAN_THREADS>>>(d_list, n, d_flags, rows, lf);
   if (cub::DeviceSelect::Flagged(NULL, bytes, rows, lf, d_out, dn, n) != cudaSuccess || (err = temp.get(bytes)) ||
-      cub::DeviceSelect::Flagged(temp.ptr, bytes, rows, lf, d_out, dn, n) != cudaSuccess || cudaMemcpy(nout, dn, sizeof(int64_t), cudaMemcpyDeviceToHost) != cudaSuccess)
+      cub::DeviceSelect::Flagged(temp.ptr, bytes, rows, lf, d_out, dn, n) != cudaSuccess || (err = OceanCudaReadback(dev, nout, dn, sizeof(int64_t))))
     if (!err) err = OceanSetError(OCEAN_ERR_DEVICE, "select flagged rows: %s", cudaGetErrorString(cudaGetLastError()));
 done:
   OceanCudaFree(dev, rows);
@@ -755,7 +883,7 @@ extern "C" OceanError OceanCudaEqual32(OceanCudaDevice dev, const int32_t *d_a, 
   if ((err = OceanCudaAlloc(dev, sizeof(int), (void **)&d))) return err;
   if (cudaMemset(d, 0, sizeof(int)) == cudaSuccess) {
     OceanKernelEqual32<<<OceanGrid(n, OCEAN_THREADS), OCEAN_THREADS>>>(d_a, d_b, n, d);
-    if (cudaMemcpy(&h, d, sizeof(int), cudaMemcpyDeviceToHost) != cudaSuccess) err = OceanSetError(OCEAN_ERR_DEVICE, "compare: %s", cudaGetErrorString(cudaGetLastError()));
+    err = OceanCudaReadback(dev, &h, d, sizeof(int));
   } else err = OceanSetError(OCEAN_ERR_DEVICE, "compare: memset failed");
   OceanCudaFree(dev, d);
   *equal = !h;

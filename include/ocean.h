@@ -198,7 +198,7 @@ typedef enum { OCEAN_MEMORY_HOST = 0, OCEAN_MEMORY_DEVICE = 1 } OceanMemoryType;
 /* OCEAN_MEMORY_HOST (the default): rowptr, colidx and values of A and B are host pointers.
    OCEAN_MEMORY_DEVICE: they are device pointers on the CUDA context's device (cudaMalloc or managed memory), used in
    place: nothing is uploaded and nothing of size nnz comes to the host (symbolic reads rowptr[0] and rowptr[nrows]
-   of each operand; per-row statistics and records still come to the host).  Column indices are not validated on the
+   of each operand; per-row records come to the host only with OceanOptions.record_rows).  Column indices are not validated on the
    host, so out-of-range ones are the caller's bug.  Numeric trusts that operands with the symbolic call's structure
    ids have its structure (nnz included).  Only AB plans of a CUDA context (OCEAN_ERR_ARG otherwise: AtB and PtAP
    transpose on the host).  C is then read with OceanProductGetDeviceC; OceanProductGetC still works (it downloads). */

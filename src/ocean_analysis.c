@@ -69,16 +69,9 @@ static OceanError OceanAnalyzeRows(const OceanCSR *A, const OceanCSR *B, OceanAn
   return err;
 }
 
-/* The j-th of ns rows spread evenly over nq: floor((2j+1) nq / (2 ns)), split so that it cannot overflow. */
-static int64_t OceanSampleIndex(int64_t j, int64_t nq, int64_t ns)
-{
-  int64_t d = 2 * ns, qd = nq / d, rd = nq % d;
-  return (2 * j + 1) * qd + (2 * j + 1) * rd / d;
-}
-
 /*
   The compression ratio from a sample.  ns = clamp(round(fraction * m), sample_min, sample_max) rows, at most all
-  rows with products, evenly spaced over those rows (deterministic); each gets its exact nnz.
+  rows with products, evenly spaced over those rows (deterministic: OceanSampleIndex); each gets its exact nnz.
     cr_sampled      = sum q / sum nnz over the sample (the workflow criterion),
     cr_mean, cr_std = mean and population deviation of the per-row q/nnz,
     cr_conservative = max(1, cr_mean - 2 cr_std).
@@ -86,41 +79,56 @@ static int64_t OceanSampleIndex(int64_t j, int64_t nq, int64_t ns)
   survive in our copy.  Ours is our own choice: two deviations below the mean, so that for most rows q/cr_conservative
   is at least the row's nnz and the assisted symbolic pass rarely retries a row; never below 1, where it degrades to
   the classic binning by products.
+  The CUDA backend selects the same rows on the device (rows with products compacted, then OceanSampleIndex) and
+  calls OceanAnalysisSampleReset, OceanAnalysisSampleSize and OceanAnalysisSampleFinish itself.
 */
+void OceanAnalysisSampleReset(OceanAnalysis *an)
+{
+  an->cr_sampled = an->cr_mean = an->cr_std = 0;
+  an->cr_conservative                       = 1;
+  an->sampled_rows                          = 0;
+}
+
+int64_t OceanAnalysisSampleSize(const OceanOptions *o, int64_t nrows, int64_t nq)
+{
+  int64_t ns = llround(o->sample_fraction * (double)nrows);
+  return OceanMin64(OceanMin64(OceanMax64(ns, o->sample_min), o->sample_max), nq);
+}
+
 OceanError OceanAnalysisSampleSelect(const OceanOptions *o, OceanAnalysis *an, int64_t **sample, int64_t *ns_out)
 {
   int64_t nq = 0, ns, i, j, r;
 
   *sample = NULL;
   *ns_out = 0;
-  an->cr_sampled = an->cr_mean = an->cr_std = 0;
-  an->cr_conservative                       = 1;
-  an->sampled_rows                          = 0;
+  OceanAnalysisSampleReset(an);
   for (i = 0; i < an->nrows; i++) nq += an->rows[i].products > 0;
-  ns = llround(o->sample_fraction * (double)an->nrows);
-  ns = OceanMin64(OceanMin64(OceanMax64(ns, o->sample_min), o->sample_max), nq);
+  ns = OceanAnalysisSampleSize(o, an->nrows, nq);
   if (ns == 0) return OCEAN_SUCCESS;
-  OceanCall(OceanMalloc(2 * ns, sample, "analysis: sampled rows and counts"));
+  OceanCall(OceanMalloc(3 * ns, sample, "analysis: sampled rows, counts and products"));
   for (i = 0, r = 0, j = 0; i < an->nrows && j < ns; i++) /* the r-th row with products is sampled when r is the j-th index */
-    if (an->rows[i].products > 0 && r++ == OceanSampleIndex(j, nq, ns)) (*sample)[j++] = i;
+    if (an->rows[i].products > 0 && r++ == OceanSampleIndex(j, nq, ns)) {
+      (*sample)[2 * ns + j] = an->rows[i].products;
+      (*sample)[j++]        = i;
+    }
   *ns_out = ns;
   return OCEAN_SUCCESS;
 }
 
-void OceanAnalysisSampleFinish(OceanAnalysis *an, const int64_t *sample, const int64_t *count, int64_t ns)
+void OceanAnalysisSampleFinish(OceanAnalysis *an, const int64_t *q, const int64_t *count, int64_t ns)
 {
   double  sum_q = 0, sum_nnz = 0, sum_cr = 0, sum_dev2 = 0;
   int64_t j;
 
   if (ns == 0) return;
   for (j = 0; j < ns; j++) { /* serial sums: the same for every thread count and backend */
-    sum_q += (double)an->rows[sample[j]].products;
+    sum_q += (double)q[j];
     sum_nnz += (double)count[j];
-    sum_cr += (double)an->rows[sample[j]].products / (double)count[j];
+    sum_cr += (double)q[j] / (double)count[j];
   }
   an->cr_mean = sum_cr / (double)ns;
   for (j = 0; j < ns; j++) {
-    double d = (double)an->rows[sample[j]].products / (double)count[j] - an->cr_mean;
+    double d = (double)q[j] / (double)count[j] - an->cr_mean;
     sum_dev2 += d * d;
   }
   an->sampled_rows    = ns;
@@ -161,7 +169,7 @@ static OceanError OceanAnalyzeSample(OceanContext ctx, const OceanCSR *A, const 
     err = OceanCpuCountRow(ctx, &ws[OceanThreadNum()], A, B, sample[j], &an->rows[sample[j]], an->rows[sample[j]].ub, &count[j], &retried, &bytes);
     if (err) OceanParallelFail(&st, err, sample[j], bytes);
   }
-  if (!st.failed) OceanAnalysisSampleFinish(an, sample, count, ns);
+  if (!st.failed) OceanAnalysisSampleFinish(an, sample + 2 * ns, count, ns);
   OceanFree(sample);
   return OceanParallelReport(&st, "analysis: sampling");
 }

@@ -2,9 +2,10 @@
   ocean_cuda.c - host orchestration of the CUDA backend: the same stage pipeline as ocean_product.c, run on the
   device through the launchers of ocean_cuda.h (no CUDA header here).
 
-    analysis   rows' shapes on the device -> host (routing stats, sample selection); sampled rows counted on the
-               device by the symbolic accumulators; the CR statistics and the workflow on the host (the CPU's
-               very functions: OceanAnalysisSampleSelect/Finish, OceanSelectWorkflow)
+    analysis   rows' shapes on the device; the rows with products compacted (CUB select) and the CR sample taken
+               from them by OceanSampleIndex (the CPU's OceanAnalysisSampleSelect, on the device); sampled rows counted
+               by the symbolic accumulators; only the sample's (products, nnz) pairs come to the host, where the CPU's
+               very functions make the CR statistics and the workflow (OceanAnalysisSampleFinish, OceanSelectWorkflow)
     UPPER_BOUND / ESTIMATE  predictions on the device -> routes (OceanRouteRowBins) -> slots (CUB scan) ->
                numeric per bin into the slots -> overflowed rows (CUB select): exact counts with retries, their
                own exactly sized buffer -> compaction into CSR -> rows sorted (CUB segmented sort)
@@ -12,9 +13,11 @@
                rowptr (CUB scan); numeric per bin; rows sorted
   Operands: host CSR are uploaded into the stage's own buffers (numeric: values only); device CSR
   (OCEAN_MEMORY_DEVICE) are used in place.  C stays on the device (numeric reuse, OceanProductGetDeviceC) and is
-  copied to the host only when asked (OceanCudaStageDownloadC).  The per-row arrays the statistics and row records
-  need (shapes, predicted, routes, counts, flags, estimates: O(rows), never O(nnz)) are copied to the host stage's
-  scratch, where the CPU code turns them into OceanStats and OceanRowInfo.  Times are CUDA event times.
+  copied to the host only when asked (OceanCudaStageDownloadC).  Statistics over rows (rows per bin and
+  accumulator, estimate error, totals) are device reductions: only scalars come back (through a pinned buffer).  The
+  per-row arrays (shapes, predicted, routes, counts, flags, estimates) come to the host stage's scratch only with
+  OceanOptions.record_rows, where the CPU code turns them into OceanRowInfo and checks the device reductions against
+  host sums.  Times are CUDA event times.
 */
 #include "ocean_stage.h"
 #include "ocean_cuda.h"
@@ -41,6 +44,7 @@ typedef struct {
   OceanRoute    *exact;
   int64_t       *exact_rows; /* the rows grouped by the bin of their exact route (made by the first numeric call) */
   int64_t        exact_bins[OCEAN_NUM_BINS];
+  OceanCudaRouteCounts exact_counts; /* rows per bin and accumulator of the exact routes (numeric calls' statistics) */
 } OceanCudaStage;
 
 static OceanCudaDevice OceanCtxDev(OceanContext ctx) { return ((OceanCudaContext *)ctx->cuda)->dev; }
@@ -190,8 +194,8 @@ OceanError OceanCudaCheckDeviceCSR(OceanContext ctx, const OceanCSR *M, const ch
   OceanCall(OceanCudaIsDevicePointer(M->values, &ok[2]));
   OceanCheck(ok[0] && ok[1] && ok[2], OCEAN_ERR_ARG, "device-resident matrix %s (%lld x %lld): its %s pointer is not device memory (OceanProductSetOperandMemType(OCEAN_MEMORY_DEVICE) was set)",
              name, (long long)M->nrows, (long long)M->ncols, !ok[0] ? "rowptr" : !ok[1] ? "colidx" : "values");
-  OceanCall(OceanCudaDownload(&r0, M->rowptr, sizeof(int64_t)));
-  OceanCall(OceanCudaDownload(&rn, M->rowptr + M->nrows, sizeof(int64_t)));
+  OceanCall(OceanCudaReadback(OceanCtxDev(ctx), &r0, M->rowptr, sizeof(int64_t)));
+  OceanCall(OceanCudaReadback(OceanCtxDev(ctx), &rn, M->rowptr + M->nrows, sizeof(int64_t)));
   OceanCheck(r0 == 0, OCEAN_ERR_ARG, "device-resident matrix %s: row offsets must start at 0, not %lld", name, (long long)r0);
   OceanCheck(rn >= 0, OCEAN_ERR_ARG, "device-resident matrix %s: rowptr[%lld] = %lld is negative", name, (long long)M->nrows, (long long)rn);
   OceanCheck(rn == 0 || (M->colidx && M->values), OCEAN_ERR_ARG, "device-resident matrix %s has %lld nonzeros but no column indices or values", name, (long long)rn);
@@ -269,39 +273,69 @@ done:
   return err;
 }
 
-/* The analysis: shapes (device, and host copy in st->an), sampled CR, workflow. */
-static OceanError OceanCudaAnalyze(OceanContext ctx, OceanStage *st, OceanCudaStage *d, const OceanCudaRouteParams *rp, OceanDevCSR A, OceanDevCSR B, OceanCudaScratch *s)
+/* The host's sample (from the downloaded shapes, record_rows only) against the device's: the same rows and products. */
+static OceanError OceanCudaCheckSample(OceanContext ctx, OceanStage *st, const int64_t *d_sample, const int64_t *h_q, int64_t ns)
 {
-  OceanAnalysis *an = &st->an;
-  int64_t       *sample = NULL, ns = 0, retried;
-  int64_t       *d_sample = NULL, *d_cnt = NULL;
+  OceanAnalysis *an     = &st->an;
+  OceanAnalysis  copy   = *an; /* SampleSelect resets the CR fields */
+  int64_t       *sample = NULL, *rows = NULL, hns = 0, j;
   OceanError     err;
 
-  if (an->nrows != A.nrows || !an->rows) {
-    OceanFree(an->rows);
-    an->nrows = 0;
-    OceanCall(OceanMalloc(A.nrows, &an->rows, "analysis: rows"));
-    an->nrows = A.nrows;
-  }
-  OceanCall(OceanDevAlloc(ctx, A.nrows, &d->shapes));
-  OceanCall(OceanCudaAnalyzeRows(OceanCtxDev(ctx), A, B, d->shapes, &an->products));
-  OceanCall(OceanCudaDownload(an->rows, d->shapes, (size_t)A.nrows * sizeof(OceanRowShape)));
-  OceanAnalysisFinishRows(an, d->nnz[0]);
+  OceanCall(OceanAnalysisSampleSelect(&ctx->options, &copy, &sample, &hns));
+  err = hns == ns ? OCEAN_SUCCESS : OceanSetError(OCEAN_ERR_STATE, "%s: device sample of %lld rows, the host's has %lld", st->name, (long long)ns, (long long)hns);
+  if (!err && ns) err = OceanMalloc(ns, &rows, "sampled rows");
+  if (!err && ns) err = OceanCudaReadback(OceanCtxDev(ctx), rows, d_sample, (size_t)ns * sizeof(int64_t));
+  for (j = 0; !err && j < ns; j++)
+    if (rows[j] != sample[j] || h_q[j] != sample[2 * ns + j])
+      err = OceanSetError(OCEAN_ERR_STATE, "%s: sampled row %lld is row %lld with %lld products on the device, row %lld with %lld on the host", st->name, (long long)j,
+                          (long long)rows[j], (long long)h_q[j], (long long)sample[j], (long long)sample[2 * ns + j]);
+  OceanFree(rows);
+  OceanFree(sample);
+  return err;
+}
 
-  OceanCall(OceanAnalysisSampleSelect(&ctx->options, an, &sample, &ns));
+/*
+  The analysis on the device: shapes (kept in d->shapes; copied to st->an.rows only with record_rows), the total of
+  products (CUB sum), the rows with products (CUB select: their number nq), the sample (OceanSampleIndex over them),
+  its exact counts (symbolic accumulators), and to the host only the sample's ns (products, nnz) pairs.
+*/
+static OceanError OceanCudaAnalyze(OceanContext ctx, OceanStage *st, OceanCudaStage *d, const OceanCudaRouteParams *rp, OceanDevCSR A, OceanDevCSR B, OceanCudaScratch *s)
+{
+  OceanCudaDevice dev    = OceanCtxDev(ctx);
+  OceanAnalysis  *an     = &st->an;
+  const int       record = ctx->options.record_rows;
+  int64_t         ns = 0, nq = 0, retried, *h = NULL;
+  int64_t        *d_sample = NULL, *d_vals = NULL;
+  OceanError      err;
+
+  OceanFree(an->rows);
+  an->nrows = A.nrows;
+  OceanAnalysisSampleReset(an);
+  OceanCall(OceanDevAlloc(ctx, A.nrows, &d->shapes));
+  /* s->cflags: the rows with products (the symbolic counts below reuse it as their overflow flags) */
+  OceanCall(OceanCudaAnalyzeRows(dev, A, B, d->shapes, s->cflags, &an->products));
+  OceanAnalysisFinishRows(an, d->nnz[0]);
+  if (record) {
+    OceanCall(OceanMalloc(A.nrows, &an->rows, "analysis: rows"));
+    OceanCall(OceanCudaDownload(an->rows, d->shapes, (size_t)A.nrows * sizeof(OceanRowShape)));
+  }
+  if (A.nrows == 0) return OCEAN_SUCCESS;
+  OceanCall(OceanCudaSelectFlagged(dev, NULL, A.nrows, s->cflags, s->list, &nq));
+  ns = OceanAnalysisSampleSize(&ctx->options, A.nrows, nq);
   if (ns == 0) return OCEAN_SUCCESS;
-  if ((err = OceanDevAlloc(ctx, ns, &d_sample)) || (err = OceanDevAlloc(ctx, ns, &d_cnt))) goto done;
-  if ((err = OceanCudaUpload(d_sample, sample, (size_t)ns * sizeof(int64_t)))) goto done;
+  if ((err = OceanDevAlloc(ctx, ns, &d_sample)) || (err = OceanDevAlloc(ctx, 2 * ns, &d_vals)) || (err = OceanMalloc(2 * ns, &h, "analysis: sampled products and counts"))) goto done;
+  if ((err = OceanCudaSampleRows(s->list, nq, ns, d_sample))) goto done;
   /* p = ub always fits, so this never retries */
   if ((err = OceanCudaPredictRows(OCEAN_CUDA_PREDICT_UB, d_sample, ns, d->shapes, NULL, NULL, 0.0, s->p))) goto done;
   if ((err = OceanCudaCountRows(ctx, rp, A, B, s, d->shapes, d_sample, ns, &retried))) goto done;
-  if ((err = OceanCudaGather64(d_sample, ns, s->counts, d_cnt))) goto done;
-  if ((err = OceanCudaDownload(sample + ns, d_cnt, (size_t)ns * sizeof(int64_t)))) goto done;
-  OceanAnalysisSampleFinish(an, sample, sample + ns, ns);
+  if ((err = OceanCudaSampleValues(d_sample, ns, d->shapes, s->counts, d_vals))) goto done;
+  if ((err = OceanCudaReadback(dev, h, d_vals, (size_t)(2 * ns) * sizeof(int64_t)))) goto done;
+  if (record && (err = OceanCudaCheckSample(ctx, st, d_sample, h, ns))) goto done;
+  OceanAnalysisSampleFinish(an, h, h + ns, ns);
 done:
   OceanDevFree(ctx, d_sample);
-  OceanDevFree(ctx, d_cnt);
-  OceanFree(sample);
+  OceanDevFree(ctx, d_vals);
+  OceanFree(h);
   return err;
 }
 
@@ -509,8 +543,24 @@ static OceanError OceanCudaStageSymbolic_Private(OceanContext ctx, OceanStage *s
   OceanCall(OceanDevAlloc(ctx, n, &d->exact));
   OceanCall(OceanCudaRouteRows(&rp, OCEAN_PASS_NUMERIC, NULL, n, s->counts, d->shapes, d->exact));
 
-  /* to the host: the per-row arrays the statistics and records are made of (C stays on the device) */
+  /* the statistics over rows, reduced on the device (FinishStats leaves them; with record_rows it checks them) */
+  {
+    OceanCudaRouteCounts rc;
+    OceanStats          *S = &st->stats;
+    int                  b;
+    OceanCall(OceanCudaCountRoutes(dev, s->routes, n, &rc));
+    for (b = 0; b < OCEAN_NUM_BINS; b++) S->rows_per_bin[b] = rc.bins[b];
+    S->dense_rows  = rc.acc[OCEAN_ACC_DENSE];
+    S->hash_rows   = rc.acc[OCEAN_ACC_HASH];
+    S->esc_rows    = rc.acc[OCEAN_ACC_ESC];
+    S->global_rows = rc.acc[OCEAN_ACC_GLOBAL_HASH];
+    OceanCall(OceanCudaCountRoutes(dev, d->exact, n, &d->exact_counts));
+    if (st->dec.workflow == OCEAN_WORKFLOW_ESTIMATE) OceanCall(OceanCudaEstimateError(dev, n, d->shapes, s->estimate, st->dec.coefficient, s->counts, &S->estimate_mean_rel_error));
+  }
   st->host_structure = st->host_values = 0;
+  if (!ctx->options.record_rows) return OCEAN_SUCCESS;
+
+  /* record_rows: to the host, the per-row arrays the row records are made of (C stays on the device) */
   OceanCall(OceanMalloc(n, &t->routes, "routes"));
   OceanCall(OceanMalloc(n, &t->counts, "row counts"));
   OceanCall(OceanMalloc(n, &st->exact, "exact routes"));
@@ -622,6 +672,19 @@ OceanError OceanCudaStageDownloadC(OceanContext ctx, OceanStage *st)
   return OCEAN_SUCCESS;
 }
 
+void OceanCudaStageExactCounts(const OceanStage *st, OceanStats *s)
+{
+  const OceanCudaStage *d = (const OceanCudaStage *)st->dev;
+  int                   b;
+
+  if (!d) return;
+  for (b = 0; b < OCEAN_NUM_BINS; b++) s->rows_per_bin[b] = d->exact_counts.bins[b];
+  s->dense_rows  = d->exact_counts.acc[OCEAN_ACC_DENSE];
+  s->hash_rows   = d->exact_counts.acc[OCEAN_ACC_HASH];
+  s->esc_rows    = d->exact_counts.acc[OCEAN_ACC_ESC];
+  s->global_rows = d->exact_counts.acc[OCEAN_ACC_GLOBAL_HASH];
+}
+
 OceanError OceanCudaStageGetDeviceC(OceanStage *st, const int64_t **d_rowptr, const int32_t **d_colidx, const double **d_values)
 {
   OceanCudaStage *d = (OceanCudaStage *)st->dev;
@@ -673,6 +736,11 @@ OceanError OceanCudaStageNumeric(OceanContext ctx, OceanStage *st, const OceanCS
 OceanError OceanCudaStageDownloadC(OceanContext ctx, OceanStage *st)
 {
   return OceanSetError(OCEAN_ERR_NOT_AVAILABLE, "%s: the CUDA backend was not compiled in", st->name);
+}
+void OceanCudaStageExactCounts(const OceanStage *st, OceanStats *s)
+{
+  (void)st;
+  (void)s;
 }
 OceanError OceanCudaStageGetDeviceC(OceanStage *st, const int64_t **d_rowptr, const int32_t **d_colidx, const double **d_values)
 {

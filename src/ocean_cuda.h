@@ -48,11 +48,33 @@ void       OceanCudaPoolTrim(OceanCudaDevice dev);      /* cudaFree of the cache
 OceanError OceanCudaIsDevicePointer(const void *d_ptr, int *ok);
 OceanError OceanCudaUpload(void *d_dst, const void *src, size_t bytes);
 OceanError OceanCudaDownload(void *dst, const void *d_src, size_t bytes);
+/* A small download (scalars, the CR sample): through the context's pinned staging buffer (grown on demand), an
+   asynchronous copy on the default stream, then a wait for that stream only. */
+OceanError OceanCudaReadback(OceanCudaDevice dev, void *dst, const void *d_src, size_t bytes);
 OceanError OceanCudaTimerStart(OceanCudaDevice dev);
 OceanError OceanCudaTimerStop(OceanCudaDevice dev, double *seconds); /* synchronizes */
 
-/* ---- analysis: per-row shapes of A*B and the total of products */
-OceanError OceanCudaAnalyzeRows(OceanCudaDevice dev, OceanDevCSR A, OceanDevCSR B, OceanRowShape *d_shapes, int64_t *products);
+/* ---- analysis: per-row shapes of A*B, d_nonempty[row] = (products > 0), and the total of products */
+OceanError OceanCudaAnalyzeRows(OceanCudaDevice dev, OceanDevCSR A, OceanDevCSR B, OceanRowShape *d_shapes, uint8_t *d_nonempty, int64_t *products);
+/* The CR sample (OceanAnalysisSampleSelect's rows): d_sample[j] = d_nonempty_rows[OceanSampleIndex(j, nq, ns)], j < ns,
+   where d_nonempty_rows lists the nq rows with products in order. */
+OceanError OceanCudaSampleRows(const int64_t *d_nonempty_rows, int64_t nq, int64_t ns, int64_t *d_sample);
+/* d_out[j] = products of row d_sample[j], d_out[ns + j] = d_counts[d_sample[j]] (j < ns). */
+OceanError OceanCudaSampleValues(const int64_t *d_sample, int64_t ns, const OceanRowShape *d_shapes, const int64_t *d_counts, int64_t *d_out);
+
+/* ---- statistics reduced on the device (only scalars come back) */
+#define OCEAN_CUDA_NUM_ACC (OCEAN_ACC_GLOBAL_HASH + 1)
+typedef struct {
+  int64_t bins[OCEAN_NUM_BINS]; /* rows per OceanBin */
+  int64_t acc[OCEAN_CUDA_NUM_ACC]; /* rows per OceanAccumulator */
+} OceanCudaRouteCounts;
+/* Rows per bin and per accumulator of d_routes[0..n-1] (exact integer counts). */
+OceanError OceanCudaCountRoutes(OceanCudaDevice dev, const OceanRoute *d_routes, int64_t n, OceanCudaRouteCounts *counts);
+/* OceanStats.estimate_mean_rel_error: the mean over rows with d_counts[row] > 0 of
+   OceanEstimateRelError(OceanPredictFromEstimate(d_estimate[row], coefficient, shape), coefficient, d_counts[row]).
+   The terms are the CPU's bitwise; their sum is a CUB tree sum (the CPU's is serial: last bits may differ). */
+OceanError OceanCudaEstimateError(OceanCudaDevice dev, int64_t n, const OceanRowShape *d_shapes, const double *d_estimate, double coefficient, const int64_t *d_counts,
+                                  double *mean);
 
 /* ---- predictions, per row (d_list NULL: rows 0..n-1, else the listed rows) */
 typedef enum { OCEAN_CUDA_PREDICT_UB = 0, OCEAN_CUDA_PREDICT_EXACT, OCEAN_CUDA_PREDICT_ESTIMATE, OCEAN_CUDA_PREDICT_RETRY } OceanCudaPredict;

@@ -212,9 +212,15 @@ OceanError OceanAnalyze(OceanContext ctx, const OceanCSR *A, const OceanCSR *B, 
 void       OceanAnalysisDestroy(OceanAnalysis *an);
 /* The pieces of OceanAnalyze a device backend runs around its own row analysis and sampled counts: */
 void       OceanAnalysisFinishRows(OceanAnalysis *an, int64_t nnz_a); /* er, products per row (an->products set) */
-/* The sampled rows (*sample holds 2*ns entries: the rows, then room for their counts); resets the CR fields. */
+/* The CR fields before sampling (no sample: cr_conservative 1, the rest 0). */
+void       OceanAnalysisSampleReset(OceanAnalysis *an);
+/* How many rows the sample takes when nq of the nrows rows have products. */
+int64_t    OceanAnalysisSampleSize(const OceanOptions *o, int64_t nrows, int64_t nq);
+/* The sampled rows from the host rows (*sample holds 3*ns entries: the rows, room for their counts, their products);
+   resets the CR fields. */
 OceanError OceanAnalysisSampleSelect(const OceanOptions *o, OceanAnalysis *an, int64_t **sample, int64_t *ns);
-void       OceanAnalysisSampleFinish(OceanAnalysis *an, const int64_t *sample, const int64_t *count, int64_t ns);
+/* The CR statistics from the sampled rows' products q[j] and exact counts count[j] (serial sums: any backend). */
+void       OceanAnalysisSampleFinish(OceanAnalysis *an, const int64_t *q, const int64_t *count, int64_t ns);
 
 typedef struct {
   OceanWorkflow workflow;

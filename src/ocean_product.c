@@ -115,14 +115,15 @@ static void OceanStageRouteRows(OceanContext ctx, const OceanStage *st, OceanPas
   for (i = 0; i < st->nrows; i++) OceanRouteRow(ctx, ph, predicted[i], &st->an.rows[i], &routes[i]);
 }
 
-static void OceanStageCountBins(OceanStage *st, const OceanRoute *routes)
+/* Rows per bin and per accumulator of the routes (the CUDA backend reduces the same on the device:
+   OceanCudaRouteCounts). */
+static void OceanCountBins(OceanStats *s, int64_t nrows, const OceanRoute *routes)
 {
-  OceanStats *s = &st->stats;
-  int64_t     i;
+  int64_t i;
 
   memset(s->rows_per_bin, 0, sizeof(s->rows_per_bin));
   s->dense_rows = s->hash_rows = s->esc_rows = s->global_rows = 0;
-  for (i = 0; i < st->nrows; i++) {
+  for (i = 0; i < nrows; i++) {
     s->rows_per_bin[routes[i].bin]++;
     switch ((OceanAccumulator)routes[i].acc) {
     case OCEAN_ACC_DENSE: s->dense_rows++; break;
@@ -133,6 +134,8 @@ static void OceanStageCountBins(OceanStage *st, const OceanRoute *routes)
     }
   }
 }
+
+static void OceanStageCountBins(OceanStage *st, const OceanRoute *routes) { OceanCountBins(&st->stats, st->nrows, routes); }
 
 /* ------------------------------------------------------------------------------------------------ workflows */
 
@@ -419,7 +422,65 @@ static inline int64_t OceanStageRowNnz(const OceanStage *st, int64_t i)
   return st->tmp.counts ? st->tmp.counts[i] : st->rowptr[i + 1] - st->rowptr[i];
 }
 
-/* Statistics and row records once C is known. */
+/* The mean relative error of the estimates (estimate workflow), serial: independent of the thread count. */
+static double OceanStageEstimateError(const OceanStage *st)
+{
+  const OceanStageScratch *t   = &st->tmp;
+  double                   sum = 0;
+  int64_t                  i, n = 0;
+
+  for (i = 0; i < st->nrows; i++) {
+    int64_t nnz = OceanStageRowNnz(st, i);
+    if (!nnz) continue;
+    sum += OceanEstimateRelError(t->predicted[i], st->dec.coefficient, nnz);
+    n++;
+  }
+  return n ? sum / (double)n : 0.0;
+}
+
+/*
+  The CUDA backend's debug check (record_rows: the per-row arrays are on the host): the statistics it reduced on the
+  device against the host's sums of the downloaded rows.  Integer statistics must agree exactly; the estimate error
+  (a tree sum on the device, a serial sum here) to 1e-12.
+*/
+static OceanError OceanStageCheckDeviceStats(OceanStage *st)
+{
+  const OceanStageScratch *t = &st->tmp;
+  const OceanStats        *s = &st->stats;
+  OceanStats               h = *s;
+  int64_t                  i, products = 0, nover = 0, slots = 0, nnz = 0;
+  int                      b;
+
+  OceanCountBins(&h, st->nrows, t->routes);
+  for (b = 0; b < OCEAN_NUM_BINS; b++)
+    OceanCheck(h.rows_per_bin[b] == s->rows_per_bin[b], OCEAN_ERR_STATE, "%s: device reduction: bin %s has %lld rows, the host counts %lld", st->name, OceanBinName((OceanBin)b),
+               (long long)s->rows_per_bin[b], (long long)h.rows_per_bin[b]);
+  OceanCheck(h.dense_rows == s->dense_rows && h.hash_rows == s->hash_rows && h.esc_rows == s->esc_rows && h.global_rows == s->global_rows, OCEAN_ERR_STATE,
+             "%s: device reduction: accumulator rows dense/hash/esc/global %lld/%lld/%lld/%lld, the host counts %lld/%lld/%lld/%lld", st->name, (long long)s->dense_rows,
+             (long long)s->hash_rows, (long long)s->esc_rows, (long long)s->global_rows, (long long)h.dense_rows, (long long)h.hash_rows, (long long)h.esc_rows,
+             (long long)h.global_rows);
+  for (i = 0; i < st->nrows; i++) {
+    products += st->an.rows[i].products;
+    nnz += t->counts[i];
+    if (t->flags) nover += t->flags[i];
+    slots += t->routes[i].slot;
+  }
+  OceanCheck(products == s->products, OCEAN_ERR_STATE, "%s: device reduction: %lld products, the host sums %lld", st->name, (long long)s->products, (long long)products);
+  OceanCheck(nnz == s->nnz_c, OCEAN_ERR_STATE, "%s: device reduction: nnz(C) %lld, the host sums %lld", st->name, (long long)s->nnz_c, (long long)nnz);
+  OceanCheck(!t->flags || nover == s->overflow_rows, OCEAN_ERR_STATE, "%s: device reduction: %lld overflow rows, the host counts %lld", st->name, (long long)s->overflow_rows,
+             (long long)nover);
+  OceanCheck(s->workflow == OCEAN_WORKFLOW_EXACT || slots == s->allocated_entries, OCEAN_ERR_STATE, "%s: device reduction: %lld allocated entries, the host sums %lld", st->name,
+             (long long)s->allocated_entries, (long long)slots);
+  if (s->workflow == OCEAN_WORKFLOW_ESTIMATE) {
+    double e = OceanStageEstimateError(st);
+    OceanCheck(fabs(e - s->estimate_mean_rel_error) <= 1e-12 * fmax(1.0, fabs(e)), OCEAN_ERR_STATE, "%s: device reduction: estimate error %.17g, the host's %.17g", st->name,
+               s->estimate_mean_rel_error, e);
+  }
+  return OCEAN_SUCCESS;
+}
+
+/* Statistics and row records once C is known.  The CUDA backend has already reduced the per-row statistics (bins,
+   accumulators, estimate error) on the device, and its per-row arrays are on the host only with record_rows. */
 static OceanError OceanStageFinishStats(OceanContext ctx, OceanStage *st, OceanWorkspace *ws)
 {
   OceanStageScratch *t = &st->tmp;
@@ -429,19 +490,12 @@ static OceanError OceanStageFinishStats(OceanContext ctx, OceanStage *st, OceanW
   s->nnz_c            = st->nnz;
   s->cr               = st->nnz ? (double)s->products / (double)st->nnz : 0.0;
   s->packed_sort_keys = ws ? OceanWorkspacesAllPacked(ws, ctx->nws) : 0; /* the CUDA backend sorts with CUB */
-  OceanStageCountBins(st, t->routes);
-  if (s->workflow == OCEAN_WORKFLOW_ESTIMATE) {
-    double  sum = 0;
-    int64_t n   = 0;
-    for (i = 0; i < st->nrows; i++) { /* serial: independent of the thread count */
-      int64_t nnz = OceanStageRowNnz(st, i);
-      if (!nnz) continue;
-      sum += fabs((double)t->predicted[i] / st->dec.coefficient - (double)nnz) / (double)nnz;
-      n++;
-    }
-    s->estimate_mean_rel_error = n ? sum / (double)n : 0.0;
+  if (ctx->backend != OCEAN_BACKEND_CUDA) {
+    OceanStageCountBins(st, t->routes);
+    if (s->workflow == OCEAN_WORKFLOW_ESTIMATE) s->estimate_mean_rel_error = OceanStageEstimateError(st);
   }
   if (!ctx->options.record_rows) return OCEAN_SUCCESS;
+  if (ctx->backend == OCEAN_BACKEND_CUDA) OceanCall(OceanStageCheckDeviceStats(st));
   OceanFree(st->rows);
   OceanCall(OceanMalloc(st->nrows, &st->rows, "row records"));
   for (i = 0; i < st->nrows; i++) {
@@ -593,7 +647,8 @@ static OceanError OceanStageNumeric(OceanContext ctx, OceanStage *st, const Ocea
   s->switched_to_exact = s->sketches_reused = 0;
   s->allocated_entries                      = st->nnz;
   s->packed_sort_keys                       = ws ? OceanWorkspacesAllPacked(ws, ctx->nws) : 0;
-  OceanStageCountBins(st, st->exact);
+  if (ctx->backend == OCEAN_BACKEND_CUDA) OceanCudaStageExactCounts(st, s); /* reduced on the device by the symbolic call */
+  else OceanStageCountBins(st, st->exact);
   return OCEAN_SUCCESS;
 }
 

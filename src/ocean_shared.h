@@ -7,6 +7,7 @@
     OceanRouteRowBins      - which bin, accumulator, slot and capacity a row gets (THE routing decision)
     OceanHashLimit/...For  - hash table limits
     OceanPredictFromEstimate, OceanPredictExact - the predicted sizes of the estimate and exact workflows
+    OceanSampleIndex, OceanEstimateRelError - which rows the CR sample takes, one row's estimate error
     OceanHashColumn, OceanRegister{Unpack,Pack}, OceanSketchInsert, OceanSketchEstimateRegisters - the sketch
                              format (UltraLogLog-layout one-byte registers) and its maximum-likelihood estimate
   No allocation, no OpenMP, no CUDA runtime calls and no PETSc here.
@@ -164,6 +165,19 @@ OCEAN_HD int64_t OceanPredictFromEstimate(double estimate, double coefficient, c
 
 /* EXACT's first symbolic prediction: min(ub, ceil(products / conservative CR)). */
 OCEAN_HD int64_t OceanPredictExact(const OceanRowShape *r, double cr_conservative) { return OceanMin64(r->ub, (int64_t)ceil((double)r->products / cr_conservative)); }
+
+/* ------------------------------------------------------------------------------------------------ sampling, statistics */
+
+/* The j-th of ns sampled rows spread evenly over the nq rows with products: the row of rank
+   floor((2j+1) nq / (2 ns)) among them, split so that it cannot overflow.  Strictly increasing in j for ns <= nq. */
+OCEAN_HD int64_t OceanSampleIndex(int64_t j, int64_t nq, int64_t ns)
+{
+  int64_t d = 2 * ns, qd = nq / d, rd = nq % d;
+  return (2 * j + 1) * qd + (2 * j + 1) * rd / d;
+}
+
+/* One row's term of OceanStats.estimate_mean_rel_error (rows with nnz > 0 only). */
+OCEAN_HD double OceanEstimateRelError(int64_t predicted, double coefficient, int64_t nnz) { return fabs((double)predicted / coefficient - (double)nnz) / (double)nnz; }
 
 /* ------------------------------------------------------------------------------------------------ sketches */
 

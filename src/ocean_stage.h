@@ -49,15 +49,19 @@ static inline int64_t OceanStageOperandNnz(const OceanStage *st, int k, const Oc
 void       OceanStageStatsFromAnalysis(OceanStage *st, const OceanCSR *A, const OceanCSR *B);
 OceanError OceanStageCheckNnz(OceanContext ctx, const OceanStage *st, int64_t nnz);
 
-/* The CUDA backend (ocean_cuda.c).  Symbolic: analysis, workflow and C on the device, the host arrays
-   st->tmp.{predicted,routes,counts,flags,estimate} and st->exact as the CPU stage leaves them (C's host copy is not
-   made: OceanCudaStageDownloadC).  Numeric: new values into C's structure with the exact routes.  Operands are host
+/* The CUDA backend (ocean_cuda.c).  Symbolic: analysis, workflow and C on the device; the per-row statistics
+   (rows per bin and accumulator, estimate error) reduced on the device into st->stats.  Only with
+   OceanOptions.record_rows are the per-row arrays downloaded: st->an.rows, st->tmp.{predicted,routes,counts,flags,
+   estimate} and st->exact as the CPU stage leaves them (else they stay NULL).  C's host copy is not made:
+   OceanCudaStageDownloadC.  Numeric: new values into C's structure with the exact routes.  Operands are host
    CSR (uploaded) or, with st->dev_operands, device CSR used in place. */
 OceanError OceanCudaStageSymbolic(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B);
 OceanError OceanCudaStageNumeric(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B);
 void       OceanCudaStageDestroy(OceanContext ctx, OceanStage *st);
 /* C's host copy (st->rowptr, colidx, values) brought up to date: what is stale is downloaded. */
 OceanError OceanCudaStageDownloadC(OceanContext ctx, OceanStage *st);
+/* The rows per bin and accumulator of the exact routes (reduced on the device by the symbolic call) into s. */
+void       OceanCudaStageExactCounts(const OceanStage *st, OceanStats *s);
 /* C's device arrays. */
 OceanError OceanCudaStageGetDeviceC(OceanStage *st, const int64_t **d_rowptr, const int32_t **d_colidx, const double **d_values);
 /* A device operand's checks without reading its arrays on the host: pointers are device memory, rowptr[0] = 0;

@@ -4,7 +4,9 @@
   Usage: test_gpu [-small]      (-small: only the small cases, for compute-sanitizer)
   For every case: C of the CUDA backend has the reference's sorted structure and |c - r| <= 1e-12 (|A||B|)_ij;
   the workflow and every row's decisions (bin, accumulator, overflowed, predicted size, slot) equal the CPU
-  backend's, which is given the device's own profile.  Device-resident operands (OCEAN_MEMORY_DEVICE) give the
+  backend's, which is given the device's own profile (these cases set record_rows, so the CUDA backend also checks its
+  device reductions against host sums).  Cases "no records" run without record_rows (no per-row array comes to the
+  host) and compare C and every scalar statistic with the CPU backend.  Device-resident operands (OCEAN_MEMORY_DEVICE) give the
   decisions and C of host operands, and C's device arrays (OceanProductGetDeviceC) are its host copy.  One line per case; the last line is "N passed, N failed".
   Exit 0 when all pass, 1 when one fails, 77 when there is no CUDA device.
 */
@@ -354,6 +356,108 @@ static int CaseDevice(Mat *A, Mat *B)
   return r;
 }
 
+/* The scalar statistics of the two backends' plans: decisions and analysis bitwise, counts exactly, the estimate
+   error (a device tree sum against a serial host sum) to 1e-12. */
+static int CompareStats(OceanProduct pg, OceanProduct pc)
+{
+  int ns, s, b;
+
+  CALL(OceanProductGetNumStages(pg, &ns));
+  for (s = 0; s < ns; s++) {
+    OceanStats g, c;
+    CALL(OceanProductGetStats(pg, s, &g));
+    CALL(OceanProductGetStats(pc, s, &c));
+    CHECK(g.workflow == c.workflow && g.switched_to_exact == c.switched_to_exact && g.workflow_forced == c.workflow_forced, "stage %d: workflow %s (gpu) vs %s (cpu)", s,
+          OceanWorkflowName(g.workflow), OceanWorkflowName(c.workflow));
+    CHECK(g.nrows == c.nrows && g.ncols == c.ncols && g.nnz_a == c.nnz_a && g.nnz_b == c.nnz_b && g.nnz_c == c.nnz_c && g.products == c.products,
+          "stage %d: sizes differ (nnz(C) %lld/%lld, products %lld/%lld)", s, (long long)g.nnz_c, (long long)c.nnz_c, (long long)g.products, (long long)c.products);
+    CHECK(g.er == c.er && g.cr == c.cr && g.sampled_rows == c.sampled_rows && g.cr_sampled == c.cr_sampled && g.cr_mean == c.cr_mean && g.cr_std == c.cr_std &&
+              g.cr_conservative == c.cr_conservative,
+          "stage %d: analysis differs: sampled %lld/%lld rows, CR sampled %.17g/%.17g mean %.17g/%.17g std %.17g/%.17g conservative %.17g/%.17g", s, (long long)g.sampled_rows,
+          (long long)c.sampled_rows, g.cr_sampled, c.cr_sampled, g.cr_mean, c.cr_mean, g.cr_std, c.cr_std, g.cr_conservative, c.cr_conservative);
+    CHECK(g.bitmap_query == c.bitmap_query && g.hll_registers == c.hll_registers && g.estimate_coefficient == c.estimate_coefficient, "stage %d: bitmap query %d/%d, registers %d/%d",
+          s, g.bitmap_query, c.bitmap_query, g.hll_registers, c.hll_registers);
+    CHECK(g.overflow_rows == c.overflow_rows && g.symbolic_retry_rows == c.symbolic_retry_rows && g.allocated_entries == c.allocated_entries,
+          "stage %d: overflow %lld/%lld, retries %lld/%lld, allocated %lld/%lld", s, (long long)g.overflow_rows, (long long)c.overflow_rows, (long long)g.symbolic_retry_rows,
+          (long long)c.symbolic_retry_rows, (long long)g.allocated_entries, (long long)c.allocated_entries);
+    for (b = 0; b < OCEAN_NUM_BINS; b++)
+      CHECK(g.rows_per_bin[b] == c.rows_per_bin[b], "stage %d: bin %s has %lld rows (gpu), %lld (cpu)", s, OceanBinName((OceanBin)b), (long long)g.rows_per_bin[b],
+            (long long)c.rows_per_bin[b]);
+    CHECK(g.dense_rows == c.dense_rows && g.hash_rows == c.hash_rows && g.esc_rows == c.esc_rows && g.global_rows == c.global_rows,
+          "stage %d: dense/hash/esc/global rows %lld/%lld/%lld/%lld (gpu), %lld/%lld/%lld/%lld (cpu)", s, (long long)g.dense_rows, (long long)g.hash_rows, (long long)g.esc_rows,
+          (long long)g.global_rows, (long long)c.dense_rows, (long long)c.hash_rows, (long long)c.esc_rows, (long long)c.global_rows);
+    CHECK(fabs(g.estimate_mean_rel_error - c.estimate_mean_rel_error) <= 1e-12 * fmax(1.0, fabs(c.estimate_mean_rel_error)), "stage %d: estimate error %.17g (gpu), %.17g (cpu)", s,
+          g.estimate_mean_rel_error, c.estimate_mean_rel_error);
+  }
+  return 0;
+}
+
+/* Without record_rows (the benchmark's setting: no per-row array comes to the host): C and the scalar statistics
+   against the CPU backend, host or device-resident operands, then numeric reuse with new values; the GPU plan must
+   have no row records. */
+static int RunNoRecord(Mat *A, Mat *B, int workflow, int registers, double coef, int device)
+{
+  OceanProduct        pg = NULL, pc = NULL;
+  OceanOptions        o;
+  OceanCSR            a, b, ga, gb;
+  DevMat              dA, dB;
+  const OceanRowInfo *rows;
+  int64_t             nrows;
+  OceanError          e;
+  int                 k, r = 1;
+
+  memset(&dA, 0, sizeof(dA));
+  memset(&dB, 0, sizeof(dB));
+  Options(&o, workflow, registers, coef);
+  o.record_rows = 0;
+  CALL(OceanContextSetOptions(gpu, &o));
+  CALL(OceanContextSetOptions(cpu, &o));
+  a = View(A);
+  b = View(B);
+  ga = a;
+  gb = b;
+  if (device && (Upload(A, &dA, &ga) || Upload(B, &dB, &gb))) goto out;
+  CALL(OceanProductCreate(gpu, OCEAN_PRODUCT_AB, &pg));
+  CALL(OceanProductCreate(cpu, OCEAN_PRODUCT_AB, &pc));
+  if (device) CALL(OceanProductSetOperandMemType(pg, OCEAN_MEMORY_DEVICE));
+  CALL(OceanProductSymbolic(pg, &ga, &gb));
+  CALL(OceanProductSymbolic(pc, &a, &b));
+  if (CompareStats(pg, pc) || CompareBackends(pg, pc)) goto out;
+  e = OceanProductGetRowInfo(pg, 0, &rows, &nrows);
+  if (e != OCEAN_ERR_STATE) {
+    snprintf(msg, sizeof(msg), "row records without record_rows: %s, expected OCEAN_ERR_STATE", OceanErrorString(e));
+    goto out;
+  }
+  if (A->id && B->id)
+    for (k = 0; k < 2; k++) {
+      MatNewValues(A, 5000 + (uint64_t)k);
+      MatNewValues(B, 6000 + (uint64_t)k);
+      if (device && (cudaMemcpy(dA.v, A->v, (size_t)Nnz(A) * sizeof(double), cudaMemcpyHostToDevice) != cudaSuccess ||
+                     cudaMemcpy(dB.v, B->v, (size_t)Nnz(B) * sizeof(double), cudaMemcpyHostToDevice) != cudaSuccess)) {
+        snprintf(msg, sizeof(msg), "uploading new values failed");
+        goto out;
+      }
+      CALL(OceanProductNumeric(pg, &ga, &gb));
+      CALL(OceanProductNumeric(pc, &a, &b));
+      if (CompareStats(pg, pc) || CompareBackends(pg, pc)) goto out;
+    }
+  r = 0;
+out:
+  OceanProductDestroy(&pg);
+  OceanProductDestroy(&pc);
+  DevFree(&dA);
+  DevFree(&dB);
+  return r;
+}
+
+static int CaseNoRecord(Mat *A, Mat *B, int workflow, int registers, double coef, int device)
+{
+  int r = RunNoRecord(A, B, workflow, registers, coef, device);
+  MatFree(A);
+  if (B != A) MatFree(B);
+  return r;
+}
+
 static void Report(const char *name, int failed, double seconds)
 {
   if (failed) {
@@ -511,6 +615,31 @@ int main(int argc, char **argv)
   MatRandom(&A, 300, 500, 6, 0, 42, 42);
   MatRandom(&B, 500, 200, 5, 0, 43, 43);
   CASE("AB rectangular device operands (+reuse)", CaseDevice(&A, &B));
+  /* without record_rows: statistics from device reductions, the sample selected on the device */
+  MatStencil(&A, 8, 8, 8, 3, 1, 50, 50);
+  MatCopy(&A, &B);
+  CASE("AB elasticity 8^3x3 no records (+reuse)", CaseNoRecord(&A, &B, -1, 0, 0, 0));
+  MatStencil(&A, 8, 8, 8, 3, 1, 51, 51);
+  MatCopy(&A, &B);
+  CASE("AB elasticity 8^3x3 no records, device operands", CaseNoRecord(&A, &B, -1, 0, 0, 1));
+  MatStencil(&A, 40, 40, 1, 1, 0, 52, 52);
+  MatCopy(&A, &B);
+  CASE("AB lap2d 40^2 no records, device operands", CaseNoRecord(&A, &B, -1, 0, 0, 1));
+  MatRMAT(&A, 11, 8, 53, 53);
+  MatCopy(&A, &B);
+  CASE("AB rmat 11/8 no records (+reuse)", CaseNoRecord(&A, &B, -1, 0, 0, 0));
+  MatRMAT(&A, 10, 16, 54, 54);
+  MatCopy(&A, &B);
+  CASE("AB rmat 10/16 no records forced exact", CaseNoRecord(&A, &B, OCEAN_WORKFLOW_EXACT, 0, 0, 1));
+  MatStencil(&A, 5, 5, 5, 3, 1, 55, 55);
+  MatCopy(&A, &B);
+  CASE("AB elasticity overflow no records", CaseNoRecord(&A, &B, OCEAN_WORKFLOW_ESTIMATE, 16, 0.1, 1));
+  MatRandom(&A, 400, 300, 4, 3, 56, 56);
+  MatRandom(&B, 300, 350, 4, 5, 57, 57);
+  CASE("AB empty rows no records", CaseNoRecord(&A, &B, -1, 0, 0, 0));
+  MatRandom(&A, 50, 40, 3, 1, 58, 58); /* every row empty: no sample */
+  MatRandom(&B, 40, 30, 3, 0, 59, 59);
+  CASE("AB empty A no records", CaseNoRecord(&A, &B, -1, 0, 0, 1));
   if (!small) {
     MatStencil(&A, 24, 24, 24, 3, 1, 35, 35);
     MatCopy(&A, &B);
