@@ -10,6 +10,8 @@
   ocean_shared.h).  A row overflows exactly when its distinct columns exceed its slot, as on the CPU.
   Summation order: ESC rows sum in product order (bitwise the CPU's); hash and dense rows accumulate with
   atomicAdd, so their last bits depend on the schedule (the tests allow 1e-12 |A||B|).
+  Output order: ESC (rank sort), dense (bitmap scan) and shared-hash (table sorted in place) rows are written in
+  column order; only global-hash (LONG) rows are appended unsorted and sorted afterwards by OceanCudaSortRows.
 */
 #include <cub/cub.cuh>
 #include <cuda_runtime.h>
@@ -340,6 +342,35 @@ __device__ __forceinline__ void OceanForProducts(const OceanRowArgs &a, int64_t 
   }
 }
 
+/* Sorts keys[0, n) ascending (unsigned) in shared memory with vals moved along: a bitonic network over the next power
+   of two in its all-ascending form (the first step of each merge compares mirrored pairs), so the virtual entries
+   past n act as +infinity and are never touched.  Called by every thread of the block; ends synchronized. */
+__device__ void OceanBlockSortTable(uint32_t *keys, double *vals, int64_t n64)
+{
+  const int n = (int)n64; /* a shared-memory table: far below 2^31 entries */
+  int       P = 1;
+  while (P < n) P <<= 1;
+  __syncthreads();
+  for (int k = 2; k <= P; k <<= 1)
+    for (int j = k >> 1; j > 0; j >>= 1) {
+      for (int t = (int)threadIdx.x; t < (P >> 1); t += (int)blockDim.x) {
+        const int lo = ((t & ~(j - 1)) << 1) | (t & (j - 1)); /* bit log2(j) of lo is 0 */
+        const int hi = j == (k >> 1) ? (lo ^ (k - 1)) : (lo + j);
+        if (hi < n) {
+          const uint32_t kl = keys[lo], kh = keys[hi];
+          if (kh < kl) {
+            keys[lo]       = kh;
+            keys[hi]       = kl;
+            const double v = vals[lo];
+            vals[lo]       = vals[hi];
+            vals[hi]       = v;
+          }
+        }
+      }
+      __syncthreads();
+    }
+}
+
 /* Hash accumulator (shared or global memory): keys -1 when free; a new column past the slot sets over. */
 __device__ void OceanBlockHashRow(const OceanRowArgs &a, int64_t i, const OceanRoute &r, int32_t *keys, double *hv, bool init, OceanRowState *st)
 {
@@ -377,11 +408,23 @@ __device__ void OceanBlockHashRow(const OceanRowArgs &a, int64_t i, const OceanR
   __syncthreads();
   if (!numeric || st->over) return;
   const int64_t off = a.offsets[i];
-  for (int64_t j = threadIdx.x; j < cap; j += blockDim.x) {
-    if (keys[j] == -1) continue;
-    const unsigned long long o = atomicAdd(&st->out, 1ULL);
-    a.cols[off + o]            = keys[j];
-    a.vals[off + o]            = hv[j];
+  if (!init) {
+    /* global hash (LONG): appended unsorted; OceanCudaSortRows sorts these rows */
+    for (int64_t j = threadIdx.x; j < cap; j += blockDim.x) {
+      if (keys[j] == -1) continue;
+      const unsigned long long o = atomicAdd(&st->out, 1ULL);
+      a.cols[off + o]            = keys[j];
+      a.vals[off + o]            = hv[j];
+    }
+    return;
+  }
+  /* shared hash: the table sorted in place by column (free slots, -1 as unsigned, go last), values moved along,
+     then its first count entries are the row in column order.  The sums are not touched, only moved. */
+  OceanBlockSortTable((uint32_t *)keys, hv, cap);
+  const int64_t cnt = (int64_t)st->count;
+  for (int64_t j = threadIdx.x; j < cnt; j += blockDim.x) {
+    a.cols[off + j] = keys[j];
+    a.vals[off + j] = hv[j];
   }
 }
 
@@ -414,16 +457,31 @@ __device__ void OceanBlockDenseRow(const OceanRowArgs &a, int64_t i, const Ocean
   if (threadIdx.x == 0) st->over = st->count > (unsigned long long)r.slot;
   __syncthreads();
   if (!numeric || st->over) return;
+  /* in column order: warp k takes a contiguous chunk of the bitmap's words, counts the bits before its chunk, then
+     walks the chunk 32 words at a time with a warp scan of the words' bit counts */
   const int64_t off = a.offsets[i];
-  for (int64_t w = threadIdx.x; w < nw; w += blockDim.x) {
-    unsigned bits = bm[w];
-    if (!bits) continue;
-    unsigned long long o = atomicAdd(&st->out, (unsigned long long)__popc(bits));
+  const int     lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+  const int     nwi = (int)nw; /* a shared-memory bitmap: far below 2^31 words */
+  const int     chunk = (nwi + nwarps - 1) / nwarps, w0 = min(nwi, warp * chunk), w1 = min(nwi, w0 + chunk);
+  unsigned      base = 0; /* entries of the row: at most its slot */
+  for (int w = lane; w < w0; w += 32) base += (unsigned)__popc(bm[w]);
+  for (int d = 16; d > 0; d >>= 1) base += __shfl_xor_sync(0xffffffffu, base, d);
+  for (int t = w0; t < w1; t += 32) {
+    const int     w    = t + lane;
+    unsigned      bits = w < w1 ? bm[w] : 0u;
+    const unsigned c   = (unsigned)__popc(bits);
+    unsigned      incl = c;
+    for (int d = 1; d < 32; d <<= 1) {
+      const unsigned y = __shfl_up_sync(0xffffffffu, incl, d);
+      if (lane >= d) incl += y;
+    }
+    unsigned o = base + incl - c;
     for (; bits; bits &= bits - 1, o++) {
-      const int64_t j = w * 32 + __ffs(bits) - 1;
+      const int j = w * 32 + __ffs(bits) - 1;
       a.cols[off + o] = (int32_t)(sh.colmin + j);
       a.vals[off + o] = dv[j];
     }
+    base += __shfl_sync(0xffffffffu, incl, 31);
   }
 }
 
@@ -854,18 +912,64 @@ extern "C" OceanError OceanCudaCompact(int64_t nrows, const int64_t *d_rowptr, c
   return OCEAN_SUCCESS;
 }
 
+/* Flags the rows whose columns are not strictly increasing (a warp per row). */
+__global__ void OceanKernelUnsortedRows(int64_t nrows, const int64_t *rowptr, const int32_t *cols, uint8_t *flags)
+{
+  const int lane = threadIdx.x & 31;
+  for (int64_t i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5; i < nrows; i += ((int64_t)gridDim.x * blockDim.x) >> 5) {
+    const int64_t b = rowptr[i], e = rowptr[i + 1];
+    int           bad = 0;
+    for (int64_t t = b + 1 + lane; t < e; t += 32) bad |= cols[t - 1] >= cols[t];
+    bad = __any_sync(0xffffffffu, bad);
+    if (lane == 0) flags[i] = (uint8_t)bad;
+  }
+}
+
+__global__ void OceanKernelSegments(const int64_t *list, int64_t n, const int64_t *rowptr, int64_t *begin, int64_t *end)
+{
+  OCEAN_GRID_STRIDE(k, n)
+  {
+    begin[k] = rowptr[list[k]];
+    end[k]   = rowptr[list[k] + 1];
+  }
+}
+
+/* C's rows in column order, into the output arrays: the accumulators already write most rows sorted (ESC, dense
+   bitmap scan, shared hash sorted in place), so everything is copied and only the rows found unsorted (global-hash
+   LONG rows) go through a segmented sort over that compacted list of segments. */
 extern "C" OceanError OceanCudaSortRows(OceanCudaDevice dev, int64_t nrows, int64_t nnz, const int64_t *d_rowptr, const int32_t *d_cols_in, const double *d_vals_in,
                                         int32_t *d_cols_out, double *d_vals_out)
 {
   OceanTemp  temp(dev);
   size_t     bytes = 0;
+  uint8_t   *flags = NULL;
+  int64_t   *list = NULL, *begin = NULL, *end = NULL, nsort = 0;
   OceanError err   = OCEAN_SUCCESS;
 
   if (nnz == 0 || nrows == 0) return OCEAN_SUCCESS;
-  if (cub::DeviceSegmentedSort::SortPairs(NULL, bytes, d_cols_in, d_cols_out, d_vals_in, d_vals_out, nnz, nrows, d_rowptr, d_rowptr + 1) != cudaSuccess || (err = temp.get(bytes)) ||
-      cub::DeviceSegmentedSort::SortPairs(temp.ptr, bytes, d_cols_in, d_cols_out, d_vals_in, d_vals_out, nnz, nrows, d_rowptr, d_rowptr + 1) != cudaSuccess)
-    return err ? err : OceanSetError(OCEAN_ERR_DEVICE, "row sort: %s", cudaGetErrorString(cudaGetLastError()));
-  return OCEAN_SUCCESS;
+  if (cudaMemcpyAsync(d_cols_out, d_cols_in, (size_t)nnz * sizeof(int32_t), cudaMemcpyDeviceToDevice, 0) != cudaSuccess ||
+      cudaMemcpyAsync(d_vals_out, d_vals_in, (size_t)nnz * sizeof(double), cudaMemcpyDeviceToDevice, 0) != cudaSuccess)
+    return OceanSetError(OCEAN_ERR_DEVICE, "row sort copy: %s", cudaGetErrorString(cudaGetLastError()));
+  if ((err = OceanCudaAlloc(dev, (size_t)nrows, (void **)&flags)) || (err = OceanCudaAlloc(dev, (size_t)nrows * sizeof(int64_t), (void **)&list))) goto done;
+  OceanKernelUnsortedRows<<<OceanGrid(nrows * 32, OCEAN_THREADS), OCEAN_THREADS>>>(nrows, d_rowptr, d_cols_in, flags);
+  if (cudaGetLastError() != cudaSuccess) goto device_error;
+  if ((err = OceanCudaSelectFlagged(dev, NULL, nrows, flags, list, &nsort))) goto done;
+  if (nsort == 0) goto done;
+  if ((err = OceanCudaAlloc(dev, (size_t)nsort * sizeof(int64_t), (void **)&begin)) || (err = OceanCudaAlloc(dev, (size_t)nsort * sizeof(int64_t), (void **)&end))) goto done;
+  OceanKernelSegments<<<OceanGrid(nsort, OCEAN_THREADS), OCEAN_THREADS>>>(list, nsort, d_rowptr, begin, end);
+  /* segments need not be contiguous; entries outside them are left as copied */
+  if (cub::DeviceSegmentedSort::SortPairs(NULL, bytes, d_cols_in, d_cols_out, d_vals_in, d_vals_out, nnz, nsort, begin, end) != cudaSuccess || (err = temp.get(bytes)) ||
+      cub::DeviceSegmentedSort::SortPairs(temp.ptr, bytes, d_cols_in, d_cols_out, d_vals_in, d_vals_out, nnz, nsort, begin, end) != cudaSuccess)
+    goto device_error;
+  goto done;
+device_error:
+  if (!err) err = OceanSetError(OCEAN_ERR_DEVICE, "row sort: %s", cudaGetErrorString(cudaGetLastError()));
+done:
+  OceanCudaFree(dev, flags);
+  OceanCudaFree(dev, list);
+  OceanCudaFree(dev, begin);
+  OceanCudaFree(dev, end);
+  return err;
 }
 
 __global__ void OceanKernelEqual32(const int32_t *a, const int32_t *b, int64_t n, int *differ)

@@ -8,9 +8,9 @@
                very functions make the CR statistics and the workflow (OceanAnalysisSampleFinish, OceanSelectWorkflow)
     UPPER_BOUND / ESTIMATE  predictions on the device -> routes (OceanRouteRowBins) -> slots (CUB scan) ->
                numeric per bin into the slots -> overflowed rows (CUB select): exact counts with retries, their
-               own exactly sized buffer -> compaction into CSR -> rows sorted (CUB segmented sort)
+               own exactly sized buffer -> compaction into CSR -> unsorted (LONG) rows sorted (CUB segmented sort)
     EXACT      symbolic per bin from products / conservative CR, overflowing rows retried one configuration up;
-               rowptr (CUB scan); numeric per bin; rows sorted
+               rowptr (CUB scan); numeric per bin (rows written sorted but LONG's); LONG rows sorted
   Operands: host CSR are uploaded into the stage's own buffers (numeric: values only); device CSR
   (OCEAN_MEMORY_DEVICE) are used in place.  C stays on the device (numeric reuse, OceanProductGetDeviceC) and is
   copied to the host only when asked (OceanCudaStageDownloadC).  Statistics over rows (rows per bin and

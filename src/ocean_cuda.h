@@ -119,7 +119,8 @@ OceanError OceanCudaGather64(const int64_t *d_list, int64_t n, const int64_t *d_
 /* Row i of C (d_rowptr) from the slot buffer at d_offsets[i], or from the fallback buffer at d_foffsets[i] when flagged. */
 OceanError OceanCudaCompact(int64_t nrows, const int64_t *d_rowptr, const uint8_t *d_flags, const int64_t *d_offsets, const int32_t *d_bcols, const double *d_bvals,
                             const int64_t *d_foffsets, const int32_t *d_fcols, const double *d_fvals, int32_t *d_cols, double *d_vals);
-/* Sorts every row of a CSR by column (DeviceSegmentedSort), from the _in arrays into the _out arrays. */
+/* Every row of a CSR by column, from the _in arrays into the _out arrays: all copied, then only the rows found out of
+   order (the global-hash LONG rows; the shared accumulators write rows sorted) sorted by a DeviceSegmentedSort. */
 OceanError OceanCudaSortRows(OceanCudaDevice dev, int64_t nrows, int64_t nnz, const int64_t *d_rowptr, const int32_t *d_cols_in, const double *d_vals_in, int32_t *d_cols_out,
                              double *d_vals_out);
 /* *equal = 1 when the n entries agree */
