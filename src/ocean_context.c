@@ -504,6 +504,20 @@ void OceanCSRNormalize(const OceanCSR *in, OceanCSR *out)
   if (!out->rowptr && out->nrows == 0) out->rowptr = &zero;
 }
 
+/* The host operands of a standalone A*B query (estimates, exact counts): normalized, validated, and A's columns
+   matching B's rows; caller names the entry point in the messages. */
+OceanError OceanCSRPrepareAB(const char *caller, const OceanCSR *A_in, const OceanCSR *B_in, OceanCSR *A, OceanCSR *B)
+{
+  OceanCheck(A_in && B_in, OCEAN_ERR_ARG, "%s: NULL operand", caller);
+  OceanCSRNormalize(A_in, A);
+  OceanCSRNormalize(B_in, B);
+  OceanCall(OceanCSRValidate(A, "A"));
+  OceanCall(OceanCSRValidate(B, "B"));
+  OceanCheck(A->ncols == B->nrows, OCEAN_ERR_ARG, "%s: A is %lld x %lld but B is %lld x %lld (A's columns must equal B's rows)", caller, (long long)A->nrows, (long long)A->ncols,
+             (long long)B->nrows, (long long)B->ncols);
+  return OCEAN_SUCCESS;
+}
+
 OceanError OceanCSRValidate(const OceanCSR *M, const char *name)
 {
   int64_t i, nnz, bad = INT64_MAX;

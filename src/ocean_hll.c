@@ -85,13 +85,8 @@ OceanError OceanEstimateRowNnz(OceanContext ctx, const OceanCSR *A_in, const Oce
   int        reused;
   OceanError err;
 
-  OceanCheck(ctx && A_in && B_in, OCEAN_ERR_ARG, "OceanEstimateRowNnz: NULL argument");
-  OceanCSRNormalize(A_in, &A);
-  OceanCSRNormalize(B_in, &B);
-  OceanCall(OceanCSRValidate(&A, "A"));
-  OceanCall(OceanCSRValidate(&B, "B"));
-  OceanCheck(A.ncols == B.nrows, OCEAN_ERR_ARG, "OceanEstimateRowNnz: A is %lld x %lld but B is %lld x %lld (A's columns must equal B's rows)", (long long)A.nrows, (long long)A.ncols,
-             (long long)B.nrows, (long long)B.ncols);
+  OceanCheck(ctx, OCEAN_ERR_ARG, "OceanEstimateRowNnz: NULL context");
+  OceanCall(OceanCSRPrepareAB("OceanEstimateRowNnz", A_in, B_in, &A, &B));
   OceanCheck(OceanSketchRegistersValid(registers), OCEAN_ERR_ARG, "OceanEstimateRowNnz: %d registers: must be a power of two in [%d, %d]", registers, OCEAN_HLL_MIN_REGISTERS,
              OCEAN_HLL_MAX_REGISTERS);
   OceanCheck(estimate || A.nrows == 0, OCEAN_ERR_ARG, "OceanEstimateRowNnz: NULL estimate array for %lld rows", (long long)A.nrows);

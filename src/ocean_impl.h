@@ -107,6 +107,7 @@ double OceanWallTime(void);
 OceanError OceanCSRValidate(const OceanCSR *M, const char *name);
 /* A copy whose rowptr is never NULL (an empty matrix may come without one). */
 void       OceanCSRNormalize(const OceanCSR *in, OceanCSR *out);
+OceanError OceanCSRPrepareAB(const char *caller, const OceanCSR *A_in, const OceanCSR *B_in, OceanCSR *A, OceanCSR *B);
 static inline int64_t OceanCSRNnz(const OceanCSR *M) { return M->rowptr[M->nrows]; }
 /* Structure id of something derived from one or two patterns (transpose, A*P); 0 when an input id is 0. */
 uint64_t   OceanDeriveStructureId(uint64_t a, uint64_t b, uint64_t tag);

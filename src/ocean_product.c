@@ -978,13 +978,7 @@ OceanError OceanCountRowNnz(const OceanCSR *A_in, const OceanCSR *B_in, int64_t 
   OceanError          err;
   int64_t             i;
 
-  OceanCheck(A_in && B_in, OCEAN_ERR_ARG, "OceanCountRowNnz: NULL operand");
-  OceanCSRNormalize(A_in, &A);
-  OceanCSRNormalize(B_in, &B);
-  OceanCall(OceanCSRValidate(&A, "A"));
-  OceanCall(OceanCSRValidate(&B, "B"));
-  OceanCheck(A.ncols == B.nrows, OCEAN_ERR_ARG, "OceanCountRowNnz: A is %lld x %lld but B is %lld x %lld (A's columns must equal B's rows)", (long long)A.nrows, (long long)A.ncols,
-             (long long)B.nrows, (long long)B.ncols);
+  OceanCall(OceanCSRPrepareAB("OceanCountRowNnz", A_in, B_in, &A, &B));
   OceanCheck(nnz || A.nrows == 0, OCEAN_ERR_ARG, "OceanCountRowNnz: NULL output for %lld rows", (long long)A.nrows);
 
   /* the default configuration's symbolic accumulators, without sampling */
