@@ -16,6 +16,7 @@
 #include <cub/cub.cuh>
 #include <cuda_runtime.h>
 #include "ocean_cuda.h"
+#include "ocean_rows.cuh"
 
 #define OCEAN_CUDA_TRY(call) \
   do { \
@@ -310,7 +311,7 @@ struct OceanRowArgs {
   int64_t              n;
   int                  bitmap_query;
   const int64_t       *offsets;
-  int32_t             *cols; /* numeric when not NULL */
+  int32_t             *cols; /* numeric when not NULL (vals too) */
   double              *vals;
   int64_t             *counts;
   uint8_t             *flags;
@@ -319,165 +320,225 @@ struct OceanRowArgs {
   double              *gvals;
 };
 
-/* Per-block state of the row being accumulated. */
+/* Per-team state of the row being accumulated. */
 struct OceanRowState {
   unsigned long long count; /* distinct columns inserted */
   unsigned long long out;   /* entries written */
   int                over;  /* the row passed its slot */
 };
 
-/* Calls f(column, A value * B value) for every product of row i, a warp per entry of A's row, lanes over B's row. */
-template <typename F>
-__device__ __forceinline__ void OceanForProducts(const OceanRowArgs &a, int64_t i, bool numeric, volatile int *stop, F f)
-{
-  const int     lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-  const int64_t end  = a.A.rowptr[i + 1];
-  for (int64_t t = a.A.rowptr[i] + warp; t < end; t += nwarps) {
-    const int32_t k  = a.A.colidx[t];
-    const double  av = numeric ? a.A.values[t] : 0.0;
-    for (int64_t u = a.B.rowptr[k] + lane; u < a.B.rowptr[k + 1]; u += 32) {
-      if (stop && *stop) return;
-      f(a.B.colidx[u], numeric ? av * a.B.values[u] : 0.0);
-    }
+/* A team: the threads that accumulate one row together.  One-warp teams are packed OCEAN_TEAM_BLOCK / 32 to a block
+   (short rows should not each pay for a block) and synchronize with __syncwarp; larger teams are a block of their own
+   and use __syncthreads (named barriers would cap the blocks per SM). */
+#define OCEAN_TEAM_BLOCK 256
+#define OCEAN_MAX_TEAMS (OCEAN_TEAM_BLOCK / 32)
+struct OceanTeam {
+  int tid, size, id;
+  __device__ __forceinline__ void sync() const
+  {
+    if (size == 32) __syncwarp();
+    else __syncthreads();
   }
-}
+};
 
-/* Sorts keys[0, n) ascending (unsigned) in shared memory with vals moved along: a bitonic network over the next power
+/* Sorts keys[0, n) ascending (unsigned) in shared memory with vals (if not NULL) moved along: a bitonic network over the next power
    of two in its all-ascending form (the first step of each merge compares mirrored pairs), so the virtual entries
-   past n act as +infinity and are never touched.  Called by every thread of the block; ends synchronized. */
-__device__ void OceanBlockSortTable(uint32_t *keys, double *vals, int64_t n64)
+   past n act as +infinity and are never touched.  Called by every thread of the team; ends synchronized. */
+__device__ void OceanTeamSortTable(const OceanTeam &tm, uint32_t *keys, double *vals, int64_t n64)
 {
   const int n = (int)n64; /* a shared-memory table: far below 2^31 entries */
   int       P = 1;
   while (P < n) P <<= 1;
-  __syncthreads();
+  tm.sync();
   for (int k = 2; k <= P; k <<= 1)
     for (int j = k >> 1; j > 0; j >>= 1) {
-      for (int t = (int)threadIdx.x; t < (P >> 1); t += (int)blockDim.x) {
+      for (int t = tm.tid; t < (P >> 1); t += tm.size) {
         const int lo = ((t & ~(j - 1)) << 1) | (t & (j - 1)); /* bit log2(j) of lo is 0 */
         const int hi = j == (k >> 1) ? (lo ^ (k - 1)) : (lo + j);
         if (hi < n) {
           const uint32_t kl = keys[lo], kh = keys[hi];
           if (kh < kl) {
-            keys[lo]       = kh;
-            keys[hi]       = kl;
-            const double v = vals[lo];
-            vals[lo]       = vals[hi];
-            vals[hi]       = v;
+            keys[lo] = kh;
+            keys[hi] = kl;
+            if (vals) {
+              const double v = vals[lo];
+              vals[lo]       = vals[hi];
+              vals[hi]       = v;
+            }
           }
         }
       }
-      __syncthreads();
+      tm.sync();
     }
 }
 
-/* Hash accumulator (shared or global memory): keys -1 when free; a new column past the slot sets over. */
-__device__ void OceanBlockHashRow(const OceanRowArgs &a, int64_t i, const OceanRoute &r, int32_t *keys, double *hv, bool init, OceanRowState *st)
+/* Moves the occupied entries (key != -1) of a shared hash table to its front, in table order; returns their number.
+   A chunk of the team's size at a time: every read of a chunk happens before its writes, which land below it. */
+__device__ int64_t OceanTeamCompactTable(const OceanTeam &tm, int32_t *keys, double *vals, int64_t cap, bool numeric, int *warp_sums)
 {
-  const bool    numeric = a.cols != NULL;
+  const int lane = tm.tid & 31, w = tm.tid >> 5, nw = tm.size >> 5, w0 = (int)(threadIdx.x >> 5) - w;
+  int64_t   base = 0;
+
+  for (int64_t j0 = 0; j0 < cap; j0 += tm.size) {
+    const int64_t  j = j0 + tm.tid;
+    const int32_t  k = j < cap ? keys[j] : -1;
+    const double   v = numeric && j < cap ? vals[j] : 0.0;
+    const unsigned m = __ballot_sync(0xffffffffu, k != -1);
+    if (lane == 0) warp_sums[w0 + w] = __popc(m);
+    tm.sync();
+    int before = 0, total = 0;
+    for (int x = 0; x < nw; x++) {
+      const int c = warp_sums[w0 + x];
+      before += x < w ? c : 0;
+      total += c;
+    }
+    if (k != -1) {
+      const int64_t d = base + before + __popc(m & ((1u << lane) - 1u));
+      keys[d]         = k;
+      if (numeric) vals[d] = v;
+    }
+    base += total;
+    tm.sync();
+  }
+  return base;
+}
+
+/* One insertion into a hash table (shared or global memory, keys -1 when free): a new column past the slot sets over.
+   Table positions are 32-bit: a row's table has fewer than 2^32 slots. */
+__device__ __forceinline__ void OceanHashInsert(int32_t *keys, double *hv, int64_t cap64, int64_t slot, int32_t col, double v, bool numeric, OceanRowState *st)
+{
+  const uint32_t cap = (uint32_t)cap64;
+  uint32_t       pos = (uint32_t)OceanHashSlot(col, cap64);
+  for (;;) {
+    int32_t k = ((volatile int32_t *)keys)[pos];
+    if (k == -1) {
+      k = atomicCAS(&keys[pos], -1, col);
+      if (k == -1) {
+        if (atomicAdd(&st->count, 1ULL) >= (unsigned long long)slot) {
+          atomicExch(&st->over, 1);
+          return;
+        }
+        k = col;
+      }
+    }
+    if (k == col) {
+      if (numeric) atomicAdd(&hv[pos], v);
+      return;
+    }
+    if (((volatile int *)&st->over)[0]) return;
+    pos = pos + 1 == cap ? 0 : pos + 1;
+  }
+}
+
+/* Every product of row i through f, spread over the team (OceanGroupForProducts). */
+template <typename F>
+__device__ __forceinline__ void OceanTeamForProducts(const OceanTeam &tm, const OceanRowArgs &a, int64_t i, bool numeric, F f)
+{
+  const int64_t tb = a.A.rowptr[i], te = a.A.rowptr[i + 1];
+  const int     g  = OceanLanesPerEntry(a.shapes[i].products, te - tb);
+  OceanGroupForProducts(a.A, a.B, tb, te, tm.tid, tm.size, g, numeric, f);
+}
+
+/* Hash accumulator (shared table, or global memory for LONG). */
+__device__ void OceanTeamHashRow(const OceanTeam &tm, const OceanRowArgs &a, int64_t i, const OceanRoute &r, int32_t *keys, double *hv, bool shared_table, OceanRowState *st,
+                                 int *warp_sums)
+{
+  const bool    values = a.cols != NULL; /* numeric: vals too */
   const int64_t cap = r.capacity, slot = r.slot;
 
-  if (init)
-    for (int64_t j = threadIdx.x; j < cap; j += blockDim.x) {
+  if (shared_table)
+    for (int64_t j = tm.tid; j < cap; j += tm.size) {
       keys[j] = -1;
-      if (numeric) hv[j] = 0.0;
+      if (values) hv[j] = 0.0;
     }
-  __syncthreads();
-  OceanForProducts(a, i, numeric, &st->over, [&](int32_t col, double v) {
-    int64_t pos = OceanHashSlot(col, cap);
-    for (;;) {
-      int32_t k = ((volatile int32_t *)keys)[pos];
-      if (k == -1) {
-        k = atomicCAS(&keys[pos], -1, col);
-        if (k == -1) {
-          if (atomicAdd(&st->count, 1ULL) >= (unsigned long long)slot) {
-            atomicExch(&st->over, 1);
-            return;
-          }
-          k = col;
-        }
-      }
-      if (k == col) {
-        if (numeric) atomicAdd(&hv[pos], v);
-        return;
-      }
-      if (((volatile int *)&st->over)[0]) return;
-      pos = pos + 1 == cap ? 0 : pos + 1;
-    }
+  tm.sync();
+  OceanTeamForProducts(tm, a, i, values, [&](int32_t col, double v) {
+    if (!((volatile int *)&st->over)[0]) OceanHashInsert(keys, hv, cap, slot, col, v, values, st);
   });
-  __syncthreads();
-  if (!numeric || st->over) return;
+  tm.sync();
+  if (!values || st->over) return;
   const int64_t off = a.offsets[i];
-  if (!init) {
+  if (!shared_table) {
     /* global hash (LONG): appended unsorted; OceanCudaSortRows sorts these rows */
-    for (int64_t j = threadIdx.x; j < cap; j += blockDim.x) {
+    for (int64_t j = tm.tid; j < cap; j += tm.size) {
       if (keys[j] == -1) continue;
       const unsigned long long o = atomicAdd(&st->out, 1ULL);
       a.cols[off + o]            = keys[j];
-      a.vals[off + o]            = hv[j];
+      a.vals[off + o] = hv[j];
     }
     return;
   }
-  /* shared hash: the table sorted in place by column (free slots, -1 as unsigned, go last), values moved along,
-     then its first count entries are the row in column order.  The sums are not touched, only moved. */
-  OceanBlockSortTable((uint32_t *)keys, hv, cap);
-  const int64_t cnt = (int64_t)st->count;
-  for (int64_t j = threadIdx.x; j < cnt; j += blockDim.x) {
+  /* shared hash: the occupied entries moved to the front, sorted by column (values moved along, sums untouched),
+     written in column order */
+  const int64_t cnt = OceanTeamCompactTable(tm, keys, hv, cap, values, warp_sums);
+  if (cnt <= (int64_t)tm.size && cnt <= 512) {
+    /* at most one entry per thread: its rank among the (distinct) columns is its place in the row */
+    for (int64_t j = tm.tid; j < cnt; j += tm.size) {
+      const int32_t k    = keys[j];
+      int64_t       rank = 0;
+      for (int64_t o = 0; o < cnt; o++) rank += keys[o] < k;
+      a.cols[off + rank] = k;
+      a.vals[off + rank] = hv[j];
+    }
+    return;
+  }
+  OceanTeamSortTable(tm, (uint32_t *)keys, values ? hv : NULL, cnt);
+  for (int64_t j = tm.tid; j < cnt; j += tm.size) {
     a.cols[off + j] = keys[j];
     a.vals[off + j] = hv[j];
   }
 }
 
-/* Dense accumulator over the row's span: values (numeric) and a bitmap, both in shared memory. */
-__device__ void OceanBlockDenseRow(const OceanRowArgs &a, int64_t i, const OceanRoute &r, const OceanRowShape &sh, char *smem, OceanRowState *st)
+/* Dense accumulator over the row's span: a bitmap and (numeric) the sums, both in shared memory. */
+__device__ void OceanTeamDenseRow(const OceanTeam &tm, const OceanRowArgs &a, int64_t i, const OceanRoute &r, const OceanRowShape &sh, char *smem, OceanRowState *st)
 {
-  const bool    numeric = a.cols != NULL;
+  const bool    values = a.cols != NULL; /* numeric: vals too */
   const int64_t span = r.capacity, nw = (span + 31) / 32;
   double       *dv = (double *)smem;
-  unsigned     *bm = (unsigned *)(numeric ? smem + span * sizeof(double) : smem);
+  unsigned     *bm = (unsigned *)(values ? smem + span * sizeof(double) : smem);
 
-  for (int64_t j = threadIdx.x; j < nw; j += blockDim.x) bm[j] = 0;
-  if (numeric)
-    for (int64_t j = threadIdx.x; j < span; j += blockDim.x) dv[j] = 0.0;
-  __syncthreads();
+  for (int64_t j = tm.tid; j < nw; j += tm.size) bm[j] = 0;
+  if (values)
+    for (int64_t j = tm.tid; j < span; j += tm.size) dv[j] = 0.0;
+  tm.sync();
   /* With the plan's bitmap query a value would be written, not added, by the first product of its column; that
      needs an ordering between the bit and the value that atomics alone do not give, so this first version always
      zeroes the values and adds (same result). */
-  OceanForProducts(a, i, numeric, NULL, [&](int32_t col, double v) {
+  OceanTeamForProducts(tm, a, i, values, [&](int32_t col, double v) {
     const int64_t j = (int64_t)col - sh.colmin;
     atomicOr(&bm[j >> 5], 1u << (j & 31));
-    if (numeric) atomicAdd(&dv[j], v);
+    if (values) atomicAdd(&dv[j], v);
   });
-  __syncthreads();
-  for (int64_t w = threadIdx.x; w < nw; w += blockDim.x) {
+  tm.sync();
+  for (int64_t w = tm.tid; w < nw; w += tm.size) {
     const int c = __popc(bm[w]);
     if (c) atomicAdd(&st->count, (unsigned long long)c);
   }
-  __syncthreads();
-  if (threadIdx.x == 0) st->over = st->count > (unsigned long long)r.slot;
-  __syncthreads();
-  if (!numeric || st->over) return;
+  tm.sync();
+  if (tm.tid == 0) st->over = st->count > (unsigned long long)r.slot;
+  tm.sync();
+  if (!values || st->over) return;
   /* in column order: warp k takes a contiguous chunk of the bitmap's words, counts the bits before its chunk, then
      walks the chunk 32 words at a time with a warp scan of the words' bit counts */
   const int64_t off = a.offsets[i];
-  const int     lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+  const int     lane = tm.tid & 31, warp = tm.tid >> 5, nwarps = tm.size >> 5;
   const int     nwi = (int)nw; /* a shared-memory bitmap: far below 2^31 words */
   const int     chunk = (nwi + nwarps - 1) / nwarps, w0 = min(nwi, warp * chunk), w1 = min(nwi, w0 + chunk);
   unsigned      base = 0; /* entries of the row: at most its slot */
   for (int w = lane; w < w0; w += 32) base += (unsigned)__popc(bm[w]);
   for (int d = 16; d > 0; d >>= 1) base += __shfl_xor_sync(0xffffffffu, base, d);
   for (int t = w0; t < w1; t += 32) {
-    const int     w    = t + lane;
-    unsigned      bits = w < w1 ? bm[w] : 0u;
-    const unsigned c   = (unsigned)__popc(bits);
-    unsigned      incl = c;
+    const int      w    = t + lane;
+    unsigned       bits = w < w1 ? bm[w] : 0u;
+    const unsigned c    = (unsigned)__popc(bits);
+    unsigned       incl = c;
     for (int d = 1; d < 32; d <<= 1) {
       const unsigned y = __shfl_up_sync(0xffffffffu, incl, d);
       if (lane >= d) incl += y;
     }
     unsigned o = base + incl - c;
     for (; bits; bits &= bits - 1, o++) {
-      const int j = w * 32 + __ffs(bits) - 1;
+      const int j     = w * 32 + __ffs(bits) - 1;
       a.cols[off + o] = (int32_t)(sh.colmin + j);
       a.vals[off + o] = dv[j];
     }
@@ -485,103 +546,113 @@ __device__ void OceanBlockDenseRow(const OceanRowArgs &a, int64_t i, const Ocean
   }
 }
 
-/* Expand-sort-compact for rows of at most 64 products: a stable rank sort in shared memory, then each run of equal
-   columns summed in product order (the CPU's order, so these rows match it bitwise). */
+/* Expand-sort-compact for rows of at most 64 products, by a one-warp team: products expanded in product order
+   (OceanFlatProducts), a stable rank sort in shared memory, then each run of equal columns
+   summed in product order (the CPU's order, so these rows match it bitwise). */
 #define OCEAN_ESC_MAX 64
-__device__ void OceanBlockEscRow(const OceanRowArgs &a, int64_t i, const OceanRoute &r, char *smem, OceanRowState *st)
+/* per team: ev, sv (doubles), then the expansion's eb, ea (32 each), then ec, sc (int32), then its ex (32) */
+#define OCEAN_ESC_BYTES ((2 * OCEAN_ESC_MAX + 64) * sizeof(double) + (2 * OCEAN_ESC_MAX + 32) * sizeof(int32_t))
+__device__ void OceanWarpEscRow(const OceanTeam &tm, const OceanRowArgs &a, int64_t i, const OceanRoute &r, char *smem, OceanRowState *st)
 {
-  const bool numeric = a.cols != NULL;
-  const int  q       = (int)r.capacity;
-  double    *ev = (double *)smem, *sv = ev + OCEAN_ESC_MAX;
-  int32_t   *ec = (int32_t *)(sv + OCEAN_ESC_MAX), *sc = ec + OCEAN_ESC_MAX;
+  const bool    values = a.cols != NULL; /* numeric: vals too */
+  const int     q = (int)r.capacity, lane = tm.tid;
+  double       *ev = (double *)smem, *sv = ev + OCEAN_ESC_MAX;
+  int32_t      *ec = (int32_t *)(sv + OCEAN_ESC_MAX + 64), *sc = ec + OCEAN_ESC_MAX;
+  const int64_t tb = a.A.rowptr[i], te = a.A.rowptr[i + 1];
+  int           count = 0, before = 0;
 
-  for (int p = threadIdx.x; p < q; p += blockDim.x) { /* product p -> (t, u) */
-    int64_t base = 0;
-    for (int64_t t = a.A.rowptr[i]; t < a.A.rowptr[i + 1]; t++) {
-      const int32_t k  = a.A.colidx[t];
-      const int64_t nk = a.B.rowptr[k + 1] - a.B.rowptr[k];
-      if (p < base + nk) {
-        const int64_t u = a.B.rowptr[k] + (p - base);
-        ec[p]           = a.B.colidx[u];
-        ev[p]           = numeric ? a.A.values[t] * a.B.values[u] : 0.0;
-        break;
-      }
-      base += nk;
-    }
-  }
-  __syncthreads();
-  for (int p = threadIdx.x; p < q; p += blockDim.x) {
+  OceanFlatProducts<32>(a.A, a.B, tb, te, lane, 0xffffffffu, (int *)(sc + OCEAN_ESC_MAX), (int64_t *)(ev + 2 * OCEAN_ESC_MAX), (double *)(ev + 2 * OCEAN_ESC_MAX + 32), values,
+                        [&](int p, int32_t col, double v) {
+                          if (p < q) { /* q counts them all; the test only guards the table */
+                            ec[p] = col;
+                            ev[p] = v;
+                          }
+                        });
+  __syncwarp();
+  for (int p = lane; p < q; p += 32) {
     int rank = 0;
     for (int o = 0; o < q; o++) rank += ec[o] < ec[p] || (ec[o] == ec[p] && o < p);
     sc[rank] = ec[p];
     sv[rank] = ev[p];
   }
-  __syncthreads();
-  for (int p = threadIdx.x; p < q; p += blockDim.x)
-    if (p == 0 || sc[p] != sc[p - 1]) atomicAdd(&st->count, 1ULL);
-  __syncthreads();
-  if (threadIdx.x == 0) st->over = st->count > (unsigned long long)r.slot;
-  __syncthreads();
-  if (!numeric || st->over) return;
+  __syncwarp();
+  for (int p0 = 0; p0 < q; p0 += 32) {
+    const int p = p0 + lane;
+    count += __popc(__ballot_sync(0xffffffffu, p < q && (p == 0 || sc[p] != sc[p - 1])));
+  }
+  const int over = count > r.slot;
+  if (lane == 0) {
+    st->count = (unsigned long long)count;
+    st->over  = over;
+  }
+  if (!values || over) return;
   const int64_t off = a.offsets[i];
-  for (int p = threadIdx.x; p < q; p += blockDim.x) {
-    if (p > 0 && sc[p] == sc[p - 1]) continue;
-    int    o = 0;
-    double s = sv[p];
-    for (int x = 1; x <= p; x++) o += sc[x] != sc[x - 1];
-    for (int x = p + 1; x < q && sc[x] == sc[p]; x++) s += sv[x];
-    a.cols[off + o] = sc[p];
-    a.vals[off + o] = s;
+  for (int p0 = 0; p0 < q; p0 += 32) {
+    const int      p     = p0 + lane;
+    const bool     start = p < q && (p == 0 || sc[p] != sc[p - 1]);
+    const unsigned m     = __ballot_sync(0xffffffffu, start);
+    if (start) {
+      const int64_t o = off + before + __popc(m & ((1u << lane) - 1u));
+      double        s = sv[p];
+      for (int x = p + 1; x < q && sc[x] == sc[p]; x++) s += sv[x];
+      a.cols[o] = sc[p];
+      a.vals[o] = s;
+    }
+    before += __popc(m);
   }
 }
 
-/* One row per block (grid-stride over the bin's rows); the accumulator is the route's. */
-__global__ void OceanKernelRows(OceanRowArgs a)
+/* Teams of team_size threads, each with team_bytes of the dynamic shared memory, take the bin's rows in turn; the
+   accumulator is the route's.  One kernel per kind of bin, so that each gets the registers of its own accumulators
+   only (occupancy): warp teams (EMPTY, ESC, SHORT), shared-memory blocks (N0..N4: hash or dense), LONG (global hash). */
+enum { OCEAN_ROWS_WARP = 0, OCEAN_ROWS_SHARED, OCEAN_ROWS_GLOBAL };
+template <int KIND>
+__global__ void __launch_bounds__(KIND == OCEAN_ROWS_WARP ? OCEAN_TEAM_BLOCK : 1024) OceanKernelRows(OceanRowArgs a, int team_size, int team_bytes)
 {
   extern __shared__ double ocean_smem_d[];
-  char                    *smem = (char *)ocean_smem_d;
-  __shared__ OceanRowState st;
+  __shared__ OceanRowState st[OCEAN_MAX_TEAMS];
+  __shared__ int           warp_sums[32];
+  OceanTeam                tm;
+  tm.size                = team_size;
+  tm.id                  = (int)threadIdx.x / team_size;
+  tm.tid                 = (int)threadIdx.x % team_size;
+  const int      teams   = (int)blockDim.x / team_size;
+  char          *smem    = (char *)ocean_smem_d + (size_t)tm.id * (size_t)team_bytes;
+  OceanRowState *s       = &st[tm.id];
 
-  for (int64_t pos = blockIdx.x; pos < a.n; pos += gridDim.x) {
+  for (int64_t pos = (int64_t)blockIdx.x * teams + tm.id; pos < a.n; pos += (int64_t)gridDim.x * teams) {
     const int64_t    i = a.list[pos];
     const OceanRoute r = a.routes[i];
-    if (threadIdx.x == 0) {
-      st.count = 0;
-      st.out   = 0;
-      st.over  = 0;
+    if (tm.tid == 0) {
+      s->count = 0;
+      s->out   = 0;
+      s->over  = 0;
     }
-    __syncthreads();
-    switch ((OceanAccumulator)r.acc) {
-    case OCEAN_ACC_NONE: break;
-    case OCEAN_ACC_ESC: OceanBlockEscRow(a, i, r, smem, &st); break;
-    case OCEAN_ACC_DENSE: OceanBlockDenseRow(a, i, r, a.shapes[i], smem, &st); break;
-    case OCEAN_ACC_HASH: {
+    tm.sync();
+    if (r.acc == OCEAN_ACC_HASH) {
       /* values first: 8-byte aligned */
       double  *hv   = (double *)smem;
       int32_t *keys = (int32_t *)(a.cols ? smem + r.capacity * sizeof(double) : smem);
-      OceanBlockHashRow(a, i, r, keys, hv, true, &st);
-      break;
+      if constexpr (KIND != OCEAN_ROWS_GLOBAL) OceanTeamHashRow(tm, a, i, r, keys, hv, true, s, warp_sums);
+    } else if constexpr (KIND == OCEAN_ROWS_WARP) {
+      if (r.acc == OCEAN_ACC_ESC) OceanWarpEscRow(tm, a, i, r, smem, s);
+    } else if constexpr (KIND == OCEAN_ROWS_SHARED) {
+      if (r.acc == OCEAN_ACC_DENSE) OceanTeamDenseRow(tm, a, i, r, a.shapes[i], smem, s);
+    } else {
+      if (r.acc == OCEAN_ACC_GLOBAL_HASH) OceanTeamHashRow(tm, a, i, r, a.gkeys + a.goff[pos], a.gvals ? a.gvals + a.goff[pos] : NULL, false, s, warp_sums);
     }
-    case OCEAN_ACC_GLOBAL_HASH: OceanBlockHashRow(a, i, r, a.gkeys + a.goff[pos], a.gvals ? a.gvals + a.goff[pos] : NULL, false, &st); break;
+    tm.sync();
+    if (tm.tid == 0) {
+      a.counts[i] = s->over ? r.slot + 1 : (int64_t)s->count;
+      a.flags[i]  = (uint8_t)s->over;
     }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      a.counts[i] = st.over ? r.slot + 1 : (int64_t)st.count;
-      a.flags[i]  = (uint8_t)st.over;
-    }
-    __syncthreads();
+    tm.sync();
   }
 }
 
-__global__ void OceanKernelBinKeys(const int64_t *list, int64_t n, const OceanRoute *routes, uint8_t *keys, int64_t *rows, unsigned long long *bin_rows)
+__global__ void OceanKernelBinKeys(const int64_t *list, int64_t n, const OceanRoute *routes, uint8_t *keys)
 {
-  OCEAN_GRID_STRIDE(j, n)
-  {
-    const int64_t row = list ? list[j] : j;
-    keys[j]           = routes[row].bin;
-    rows[j]           = row;
-    atomicAdd(&bin_rows[routes[row].bin], 1ULL);
-  }
+  OCEAN_GRID_STRIDE(j, n) keys[j] = routes[list ? list[j] : j].bin;
 }
 
 __global__ void OceanKernelGlobalCapacity(const int64_t *list, int64_t n, const OceanRoute *routes, int64_t *cap)
@@ -589,47 +660,73 @@ __global__ void OceanKernelGlobalCapacity(const int64_t *list, int64_t n, const 
   OCEAN_GRID_STRIDE(j, n) cap[j] = routes[list[j]].capacity;
 }
 
-extern "C" OceanError OceanCudaGroupRows(OceanCudaDevice dev, const OceanRoute *d_routes, const int64_t *d_list, int64_t n, int64_t **d_grouped, int64_t bin_rows[OCEAN_NUM_BINS])
+/* rows[j] = list[j] (list NULL: j) and the count of each key */
+__global__ void OceanKernelKeyRows(const uint8_t *keys, const int64_t *list, int64_t n, int64_t *rows, unsigned long long *counts)
 {
-  uint8_t            *keys = NULL, *skeys = NULL;
+  OCEAN_GRID_STRIDE(j, n)
+  {
+    rows[j] = list ? list[j] : j;
+    atomicAdd(&counts[keys[j]], 1ULL);
+  }
+}
+
+extern "C" OceanError OceanCudaGroupByKey(OceanCudaDevice dev, const uint8_t *d_keys, const int64_t *d_list, int64_t n, int nkeys, int64_t **d_grouped, int64_t *counts)
+{
+  uint8_t            *skeys = NULL;
   int64_t            *rows = NULL, *srows = NULL;
-  unsigned long long *d_bins = NULL, h_bins[OCEAN_NUM_BINS];
+  unsigned long long *d_counts = NULL, h_counts[256];
   OceanTemp           temp(dev);
   size_t              bytes = 0;
+  const int           bits  = nkeys > 1 ? 32 - __builtin_clz((unsigned)(nkeys - 1)) : 1;
   OceanError          err;
   int                 b;
 
   *d_grouped = NULL;
-  memset(bin_rows, 0, sizeof(int64_t) * OCEAN_NUM_BINS);
+  memset(counts, 0, sizeof(int64_t) * (size_t)nkeys);
+  if (nkeys < 1 || nkeys > 256) return OceanSetError(OCEAN_ERR_ARG, "grouping rows: %d keys, 1 to 256 allowed", nkeys);
   if (n == 0) return OCEAN_SUCCESS;
-  if ((err = OceanCudaAlloc(dev, (size_t)n, (void **)&keys)) || (err = OceanCudaAlloc(dev, (size_t)n, (void **)&skeys)) ||
-      (err = OceanCudaAlloc(dev, (size_t)n * sizeof(int64_t), (void **)&rows)) || (err = OceanCudaAlloc(dev, (size_t)n * sizeof(int64_t), (void **)&srows)) ||
-      (err = OceanCudaAlloc(dev, sizeof(h_bins), (void **)&d_bins)))
+  if ((err = OceanCudaAlloc(dev, (size_t)n, (void **)&skeys)) || (err = OceanCudaAlloc(dev, (size_t)n * sizeof(int64_t), (void **)&rows)) ||
+      (err = OceanCudaAlloc(dev, (size_t)n * sizeof(int64_t), (void **)&srows)) || (err = OceanCudaAlloc(dev, (size_t)nkeys * sizeof(unsigned long long), (void **)&d_counts)))
     goto done;
-  if (cudaMemset(d_bins, 0, sizeof(h_bins)) != cudaSuccess) goto device_error;
-  OceanKernelBinKeys<<<OceanGrid(n, OCEAN_THREADS), OCEAN_THREADS>>>(d_list, n, d_routes, keys, rows, d_bins);
-  /* rows grouped by bin: a 4-bit radix sort, stable, so rows keep their order inside a bin */
-  if (cub::DeviceRadixSort::SortPairs(NULL, bytes, keys, skeys, rows, srows, n, 0, 4) != cudaSuccess || (err = temp.get(bytes)) ||
-      cub::DeviceRadixSort::SortPairs(temp.ptr, bytes, keys, skeys, rows, srows, n, 0, 4) != cudaSuccess)
+  if (cudaMemsetAsync(d_counts, 0, (size_t)nkeys * sizeof(unsigned long long), 0) != cudaSuccess) goto device_error;
+  OceanKernelKeyRows<<<OceanGrid(n, OCEAN_THREADS), OCEAN_THREADS>>>(d_keys, d_list, n, rows, d_counts);
+  /* a radix sort over the key's bits, stable: rows keep their order inside a group */
+  if (cub::DeviceRadixSort::SortPairs(NULL, bytes, d_keys, skeys, rows, srows, n, 0, bits) != cudaSuccess || (err = temp.get(bytes)) ||
+      cub::DeviceRadixSort::SortPairs(temp.ptr, bytes, d_keys, skeys, rows, srows, n, 0, bits) != cudaSuccess)
     goto device_error;
-  if ((err = OceanCudaReadback(dev, h_bins, d_bins, sizeof(h_bins)))) goto done;
-  for (b = 0; b < OCEAN_NUM_BINS; b++) bin_rows[b] = (int64_t)h_bins[b];
+  if ((err = OceanCudaReadback(dev, h_counts, d_counts, (size_t)nkeys * sizeof(unsigned long long)))) goto done;
+  for (b = 0; b < nkeys; b++) counts[b] = (int64_t)h_counts[b];
   *d_grouped = srows;
   srows      = NULL;
   err        = OCEAN_SUCCESS;
   goto done;
 device_error:
-  if (!err) err = OceanSetError(OCEAN_ERR_DEVICE, "grouping rows by bin: %s", cudaGetErrorString(cudaGetLastError()));
+  if (!err) err = OceanSetError(OCEAN_ERR_DEVICE, "grouping rows: %s", cudaGetErrorString(cudaGetLastError()));
 done:
-  OceanCudaFree(dev, keys);
   OceanCudaFree(dev, skeys);
   OceanCudaFree(dev, rows);
   OceanCudaFree(dev, srows);
-  OceanCudaFree(dev, d_bins);
+  OceanCudaFree(dev, d_counts);
   return err;
 }
 
-extern "C" OceanError OceanCudaRunGroupedRows(OceanCudaDevice dev, const OceanCudaRouteParams *rp, OceanDevCSR A, OceanDevCSR B, const OceanRowShape *d_shapes,
+static OceanError OceanCudaGroupRows(OceanCudaDevice dev, const OceanRoute *d_routes, const int64_t *d_list, int64_t n, int64_t **d_grouped, int64_t bin_rows[OCEAN_NUM_BINS])
+{
+  uint8_t   *keys = NULL;
+  OceanError err;
+
+  *d_grouped = NULL;
+  memset(bin_rows, 0, sizeof(int64_t) * OCEAN_NUM_BINS);
+  if (n == 0) return OCEAN_SUCCESS;
+  if ((err = OceanCudaAlloc(dev, (size_t)n, (void **)&keys))) return err;
+  OceanKernelBinKeys<<<OceanGrid(n, OCEAN_THREADS), OCEAN_THREADS>>>(d_list, n, d_routes, keys);
+  err = cudaGetLastError() == cudaSuccess ? OceanCudaGroupByKey(dev, keys, d_list, n, OCEAN_NUM_BINS, d_grouped, bin_rows)
+                                          : OceanSetError(OCEAN_ERR_DEVICE, "grouping rows by bin: launch failed");
+  OceanCudaFree(dev, keys);
+  return err;
+}
+
+static OceanError OceanCudaRunGroupedRows(OceanCudaDevice dev, const OceanCudaRouteParams *rp, OceanDevCSR A, OceanDevCSR B, const OceanRowShape *d_shapes,
                                               const OceanRoute *d_routes, const int64_t *d_grouped, const int64_t bin_rows[OCEAN_NUM_BINS], int bitmap_query,
                                               const int64_t *d_offsets, int32_t *d_cols, double *d_vals, int64_t *d_counts, uint8_t *d_flags)
 {
@@ -645,17 +742,19 @@ extern "C" OceanError OceanCudaRunGroupedRows(OceanCudaDevice dev, const OceanCu
   if (smem_set != (int)rp->smem_optin) {
     /* dynamic shared memory may take what the opt-in limit leaves beside the kernel's static shared memory */
     cudaFuncAttributes fa;
-    OCEAN_CUDA_TRY(cudaFuncGetAttributes(&fa, OceanKernelRows));
+    OCEAN_CUDA_TRY(cudaFuncGetAttributes(&fa, OceanKernelRows<OCEAN_ROWS_SHARED>)); /* the three have the same static shared memory */
     smem_max = (int)rp->smem_optin - (int)fa.sharedSizeBytes;
-    OCEAN_CUDA_TRY(cudaFuncSetAttribute(OceanKernelRows, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_max));
+    OCEAN_CUDA_TRY(cudaFuncSetAttribute(OceanKernelRows<OCEAN_ROWS_WARP>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_max));
+    OCEAN_CUDA_TRY(cudaFuncSetAttribute(OceanKernelRows<OCEAN_ROWS_SHARED>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_max));
+    OCEAN_CUDA_TRY(cudaFuncSetAttribute(OceanKernelRows<OCEAN_ROWS_GLOBAL>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_max));
     smem_set = (int)rp->smem_optin;
   }
   for (b = 0, start = 0; b < OCEAN_NUM_BINS; start += bin_rows[b], b++) {
     const OceanBinConfig *c  = &rp->bins[b];
     const int64_t         nb = bin_rows[b];
     OceanRowArgs          a;
-    int                   threads;
-    size_t                smem;
+    int                   team, teams, team_bytes;
+    cudaError_t           launch;
 
     if (!nb) continue;
     memset(&a, 0, sizeof(a));
@@ -671,22 +770,24 @@ extern "C" OceanError OceanCudaRunGroupedRows(OceanCudaDevice dev, const OceanCu
     a.vals         = d_vals;
     a.counts       = d_counts;
     a.flags        = d_flags;
+    /* a team of threads per row: a warp for EMPTY, ESC and SHORT (the bin's block shared by its rows), the bin's
+       block otherwise; teams smaller than OCEAN_TEAM_BLOCK threads are packed into blocks of that size */
     if (b == OCEAN_BIN_EMPTY) {
-      threads = 32;
-      smem    = 0;
+      team       = 32;
+      team_bytes = 0;
     } else if (b == OCEAN_BIN_ESC4 || b == OCEAN_BIN_ESC2) {
-      threads = c->threads;
-      smem    = OCEAN_ESC_MAX * (2 * sizeof(double) + 2 * sizeof(int32_t));
+      team       = 32;
+      team_bytes = OCEAN_ESC_BYTES;
     } else if (b == OCEAN_BIN_LONG) {
       int64_t total = 0;
-      threads       = c->threads;
-      smem          = 0;
+      team          = c->threads;
+      team_bytes    = 0;
       if ((err = OceanCudaAlloc(dev, (size_t)(nb + 1) * sizeof(int64_t), (void **)&gcap)) || (err = OceanCudaAlloc(dev, (size_t)(nb + 1) * sizeof(int64_t), (void **)&goff))) goto done;
       OceanKernelGlobalCapacity<<<OceanGrid(nb, OCEAN_THREADS), OCEAN_THREADS>>>(d_grouped + start, nb, d_routes, gcap);
       if ((err = OceanCudaScanCounts(dev, NULL, nb, gcap, goff, NULL, &total))) goto done;
       if ((err = OceanCudaAlloc(dev, (size_t)total * sizeof(int32_t), (void **)&gkeys))) goto done;
       if (cudaMemset(gkeys, 0xff, (size_t)total * sizeof(int32_t)) != cudaSuccess) goto device_error;
-      if (d_cols) {
+      if (d_vals) {
         if ((err = OceanCudaAlloc(dev, (size_t)total * sizeof(double), (void **)&gvals))) goto done;
         if (cudaMemset(gvals, 0, (size_t)total * sizeof(double)) != cudaSuccess) goto device_error;
       }
@@ -694,14 +795,26 @@ extern "C" OceanError OceanCudaRunGroupedRows(OceanCudaDevice dev, const OceanCu
       a.gkeys = gkeys;
       a.gvals = gvals;
     } else {
-      /* one row per block with the bin's shared memory (SHORT: one row's share of N0's block) */
-      threads = c->threads;
-      smem    = (size_t)(c->smem_bytes / (c->rows_per_block > 0 ? c->rows_per_block : 1)) + 64;
-      if (smem > (size_t)smem_max) smem = (size_t)smem_max;
+      const int rpb = c->rows_per_block > 0 ? c->rows_per_block : 1;
+      team          = c->threads / rpb;
+      team_bytes    = (int)(((c->smem_bytes / rpb) + 64 + 15) / 16 * 16);
+      if (team_bytes > smem_max) team_bytes = smem_max;
     }
-    if (threads < 32) threads = 32;
-    OceanKernelRows<<<OceanGrid(nb, 1), threads, smem>>>(a);
-    if (cudaGetLastError() != cudaSuccess) goto device_error;
+    team  = team < 32 ? 32 : (team + 31) / 32 * 32;
+    teams = team == 32 ? OCEAN_MAX_TEAMS : 1;
+    while (teams > 1 && (int64_t)teams * team_bytes > smem_max) teams--;
+    {
+      const dim3   grid = OceanGrid(nb, teams), block = teams * team;
+      const size_t bytes = (size_t)teams * (size_t)team_bytes;
+      if (team == 32) OceanKernelRows<OCEAN_ROWS_WARP><<<grid, block, bytes>>>(a, team, team_bytes);
+      else if (b == OCEAN_BIN_LONG) OceanKernelRows<OCEAN_ROWS_GLOBAL><<<grid, block, bytes>>>(a, team, team_bytes);
+      else OceanKernelRows<OCEAN_ROWS_SHARED><<<grid, block, bytes>>>(a, team, team_bytes);
+    }
+    if ((launch = cudaGetLastError()) != cudaSuccess) {
+      err = OceanSetError(OCEAN_ERR_DEVICE, "accumulators: bin %s (%lld rows, %d teams of %d threads, %d bytes each): %s", OceanBinName((OceanBin)b), (long long)nb, teams, team,
+                          team_bytes, cudaGetErrorString(launch));
+      goto done;
+    }
   }
   err = OCEAN_SUCCESS;
   goto done;
@@ -768,20 +881,26 @@ extern "C" OceanError OceanCudaSketchBuild(OceanDevCSR B, int registers, uint8_t
   return OCEAN_SUCCESS;
 }
 
-/* A warp per row of A: lanes merge registers (OR of the unpacked sets), lane 0 estimates. */
+/* A warp per 32 rows of A: for each row the lanes merge its registers (OR of the unpacked sets) into shared memory,
+   then each lane estimates one row (the serial maximum-likelihood solve is most of the work: a lane per row keeps
+   the warp busy and the result bitwise the CPU's). */
+#define OCEAN_ESTIMATE_WARPS 2
 __global__ void OceanKernelSketchEstimate(OceanDevCSR A, const uint8_t *sketches, int registers, double *estimate)
 {
-  __shared__ uint8_t merged[OCEAN_SKETCH_WARPS][OCEAN_HLL_MAX_REGISTERS];
-  const int          lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  extern __shared__ uint8_t ocean_merged[]; /* [warp][32 rows][registers] */
+  const int                 lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  uint8_t                  *merged = ocean_merged + (size_t)w * 32 * (size_t)registers;
 
-  for (int64_t i = (int64_t)blockIdx.x * OCEAN_SKETCH_WARPS + w; i < A.nrows; i += (int64_t)gridDim.x * OCEAN_SKETCH_WARPS) {
-    for (int j = lane; j < registers; j += 32) {
-      uint64_t set = 0;
-      for (int64_t t = A.rowptr[i]; t < A.rowptr[i + 1]; t++) set |= OceanRegisterUnpack(sketches[(size_t)A.colidx[t] * (size_t)registers + j]);
-      merged[w][j] = OceanRegisterPack(set);
-    }
+  for (int64_t i0 = ((int64_t)blockIdx.x * OCEAN_ESTIMATE_WARPS + w) * 32; i0 < A.nrows; i0 += (int64_t)gridDim.x * OCEAN_ESTIMATE_WARPS * 32) {
+    const int nr = (int)(A.nrows - i0 < 32 ? A.nrows - i0 : 32);
+    for (int r = 0; r < nr; r++)
+      for (int j = lane; j < registers; j += 32) {
+        uint64_t set = 0;
+        for (int64_t t = A.rowptr[i0 + r]; t < A.rowptr[i0 + r + 1]; t++) set |= OceanRegisterUnpack(sketches[(size_t)A.colidx[t] * (size_t)registers + j]);
+        merged[r * registers + j] = OceanRegisterPack(set);
+      }
     __syncwarp();
-    if (lane == 0) estimate[i] = OceanSketchEstimateRegisters(merged[w], registers);
+    if (lane < nr) estimate[i0 + lane] = OceanSketchEstimateRegisters(merged + lane * registers, registers);
     __syncwarp();
   }
 }
@@ -790,7 +909,8 @@ extern "C" OceanError OceanCudaSketchEstimate(OceanDevCSR A, const uint8_t *d_sk
 {
   if (A.nrows == 0) return OCEAN_SUCCESS;
   if (registers > OCEAN_HLL_MAX_REGISTERS) return OceanSetError(OCEAN_ERR_ARG, "sketch estimate: %d registers, at most %d", registers, OCEAN_HLL_MAX_REGISTERS);
-  OceanKernelSketchEstimate<<<OceanGrid(A.nrows, OCEAN_SKETCH_WARPS), 32 * OCEAN_SKETCH_WARPS>>>(A, d_sketches, registers, d_estimate);
+  OceanKernelSketchEstimate<<<OceanGrid(A.nrows, 32 * OCEAN_ESTIMATE_WARPS), 32 * OCEAN_ESTIMATE_WARPS, (size_t)OCEAN_ESTIMATE_WARPS * 32 * (size_t)registers>>>(A, d_sketches, registers,
+                                                                                                                                           d_estimate);
   OCEAN_CUDA_LAUNCHED("sketch estimate");
   return OCEAN_SUCCESS;
 }
@@ -934,32 +1054,35 @@ __global__ void OceanKernelSegments(const int64_t *list, int64_t n, const int64_
   }
 }
 
-/* C's rows in column order, into the output arrays: the accumulators already write most rows sorted (ESC, dense
-   bitmap scan, shared hash sorted in place), so everything is copied and only the rows found unsorted (global-hash
-   LONG rows) go through a segmented sort over that compacted list of segments. */
-extern "C" OceanError OceanCudaSortRows(OceanCudaDevice dev, int64_t nrows, int64_t nnz, const int64_t *d_rowptr, const int32_t *d_cols_in, const double *d_vals_in,
-                                        int32_t *d_cols_out, double *d_vals_out)
+/* C's rows in column order, in place: the accumulators already write most rows sorted (ESC, dense bitmap scan,
+   shared hash sorted in place), so only the rows found unsorted (global-hash LONG rows) are copied out and sorted
+   back by a segmented sort over that list of segments; nothing is copied when every row is sorted. */
+extern "C" OceanError OceanCudaSortRows(OceanCudaDevice dev, int64_t nrows, int64_t nnz, const int64_t *d_rowptr, int32_t *d_cols, double *d_vals)
 {
   OceanTemp  temp(dev);
   size_t     bytes = 0;
   uint8_t   *flags = NULL;
+  int32_t   *cols_in = NULL;
+  double    *vals_in = NULL;
   int64_t   *list = NULL, *begin = NULL, *end = NULL, nsort = 0;
   OceanError err   = OCEAN_SUCCESS;
 
   if (nnz == 0 || nrows == 0) return OCEAN_SUCCESS;
-  if (cudaMemcpyAsync(d_cols_out, d_cols_in, (size_t)nnz * sizeof(int32_t), cudaMemcpyDeviceToDevice, 0) != cudaSuccess ||
-      cudaMemcpyAsync(d_vals_out, d_vals_in, (size_t)nnz * sizeof(double), cudaMemcpyDeviceToDevice, 0) != cudaSuccess)
-    return OceanSetError(OCEAN_ERR_DEVICE, "row sort copy: %s", cudaGetErrorString(cudaGetLastError()));
   if ((err = OceanCudaAlloc(dev, (size_t)nrows, (void **)&flags)) || (err = OceanCudaAlloc(dev, (size_t)nrows * sizeof(int64_t), (void **)&list))) goto done;
-  OceanKernelUnsortedRows<<<OceanGrid(nrows * 32, OCEAN_THREADS), OCEAN_THREADS>>>(nrows, d_rowptr, d_cols_in, flags);
+  OceanKernelUnsortedRows<<<OceanGrid(nrows * 32, OCEAN_THREADS), OCEAN_THREADS>>>(nrows, d_rowptr, d_cols, flags);
   if (cudaGetLastError() != cudaSuccess) goto device_error;
   if ((err = OceanCudaSelectFlagged(dev, NULL, nrows, flags, list, &nsort))) goto done;
   if (nsort == 0) goto done;
-  if ((err = OceanCudaAlloc(dev, (size_t)nsort * sizeof(int64_t), (void **)&begin)) || (err = OceanCudaAlloc(dev, (size_t)nsort * sizeof(int64_t), (void **)&end))) goto done;
+  if ((err = OceanCudaAlloc(dev, (size_t)nsort * sizeof(int64_t), (void **)&begin)) || (err = OceanCudaAlloc(dev, (size_t)nsort * sizeof(int64_t), (void **)&end)) ||
+      (err = OceanCudaAlloc(dev, (size_t)nnz * sizeof(int32_t), (void **)&cols_in)) || (err = OceanCudaAlloc(dev, (size_t)nnz * sizeof(double), (void **)&vals_in)))
+    goto done;
+  if (cudaMemcpyAsync(cols_in, d_cols, (size_t)nnz * sizeof(int32_t), cudaMemcpyDeviceToDevice, 0) != cudaSuccess ||
+      cudaMemcpyAsync(vals_in, d_vals, (size_t)nnz * sizeof(double), cudaMemcpyDeviceToDevice, 0) != cudaSuccess)
+    goto device_error;
   OceanKernelSegments<<<OceanGrid(nsort, OCEAN_THREADS), OCEAN_THREADS>>>(list, nsort, d_rowptr, begin, end);
-  /* segments need not be contiguous; entries outside them are left as copied */
-  if (cub::DeviceSegmentedSort::SortPairs(NULL, bytes, d_cols_in, d_cols_out, d_vals_in, d_vals_out, nnz, nsort, begin, end) != cudaSuccess || (err = temp.get(bytes)) ||
-      cub::DeviceSegmentedSort::SortPairs(temp.ptr, bytes, d_cols_in, d_cols_out, d_vals_in, d_vals_out, nnz, nsort, begin, end) != cudaSuccess)
+  /* segments need not be contiguous; entries outside them are left as they are */
+  if (cub::DeviceSegmentedSort::SortPairs(NULL, bytes, cols_in, d_cols, vals_in, d_vals, nnz, nsort, begin, end) != cudaSuccess || (err = temp.get(bytes)) ||
+      cub::DeviceSegmentedSort::SortPairs(temp.ptr, bytes, cols_in, d_cols, vals_in, d_vals, nnz, nsort, begin, end) != cudaSuccess)
     goto device_error;
   goto done;
 device_error:
@@ -969,27 +1092,7 @@ done:
   OceanCudaFree(dev, list);
   OceanCudaFree(dev, begin);
   OceanCudaFree(dev, end);
-  return err;
-}
-
-__global__ void OceanKernelEqual32(const int32_t *a, const int32_t *b, int64_t n, int *differ)
-{
-  OCEAN_GRID_STRIDE(i, n) if (a[i] != b[i]) *differ = 1;
-}
-
-extern "C" OceanError OceanCudaEqual32(OceanCudaDevice dev, const int32_t *d_a, const int32_t *d_b, int64_t n, int *equal)
-{
-  int       *d = NULL, h = 0;
-  OceanError err;
-
-  *equal = 1;
-  if (n == 0) return OCEAN_SUCCESS;
-  if ((err = OceanCudaAlloc(dev, sizeof(int), (void **)&d))) return err;
-  if (cudaMemset(d, 0, sizeof(int)) == cudaSuccess) {
-    OceanKernelEqual32<<<OceanGrid(n, OCEAN_THREADS), OCEAN_THREADS>>>(d_a, d_b, n, d);
-    err = OceanCudaReadback(dev, &h, d, sizeof(int));
-  } else err = OceanSetError(OCEAN_ERR_DEVICE, "compare: memset failed");
-  OceanCudaFree(dev, d);
-  *equal = !h;
+  OceanCudaFree(dev, cols_in);
+  OceanCudaFree(dev, vals_in);
   return err;
 }

@@ -8,9 +8,12 @@
                very functions make the CR statistics and the workflow (OceanAnalysisSampleFinish, OceanSelectWorkflow)
     UPPER_BOUND / ESTIMATE  predictions on the device -> routes (OceanRouteRowBins) -> slots (CUB scan) ->
                numeric per bin into the slots -> overflowed rows (CUB select): exact counts with retries, their
-               own exactly sized buffer -> compaction into CSR -> unsorted (LONG) rows sorted (CUB segmented sort)
+               own exactly sized buffer -> compaction into CSR -> unsorted (LONG) rows sorted in place (CUB
+               segmented sort over those rows only)
     EXACT      symbolic per bin from products / conservative CR, overflowing rows retried one configuration up;
                rowptr (CUB scan); numeric per bin (rows written sorted but LONG's); LONG rows sorted
+    numeric-only  values added into C's known structure by the kernels of ocean_numeric.cu (binary search in the
+               row of C, no routes, no sort); their grouping of C's rows is made by the first such call and kept
   Operands: host CSR are uploaded into the stage's own buffers (numeric: values only); device CSR
   (OCEAN_MEMORY_DEVICE) are used in place.  C stays on the device (numeric reuse, OceanProductGetDeviceC) and is
   copied to the host only when asked (OceanCudaStageDownloadC).  Statistics over rows (rows per bin and
@@ -42,8 +45,7 @@ typedef struct {
   double        *c_values;
   OceanRowShape *shapes;
   OceanRoute    *exact;
-  int64_t       *exact_rows; /* the rows grouped by the bin of their exact route (made by the first numeric call) */
-  int64_t        exact_bins[OCEAN_NUM_BINS];
+  OceanCudaKnownPlan known;   /* C's rows grouped for numeric-only products (made by the first numeric call) */
   OceanCudaRouteCounts exact_counts; /* rows per bin and accumulator of the exact routes (numeric calls' statistics) */
 } OceanCudaStage;
 
@@ -136,7 +138,7 @@ void OceanCudaStageDestroy(OceanContext ctx, OceanStage *st)
     OceanDevFree(ctx, d->c_values);
     OceanDevFree(ctx, d->shapes);
     OceanDevFree(ctx, d->exact);
-    OceanDevFree(ctx, d->exact_rows);
+    OceanCudaKnownPlanDestroy(OceanCtxDev(ctx), &d->known);
   }
   free(d);
   st->dev = NULL;
@@ -209,8 +211,8 @@ typedef struct {
   OceanRoute *routes, *sroutes;
   uint8_t    *flags, *cflags, *nflags, *sketches; /* overflow record; symbolic and fallback scratch */
   double     *estimate;
-  int32_t    *bcols, *fcols, *ucols;
-  double     *bvals, *fvals, *uvals;
+  int32_t    *bcols, *fcols; /* the slot and fallback buffers */
+  double     *bvals, *fvals;
 } OceanCudaScratch;
 
 static void OceanCudaScratchFree(OceanContext ctx, OceanCudaScratch *s)
@@ -231,10 +233,8 @@ static void OceanCudaScratchFree(OceanContext ctx, OceanCudaScratch *s)
   OceanDevFree(ctx, s->estimate);
   OceanDevFree(ctx, s->bcols);
   OceanDevFree(ctx, s->fcols);
-  OceanDevFree(ctx, s->ucols);
   OceanDevFree(ctx, s->bvals);
   OceanDevFree(ctx, s->fvals);
-  OceanDevFree(ctx, s->uvals);
 }
 
 /*
@@ -385,8 +385,6 @@ static OceanError OceanCudaAllocC(OceanContext ctx, OceanStage *st, OceanCudaSta
   st->nnz  = nnz;
   OceanCall(OceanDevAlloc(ctx, nnz, &d->c_colidx));
   OceanCall(OceanDevAlloc(ctx, nnz, &d->c_values));
-  OceanCall(OceanDevAlloc(ctx, nnz, &s->ucols));
-  OceanCall(OceanDevAlloc(ctx, nnz, &s->uvals));
   return OCEAN_SUCCESS;
 }
 
@@ -442,8 +440,8 @@ static OceanError OceanCudaOverAllocated(OceanContext ctx, OceanStage *st, Ocean
   t0 = OceanPhaseBegin(ctx, OCEAN_PHASE_COMPACT);
   OceanCall(OceanCudaTimerStart(dev));
   OceanCall(OceanCudaAllocC(ctx, st, d, s));
-  OceanCall(OceanCudaCompact(st->nrows, d->c_rowptr, s->flags, s->offsets, s->bcols, s->bvals, s->foffsets, s->fcols, s->fvals, s->ucols, s->uvals));
-  OceanCall(OceanCudaSortRows(dev, st->nrows, d->c_nnz, d->c_rowptr, s->ucols, s->uvals, d->c_colidx, d->c_values));
+  OceanCall(OceanCudaCompact(st->nrows, d->c_rowptr, s->flags, s->offsets, s->bcols, s->bvals, s->foffsets, s->fcols, s->fvals, d->c_colidx, d->c_values));
+  OceanCall(OceanCudaSortRows(dev, st->nrows, d->c_nnz, d->c_rowptr, d->c_colidx, d->c_values));
   OceanCall(OceanCudaTimerStop(dev, &sec));
   S->t_compact = sec;
   (void)OceanPhaseEnd(ctx, OCEAN_PHASE_COMPACT, 0.0, t0);
@@ -472,8 +470,8 @@ static OceanError OceanCudaExact(OceanContext ctx, OceanStage *st, OceanCudaStag
   t0 = OceanPhaseBegin(ctx, OCEAN_PHASE_NUMERIC);
   OceanCall(OceanCudaTimerStart(dev));
   /* numeric counts and flags into scratch (s->p, s->nflags): the exact routes never overflow */
-  OceanCall(OceanCudaRunRows(dev, rp, A, B, d->shapes, s->routes, NULL, st->nrows, st->dec.bitmap_query, d->c_rowptr, s->ucols, s->uvals, s->p, s->nflags, NULL));
-  OceanCall(OceanCudaSortRows(dev, st->nrows, d->c_nnz, d->c_rowptr, s->ucols, s->uvals, d->c_colidx, d->c_values));
+  OceanCall(OceanCudaRunRows(dev, rp, A, B, d->shapes, s->routes, NULL, st->nrows, st->dec.bitmap_query, d->c_rowptr, d->c_colidx, d->c_values, s->p, s->nflags, NULL));
+  OceanCall(OceanCudaSortRows(dev, st->nrows, d->c_nnz, d->c_rowptr, d->c_colidx, d->c_values));
   OceanCall(OceanCudaTimerStop(dev, &S->t_numeric));
   (void)OceanPhaseEnd(ctx, OCEAN_PHASE_NUMERIC, 2.0 * (double)st->an.products, t0);
   return OCEAN_SUCCESS;
@@ -603,47 +601,28 @@ OceanError OceanCudaStageSymbolic(OceanContext ctx, OceanStage *st, const OceanC
   return err;
 }
 
-/* Values only: new values (uploaded, or the caller's device arrays), every row by its exact route into C's slots,
-   sorted, compared with C's columns.  C's host copy is then stale until asked for. */
+/* Values only: new values (uploaded, or the caller's device arrays) added into C's known structure (no routes, no
+   sort).  A product outside that structure is an error (the operands' structure changed under the same ids).  C's
+   host copy is then stale until asked for. */
 OceanError OceanCudaStageNumeric(OceanContext ctx, OceanStage *st, const OceanCSR *Ah, const OceanCSR *Bh)
 {
-  OceanCudaDevice      dev = OceanCtxDev(ctx);
-  OceanCudaStage      *d   = (OceanCudaStage *)st->dev;
-  OceanCudaRouteParams rp;
-  OceanDevCSR          A, B;
-  int32_t             *ucols = NULL, *scols = NULL;
-  double              *uvals = NULL;
-  int64_t             *cnt = NULL;
-  uint8_t             *flags = NULL;
-  int                  equal = 0;
-  OceanError           err;
+  OceanCudaDevice dev = OceanCtxDev(ctx);
+  OceanCudaStage *d   = (OceanCudaStage *)st->dev;
+  OceanDevCSR     A, B;
+  OceanError      err;
 
   OceanCheck(d && d->c_rowptr, OCEAN_ERR_STATE, "%s: numeric without a device symbolic phase", st->name);
-  OceanCudaRouteParamsGet(ctx, &rp);
   OceanCall(OceanCudaTimerStart(dev));
   st->host_values = 0;
   OceanCall(OceanCudaOperand(ctx, st, d, 0, Ah, 1, &A));
   OceanCall(OceanCudaOperand(ctx, st, d, 1, Bh, 1, &B));
-  if ((err = OceanDevAlloc(ctx, d->c_nnz, &ucols)) || (err = OceanDevAlloc(ctx, d->c_nnz, &scols)) || (err = OceanDevAlloc(ctx, d->c_nnz, &uvals)) ||
-      (err = OceanDevAlloc(ctx, st->nrows, &cnt)) || (err = OceanDevAlloc(ctx, st->nrows, &flags)))
-    goto done;
-  /* the grouping of the exact routes by bin is the same for every numeric call: made once, kept */
-  if (!d->exact_rows && (err = OceanCudaGroupRows(dev, d->exact, NULL, st->nrows, &d->exact_rows, d->exact_bins))) goto done;
-  if ((err = OceanCudaRunGroupedRows(dev, &rp, A, B, d->shapes, d->exact, d->exact_rows, d->exact_bins, st->dec.bitmap_query, d->c_rowptr, ucols, uvals, cnt, flags))) goto done;
-  if ((err = OceanCudaSortRows(dev, st->nrows, d->c_nnz, d->c_rowptr, ucols, uvals, scols, d->c_values))) goto done;
-  if ((err = OceanCudaEqual32(dev, scols, d->c_colidx, d->c_nnz, &equal))) goto done;
-  if (!equal) {
-    err = OceanSetError(OCEAN_ERR_STATE, "%s: C does not have the structure of the symbolic phase although the operands' structure ids match", st->name);
-    goto done;
-  }
-  err = OceanCudaTimerStop(dev, &st->stats.t_numeric);
-done:
-  OceanDevFree(ctx, ucols);
-  OceanDevFree(ctx, scols);
-  OceanDevFree(ctx, uvals);
-  OceanDevFree(ctx, cnt);
-  OceanDevFree(ctx, flags);
-  return err;
+  /* the grouping of C's rows is the same for every numeric call: made once, kept */
+  if (!d->known.rows && st->nrows) OceanCall(OceanCudaKnownPlanCreate(dev, ctx->profile.smem_per_block, st->nrows, d->c_rowptr, d->shapes, &d->known));
+  err = OceanCudaNumericKnown(dev, &d->known, A, B, d->shapes, d->c_rowptr, d->c_colidx, d->c_values);
+  if (err == OCEAN_ERR_STATE)
+    return OceanSetError(err, "%s: C does not have the structure of the symbolic phase although the operands' structure ids match (a product falls outside it)", st->name);
+  OceanCall(err);
+  return OceanCudaTimerStop(dev, &st->stats.t_numeric);
 }
 
 OceanError OceanCudaStageDownloadC(OceanContext ctx, OceanStage *st)

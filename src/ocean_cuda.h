@@ -87,20 +87,32 @@ OceanError OceanCudaPredictRows(OceanCudaPredict kind, const int64_t *d_list, in
 OceanError OceanCudaRouteRows(const OceanCudaRouteParams *rp, OceanPass pass, const int64_t *d_list, int64_t n, const int64_t *d_p, const OceanRowShape *d_shapes, OceanRoute *d_routes);
 
 /* ---- the accumulators: every listed row (d_list NULL: rows 0..n-1) by its route, launched per bin.  Numeric when
-   d_cols != NULL (row entries at d_offsets[row], unsorted for hash and dense, sorted for ESC); always
-   d_counts[row] (nonzeros, or slot + 1 on overflow) and d_flags[row] (overflowed).  bin_rows (host, optional):
+   d_cols and d_vals are given (row entries at d_offsets[row], in column order but for the global-hash LONG rows);
+   always d_counts[row] (nonzeros, or slot + 1 on overflow) and d_flags[row] (overflowed).  bin_rows (host, optional):
    the rows per bin of this launch. */
 OceanError OceanCudaRunRows(OceanCudaDevice dev, const OceanCudaRouteParams *rp, OceanDevCSR A, OceanDevCSR B, const OceanRowShape *d_shapes, const OceanRoute *d_routes,
                             const int64_t *d_list, int64_t n, int bitmap_query, const int64_t *d_offsets, int32_t *d_cols, double *d_vals, int64_t *d_counts, uint8_t *d_flags,
                             int64_t bin_rows[OCEAN_NUM_BINS]);
 
-/* The two halves of OceanCudaRunRows, for callers that run the same routes again (numeric reuse): the listed rows
-   (d_list NULL: 0..n-1) grouped by the bin of their route into *d_grouped (n rows from the pool, the caller frees
-   it; rows keep their order inside a bin), bin_rows[b] of them in bin b; then the accumulators over such a grouping. */
-OceanError OceanCudaGroupRows(OceanCudaDevice dev, const OceanRoute *d_routes, const int64_t *d_list, int64_t n, int64_t **d_grouped, int64_t bin_rows[OCEAN_NUM_BINS]);
-OceanError OceanCudaRunGroupedRows(OceanCudaDevice dev, const OceanCudaRouteParams *rp, OceanDevCSR A, OceanDevCSR B, const OceanRowShape *d_shapes, const OceanRoute *d_routes,
-                                   const int64_t *d_grouped, const int64_t bin_rows[OCEAN_NUM_BINS], int bitmap_query, const int64_t *d_offsets, int32_t *d_cols,
-                                   double *d_vals, int64_t *d_counts, uint8_t *d_flags);
+/* Rows grouped by a small key: d_keys[j] (< nkeys <= 256) for the listed rows (d_list NULL: 0..n-1); *d_grouped
+   (n rows from the pool, the caller frees it) lists them by key, in their order inside a key; counts[key] of each. */
+OceanError OceanCudaGroupByKey(OceanCudaDevice dev, const uint8_t *d_keys, const int64_t *d_list, int64_t n, int nkeys, int64_t **d_grouped, int64_t *counts);
+
+/* ---- numeric into a known structure (numeric-only reuse; cuda/ocean_numeric.cu): C's sorted rows are given, every
+   product's value is added at its column's position.  The plan groups the rows by the length of C's row, once. */
+enum { OCEAN_CUDA_KNOWN_SMALL = 0, OCEAN_CUDA_KNOWN_WARP, OCEAN_CUDA_KNOWN_BLOCK, OCEAN_CUDA_KNOWN_BIG, OCEAN_CUDA_KNOWN_GLOBAL, OCEAN_CUDA_KNOWN_CLASSES };
+typedef struct {
+  int64_t *rows;                            /* device: the rows grouped by class */
+  int64_t  count[OCEAN_CUDA_KNOWN_CLASSES]; /* rows per class */
+  int64_t  big_max;                         /* the longest row of C held in shared memory */
+  int64_t  smem_optin;
+} OceanCudaKnownPlan;
+OceanError OceanCudaKnownPlanCreate(OceanCudaDevice dev, int64_t smem_optin, int64_t nrows, const int64_t *d_rowptr, const OceanRowShape *d_shapes, OceanCudaKnownPlan *plan);
+void       OceanCudaKnownPlanDestroy(OceanCudaDevice dev, OceanCudaKnownPlan *plan);
+/* d_values of C = A*B into C's structure (d_rowptr, d_colidx: strictly increasing columns per row).  An
+   OCEAN_ERR_STATE error when a product's column is not in its row of C (then d_values is garbage). */
+OceanError OceanCudaNumericKnown(OceanCudaDevice dev, const OceanCudaKnownPlan *plan, OceanDevCSR A, OceanDevCSR B, const OceanRowShape *d_shapes, const int64_t *d_rowptr,
+                                 const int32_t *d_colidx, double *d_values);
 
 /* ---- sketches: one of m registers per row of B; merged per row of A and estimated */
 OceanError OceanCudaSketchBuild(OceanDevCSR B, int registers, uint8_t *d_sketches);
@@ -119,12 +131,9 @@ OceanError OceanCudaGather64(const int64_t *d_list, int64_t n, const int64_t *d_
 /* Row i of C (d_rowptr) from the slot buffer at d_offsets[i], or from the fallback buffer at d_foffsets[i] when flagged. */
 OceanError OceanCudaCompact(int64_t nrows, const int64_t *d_rowptr, const uint8_t *d_flags, const int64_t *d_offsets, const int32_t *d_bcols, const double *d_bvals,
                             const int64_t *d_foffsets, const int32_t *d_fcols, const double *d_fvals, int32_t *d_cols, double *d_vals);
-/* Every row of a CSR by column, from the _in arrays into the _out arrays: all copied, then only the rows found out of
-   order (the global-hash LONG rows; the shared accumulators write rows sorted) sorted by a DeviceSegmentedSort. */
-OceanError OceanCudaSortRows(OceanCudaDevice dev, int64_t nrows, int64_t nnz, const int64_t *d_rowptr, const int32_t *d_cols_in, const double *d_vals_in, int32_t *d_cols_out,
-                             double *d_vals_out);
-/* *equal = 1 when the n entries agree */
-OceanError OceanCudaEqual32(OceanCudaDevice dev, const int32_t *d_a, const int32_t *d_b, int64_t n, int *equal);
+/* Every row of a CSR by column, in place: only the rows found out of order (the global-hash LONG rows; the shared
+   accumulators write rows sorted) are copied out and sorted back by a DeviceSegmentedSort. */
+OceanError OceanCudaSortRows(OceanCudaDevice dev, int64_t nrows, int64_t nnz, const int64_t *d_rowptr, int32_t *d_cols, double *d_vals);
 
 #ifdef __cplusplus
 }

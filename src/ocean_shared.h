@@ -95,7 +95,11 @@ OCEAN_HD int64_t OceanHashCapacityFor(int64_t p, double load)
 OCEAN_HD int64_t OceanHashSlot(int32_t col, int64_t cap)
 {
   uint32_t h = (uint32_t)col * 2654435761u;
+#if defined(__CUDA_ARCH__)
+  return (int64_t)__umulhi(h, (uint32_t)cap); /* the same high half: capacities stay below 2^32 (at most ncols / load) */
+#else
   return (int64_t)(((uint64_t)h * (uint64_t)cap) >> 32);
+#endif
 }
 
 /* Capacities of a bin as seen by the numeric (column + value) or the symbolic (column only) accumulators. */

@@ -1,0 +1,116 @@
+/*
+  ocean_rows.cuh - device helpers shared by the accumulator kernels (ocean_kernels.cu) and the known-structure
+  numeric kernels (ocean_numeric.cu).  Device code only; included by .cu files.
+*/
+#ifndef OCEAN_ROWS_CUH
+#define OCEAN_ROWS_CUH
+
+#include "ocean_cuda.h"
+
+/* Lanes per entry of A when a row's products are spread over n threads: the power of two (1..32) nearest above the
+   row's mean length of B's rows, so that short rows of B (Laplacians: 5-7) keep most lanes busy. */
+__device__ __forceinline__ int OceanLanesPerEntry(int64_t products, int64_t a_len)
+{
+  const int64_t mean = a_len ? (products + a_len - 1) / a_len : 1;
+  int           g    = 1;
+  while (g < 32 && g < mean) g <<= 1;
+  return g;
+}
+
+/* Calls f(column, A value * B value) for every product of A's entries [t_begin, t_end), spread over a team of `size`
+   threads (a multiple of 32; tid is the thread's rank in it).  Lanes form groups of g (a power of two dividing 32);
+   the team's warps take chunks of 32/g consecutive entries of A in turn, a group per entry, its lanes walking that
+   entry's row of B.  A row of B longer than 4g (R-MAT's heavy rows beside light ones) is walked by the whole warp
+   instead, so one long row does not leave a small group working alone.  f must not synchronize. */
+template <typename F>
+__device__ __forceinline__ void OceanGroupForProducts(const OceanDevCSR &A, const OceanDevCSR &B, int64_t t_begin, int64_t t_end, int tid, int size, int g, bool numeric, F f)
+{
+  const int     lane = tid & 31, warp = tid >> 5, nwarps = size >> 5, per_warp = 32 / g, gw = lane / g, sub = lane & (g - 1);
+  const int64_t long_row = 4 * (int64_t)g;
+
+  for (int64_t c = t_begin + (int64_t)warp * per_warp; c < t_end; c += (int64_t)nwarps * per_warp) {
+    const int64_t t  = c + gw;
+    int64_t       bs = 0, e = 0;
+    double        av = 0.0;
+    if (t < t_end) {
+      const int32_t k = A.colidx[t];
+      bs              = B.rowptr[k];
+      e               = B.rowptr[k + 1];
+      av              = numeric ? A.values[t] : 0.0;
+    }
+    const bool is_long = g < 32 && e - bs > long_row;
+    unsigned   longs   = __ballot_sync(0xffffffffu, is_long && sub == 0);
+    if (!is_long)
+      for (int64_t u = bs + sub; u < e; u += g) f(B.colidx[u], numeric ? av * B.values[u] : 0.0);
+    while (longs) { /* the same on every lane */
+      const int src = __ffs(longs) - 1;
+      longs &= longs - 1;
+      const int64_t lb = __shfl_sync(0xffffffffu, bs, src), le = __shfl_sync(0xffffffffu, e, src);
+      const double  la = __shfl_sync(0xffffffffu, av, src);
+      for (int64_t u = lb + lane; u < le; u += 32) f(B.colidx[u], numeric ? la * B.values[u] : 0.0);
+    }
+  }
+}
+
+/* Calls f(p, column, A value * B value) for every product of A's entries [t_begin, t_end), p its index in product
+   order (A's entries in order, each one's row of B in order), spread flat over a team of W lanes (W = 8, 16 or 32;
+   sub the lane's rank, mask the team's lanes of the warp): W entries of A at a time, their products' offsets by a
+   prefix sum, then each lane takes every W-th product and finds its entry by binary search in the offsets, so the
+   loads of a row's products are issued together instead of one row of B after another.  Scratch: ex[W] (int),
+   eb[W], ea[W] in shared memory, the team's own.  For rows with few products (the offsets are int). */
+template <int W, typename F>
+__device__ __forceinline__ void OceanFlatProducts(const OceanDevCSR &A, const OceanDevCSR &B, int64_t t_begin, int64_t t_end, int sub, unsigned mask, int *ex, int64_t *eb, double *ea,
+                                                  bool numeric, F f)
+{
+  int base = 0;
+  for (int64_t c = t_begin; c < t_end; c += W) {
+    const int64_t t  = c + sub;
+    int           nk = 0;
+    int64_t       bs = 0;
+    double        av = 0.0;
+    if (t < t_end) {
+      const int32_t k = A.colidx[t];
+      bs              = B.rowptr[k];
+      nk              = (int)(B.rowptr[k + 1] - bs);
+      av              = numeric ? A.values[t] : 0.0;
+    }
+    ex[sub] = nk;
+    eb[sub] = bs;
+    ea[sub] = av;
+    __syncwarp(mask);
+    int before = 0, total = 0;
+    for (int j = 0; j < W; j++) {
+      const int v = ex[j];
+      before += j < sub ? v : 0;
+      total += v;
+    }
+    __syncwarp(mask);
+    ex[sub] = before;
+    __syncwarp(mask);
+    for (int p = sub; p < total; p += W) {
+      int j = 0; /* the last entry starting at or before p: it has products, so p is one of them */
+      for (int step = W / 2; step > 0; step >>= 1)
+        if (ex[j + step] <= p) j += step;
+      const int64_t u = eb[j] + (p - ex[j]);
+      f(base + p, B.colidx[u], numeric ? ea[j] * B.values[u] : 0.0);
+    }
+    base += total;
+    __syncwarp(mask);
+  }
+}
+
+/* Position of column c in the strictly increasing cols[0, n), or -1 (a row of C has fewer than 2^31 entries).
+   Branch-free: the range [lo, lo + len) keeps the last entry <= c. */
+__device__ __forceinline__ int64_t OceanFindColumn(const int32_t *cols, int64_t n64, int32_t c)
+{
+  int lo = 0, len = (int)n64;
+  if (len <= 0) return -1;
+  while (len > 1) {
+    const int half = len >> 1;
+    lo             = cols[lo + half] <= c ? lo + half : lo;
+    len -= half;
+  }
+  return cols[lo] == c ? lo : -1;
+}
+
+#endif
