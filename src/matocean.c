@@ -4,7 +4,7 @@
 static PetscBool        MatOceanPackageInitialized = PETSC_FALSE;
 static OceanContext     MatOceanContexts[2]; /* one per backend, created on first use */
 static MatOceanCounters MatOceanCount;
-static PetscLogEvent    MAT_OCEAN_Symbolic, MAT_OCEAN_Numeric, MAT_OCEAN_Phase[OCEAN_NUM_PHASES];
+static PetscLogEvent    MAT_OCEAN_Symbolic, MAT_OCEAN_Numeric, MAT_OCEAN_SetC, MAT_OCEAN_Phase[OCEAN_NUM_PHASES];
 
 static const char *const MatOceanBackendNames[]  = {"auto", "cpu", "cuda", "MatOceanBackendChoice", "MAT_OCEAN_BACKEND_", NULL};
 static const char *const MatOceanWorkflowNames[] = {"auto", "upper_bound", "estimate", "exact", "OceanWorkflowOption", "OCEAN_WORKFLOW_", NULL};
@@ -69,6 +69,7 @@ PetscErrorCode MatOceanInitializePackage(void)
   PetscCall(MatRegister(MATMPIAIJOCEAN, MatCreate_MPIAIJOcean));
   PetscCall(PetscLogEventRegister("MatOceanSymbolic", MAT_CLASSID, &MAT_OCEAN_Symbolic));
   PetscCall(PetscLogEventRegister("MatOceanNumeric", MAT_CLASSID, &MAT_OCEAN_Numeric));
+  PetscCall(PetscLogEventRegister("MatOceanSetC", MAT_CLASSID, &MAT_OCEAN_SetC)); /* C into the PETSc matrix (and off the device) */
   for (int p = 0; p < OCEAN_NUM_PHASES; p++) {
     char name[64];
     PetscCall(PetscSNPrintf(name, sizeof(name), "MatOcean_%s", OceanPhaseName((OceanPhase)p)));
@@ -86,12 +87,13 @@ PetscErrorCode PetscDLLibraryRegister_petscocean(void)
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
-PetscErrorCode MatOceanEventsBegin_Private(PetscLogEvent *symbolic, PetscLogEvent *numeric)
+PetscErrorCode MatOceanEventsBegin_Private(PetscLogEvent *symbolic, PetscLogEvent *numeric, PetscLogEvent *setc)
 {
   PetscFunctionBegin;
   PetscCall(MatOceanInitializePackage());
   if (symbolic) *symbolic = MAT_OCEAN_Symbolic;
   if (numeric) *numeric = MAT_OCEAN_Numeric;
+  if (setc) *setc = MAT_OCEAN_SetC;
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 

@@ -56,7 +56,7 @@ PETSC_INTERN PetscErrorCode MatOceanGetOptions_Private(Mat C, MatOceanOptions *o
 PETSC_INTERN PetscErrorCode MatOceanGetContext_Private(MatOceanBackendChoice choice, OceanContext *ctx, OceanBackend *backend);
 PETSC_INTERN PetscErrorCode MatOceanCountersAdd_Private(PetscInt64 symbolic, PetscInt64 numeric, PetscInt64 skipped, PetscInt64 resymbolic);
 PETSC_INTERN PetscErrorCode MatOceanProductView_Private(Mat C, OceanProduct plan, const char *header, PetscViewer viewer);
-PETSC_INTERN PetscErrorCode MatOceanEventsBegin_Private(PetscLogEvent *symbolic, PetscLogEvent *numeric);
+PETSC_INTERN PetscErrorCode MatOceanEventsBegin_Private(PetscLogEvent *symbolic, PetscLogEvent *numeric, PetscLogEvent *setc);
 
 /* Shared by the sequential and parallel types. */
 PETSC_INTERN PetscErrorCode MatOceanConvertBegin_Private(Mat A, MatReuse reuse, Mat *newmat, PetscBool *done);
