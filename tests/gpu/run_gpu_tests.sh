@@ -2,6 +2,7 @@
 # Runs the GPU tests on a machine with a CUDA device, without rebuilding (build with `make test-gpu` first and
 # carry build/).  Logs go to $OUT (or build/tests); the last line is the summary of test_gpu's full run.
 #   OCEAN_GPU_SANITIZE=0   skip the compute-sanitizer memcheck run on the small cases
+#   OCEAN_GPU_RACECHECK=0  skip the compute-sanitizer racecheck run on the small cases
 set -u
 cd "$(dirname "$0")/../.."
 BIN=build/tests/test_gpu
@@ -11,12 +12,17 @@ export OMP_NUM_THREADS=${OMP_NUM_THREADS:-8}
 [ -x "$BIN" ] || { echo "missing $BIN: run 'make test-gpu' first" >&2; exit 2; }
 nvidia-smi --query-gpu=name,memory.total,clocks.sm --format=csv,noheader 2>/dev/null | tee "$LOGDIR/gpu.txt"
 timeout 300 "$BIN" 2>&1 | tee "$LOGDIR/test_gpu.log"; rc=${PIPESTATUS[0]}
-rc_san=skipped
+rc_san=skipped rc_race=skipped
+CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 if [ "${OCEAN_GPU_SANITIZE:-1}" != 0 ]; then
-  CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   timeout 200 "$CS" --tool memcheck --leak-check full --error-exitcode 3 "$BIN" -small > "$LOGDIR/sanitizer.log" 2>&1; rc_san=$?
   grep -E "^(FAIL|ok)|passed|ERROR SUMMARY|LEAK SUMMARY" "$LOGDIR/sanitizer.log" | tail -n 40
+  echo "sanitizer (memcheck, -small): exit $rc_san ($(grep -c '^ok' "$LOGDIR/sanitizer.log") ok lines; $(grep -m1 'ERROR SUMMARY' "$LOGDIR/sanitizer.log"))"
 fi
-echo "sanitizer (memcheck, -small): exit $rc_san ($(grep -c '^ok' "$LOGDIR/sanitizer.log" 2>/dev/null) ok lines; $(grep -m1 'ERROR SUMMARY' "$LOGDIR/sanitizer.log" 2>/dev/null))"
+# shared-memory races (the accumulators' teams synchronize with __syncwarp / __syncthreads); OCEAN_GPU_RACECHECK=0 skips it
+if [ "${OCEAN_GPU_RACECHECK:-1}" != 0 ]; then
+  timeout 300 "$CS" --tool racecheck --error-exitcode 3 "$BIN" -small > "$LOGDIR/racecheck.log" 2>&1; rc_race=$?
+  echo "sanitizer (racecheck, -small): exit $rc_race ($(grep -c '^ok' "$LOGDIR/racecheck.log") ok lines; $(grep -m1 'RACECHECK SUMMARY\|ERROR SUMMARY' "$LOGDIR/racecheck.log"))"
+fi
 echo "test_gpu: exit $rc; $(tail -n 1 "$LOGDIR/test_gpu.log")"
-[ "$rc" -eq 0 ] && { [ "$rc_san" = skipped ] || [ "$rc_san" -eq 0 ]; }
+[ "$rc" -eq 0 ] && { [ "$rc_san" = skipped ] || [ "$rc_san" -eq 0 ]; } && { [ "$rc_race" = skipped ] || [ "$rc_race" -eq 0 ]; }
