@@ -126,8 +126,13 @@ typedef struct {
 typedef struct _p_OceanContext *OceanContext;
 typedef struct _p_OceanProduct *OceanProduct;
 
-/* profile NULL: the device's own (CUDA) or the H200 default (CPU). */
+/* profile NULL: the device's own (CUDA) or the H200 default (CPU).  The CUDA backend uses device 0. */
 OceanError OceanContextCreate(OceanBackend backend, const OceanDeviceProfile *profile, OceanContext *ctx);
+/* The same on CUDA device `device` (0 .. OceanCudaDeviceCount() - 1; it becomes the calling thread's current
+   device); the CPU backend only checks device >= 0.  One device per context: MPI ranks sharing a node pick theirs. */
+OceanError OceanContextCreateOnDevice(OceanBackend backend, int device, const OceanDeviceProfile *profile, OceanContext *ctx);
+/* The CUDA device of a CUDA context; -1 for a CPU context. */
+OceanError OceanContextGetDevice(OceanContext ctx, int *device);
 OceanError OceanContextDestroy(OceanContext *ctx);
 OceanError OceanContextSetOptions(OceanContext ctx, const OceanOptions *opts);
 OceanError OceanContextGetOptions(OceanContext ctx, OceanOptions *opts);

@@ -133,18 +133,40 @@ PetscErrorCode MatOceanGetOptions_Private(Mat C, MatOceanOptions *opts)
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
+/* This process's CUDA device: -mat_ocean_device, else its rank in PETSC_COMM_WORLD modulo the visible devices, so
+   that ranks sharing a node share its GPUs round robin (MPI_Comm_rank is not collective: any rank may ask first). */
+static PetscErrorCode MatOceanChooseDevice_Private(int ndev, int *device)
+{
+  PetscInt    dev = 0;
+  PetscBool   set;
+  PetscMPIInt rank;
+
+  PetscFunctionBegin;
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-mat_ocean_device", &dev, &set));
+  if (set) {
+    PetscCheck(dev >= 0 && (ndev == 0 || dev < ndev), PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "-mat_ocean_device %" PetscInt_FMT ": %d CUDA device(s) visible, numbered from 0", dev,
+               ndev);
+    *device = (int)dev;
+  } else {
+    PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+    *device = ndev > 0 ? (int)(rank % ndev) : 0;
+  }
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
 static PetscErrorCode MatOceanCreateContext_Private(OceanBackend backend, OceanContext *ctx)
 {
   PetscFunctionBegin;
   PetscCall(MatOceanInitializePackage());
   if (!MatOceanContexts[backend]) {
     OceanDeviceProfile profile, *use = NULL;
-    int                ndev = 0;
+    int                ndev = 0, device;
 
-    /* The CPU backend imitates the GPU it would run on: the local device's profile where there is one. */
+    /* The CPU backend imitates the GPU it would run on: this process's device's profile where there is one. */
     PetscCallOcean(OceanCudaDeviceCount(&ndev));
-    if (backend == OCEAN_BACKEND_CPU && ndev > 0 && OceanCudaDeviceProfile(0, &profile) == OCEAN_SUCCESS) use = &profile;
-    PetscCallOcean(OceanContextCreate(backend, use, &MatOceanContexts[backend]));
+    PetscCall(MatOceanChooseDevice_Private(ndev, &device));
+    if (backend == OCEAN_BACKEND_CPU && ndev > 0 && OceanCudaDeviceProfile(device, &profile) == OCEAN_SUCCESS) use = &profile;
+    PetscCallOcean(OceanContextCreateOnDevice(backend, device, use, &MatOceanContexts[backend]));
     PetscCallOcean(OceanContextSetPhaseCallback(MatOceanContexts[backend], MatOceanPhaseCallback, NULL));
   }
   *ctx = MatOceanContexts[backend];
@@ -164,8 +186,10 @@ PetscErrorCode MatOceanGetContext_Private(MatOceanBackendChoice choice, OceanCon
     PetscCallOcean(OceanCudaDeviceCount(&ndev));
     if (OceanCudaCompiled() && ndev > 0 && !MatOceanContexts[OCEAN_BACKEND_CUDA]) {
       OceanContext cuda = NULL;
+      int          device;
 
-      if (OceanContextCreate(OCEAN_BACKEND_CUDA, NULL, &cuda) == OCEAN_SUCCESS) {
+      PetscCall(MatOceanChooseDevice_Private(ndev, &device));
+      if (OceanContextCreateOnDevice(OCEAN_BACKEND_CUDA, device, NULL, &cuda) == OCEAN_SUCCESS) {
         MatOceanContexts[OCEAN_BACKEND_CUDA] = cuda;
         PetscCallOcean(OceanContextSetPhaseCallback(cuda, MatOceanPhaseCallback, NULL));
       } else PetscCall(PetscInfo(NULL, "petsc-ocean: CUDA backend not usable (%s); using the CPU backend\n", OceanGetLastErrorMessage()));

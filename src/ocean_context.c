@@ -303,27 +303,35 @@ OceanError OceanBinTableCompute(const OceanDeviceProfile *profile, const OceanOp
 
 OceanError OceanContextCreate(OceanBackend backend, const OceanDeviceProfile *profile, OceanContext *ctx)
 {
+  return OceanContextCreateOnDevice(backend, 0, profile, ctx);
+}
+
+OceanError OceanContextCreateOnDevice(OceanBackend backend, int device, const OceanDeviceProfile *profile, OceanContext *ctx)
+{
   OceanContext c;
 
   OceanCheck(ctx, OCEAN_ERR_ARG, "OceanContextCreate: NULL output pointer");
   *ctx = NULL;
   OceanCheck(backend == OCEAN_BACKEND_CPU || backend == OCEAN_BACKEND_CUDA, OCEAN_ERR_ARG, "OceanContextCreate: unknown backend %d", (int)backend);
+  OceanCheck(device >= 0, OCEAN_ERR_ARG, "OceanContextCreate: device %d must be >= 0", device);
   if (backend == OCEAN_BACKEND_CUDA) {
     int ndev = 0;
     if (OceanCudaCompiled()) (void)OceanCudaDeviceCount(&ndev);
     OceanCheck(ndev > 0, OCEAN_ERR_NOT_AVAILABLE, "OceanContextCreate: no CUDA device (CUDA backend %s, %d device(s) visible); use OCEAN_BACKEND_CPU",
                OceanCudaCompiled() ? "compiled" : "not compiled", ndev);
+    OceanCheck(device < ndev, OCEAN_ERR_ARG, "OceanContextCreate: CUDA device %d requested, %d visible (0 to %d)", device, ndev, ndev - 1);
   }
   if (profile) OceanCall(OceanProfileValidate(profile));
 
   OceanCall(OceanCalloc(1, &c, "OceanContextCreate: context"));
-  c->backend = backend;
+  c->backend     = backend;
+  c->cuda_device = -1; /* set by the CUDA setup */
   if (profile) c->profile = *profile;
   else OceanDeviceProfileDefault(&c->profile);
   c->profile.name[sizeof(c->profile.name) - 1] = 0;
   OceanOptionsDefault(&c->options);
   {
-    OceanError err = backend == OCEAN_BACKEND_CUDA ? OceanCudaContextSetup(c, profile) : OCEAN_SUCCESS; /* the device's own profile unless given */
+    OceanError err = backend == OCEAN_BACKEND_CUDA ? OceanCudaContextSetup(c, device, profile) : OCEAN_SUCCESS; /* the device's own profile unless given */
     if (!err) err = OceanBinTableCompute(&c->profile, &c->options, c->bins);
     if (err) {
       OceanCudaContextTeardown(c);
@@ -381,6 +389,13 @@ OceanError OceanContextGetBackend(OceanContext ctx, OceanBackend *backend)
 {
   OceanCheck(ctx && backend, OCEAN_ERR_ARG, "OceanContextGetBackend: NULL argument");
   *backend = ctx->backend;
+  return OCEAN_SUCCESS;
+}
+
+OceanError OceanContextGetDevice(OceanContext ctx, int *device)
+{
+  OceanCheck(ctx && device, OCEAN_ERR_ARG, "OceanContextGetDevice: NULL argument");
+  *device = ctx->cuda_device;
   return OCEAN_SUCCESS;
 }
 

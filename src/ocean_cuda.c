@@ -58,19 +58,19 @@ static OceanCudaDevice OceanCtxDev(OceanContext ctx) { return ((OceanCudaContext
     (p) = NULL; \
   } while (0)
 
-OceanError OceanCudaContextSetup(OceanContext ctx, const OceanDeviceProfile *profile)
+OceanError OceanCudaContextSetup(OceanContext ctx, int device, const OceanDeviceProfile *profile)
 {
   OceanCudaContext *c;
   OceanError        err;
 
   OceanCall(OceanCalloc(1, &c, "CUDA context"));
-  ctx->cuda_device = 0;
-  err              = OceanCudaDeviceCreate(0, &c->dev);
-  if (!err && !profile) err = OceanCudaDeviceProfile(0, &ctx->profile);
+  ctx->cuda_device = device;
+  err              = OceanCudaDeviceCreate(device, &c->dev);
+  if (!err && !profile) err = OceanCudaDeviceProfile(device, &ctx->profile);
   if (err) {
     OceanCudaDeviceDestroy(&c->dev);
     free(c);
-    return err == OCEAN_ERR_DEVICE ? OceanSetError(err, "OceanContextCreate: CUDA device 0: %s", OceanGetLastErrorMessage()) : err;
+    return err == OCEAN_ERR_DEVICE ? OceanSetError(err, "OceanContextCreate: CUDA device %d: %s", device, OceanGetLastErrorMessage()) : err;
   }
   ctx->cuda = c;
   return OCEAN_SUCCESS;
@@ -698,7 +698,7 @@ OceanError OceanContextTrimDeviceMemory(OceanContext ctx)
 
 #else /* no CUDA backend compiled */
 
-OceanError OceanCudaContextSetup(OceanContext ctx, const OceanDeviceProfile *profile)
+OceanError OceanCudaContextSetup(OceanContext ctx, int device, const OceanDeviceProfile *profile)
 {
   return OceanSetError(OCEAN_ERR_NOT_AVAILABLE, "OceanContextCreate: the CUDA backend was not compiled in");
 }

@@ -172,7 +172,7 @@ struct _p_OceanContext {
   void                 *phase_user;
   /* CUDA backend (ocean_cuda.c): the device context (memory pool, events) and the cache of device sketches */
   void                 *cuda;
-  int                   cuda_device;
+  int                   cuda_device; /* -1 for a CPU context */
   OceanSketchCacheEntry dcache[OCEAN_SKETCH_CACHE_SIZE];
 };
 
@@ -182,7 +182,7 @@ struct _p_OceanContext {
 int OceanSketchCacheFind(OceanSketchCacheEntry *cache, uint64_t *clock, const OceanCSR *B, int64_t b_nnz, int registers, OceanSketchCacheEntry **entry);
 
 /* CUDA context setup and teardown (ocean_cuda.c; NOT_AVAILABLE without a device or without the backend). */
-OceanError OceanCudaContextSetup(OceanContext ctx, const OceanDeviceProfile *profile);
+OceanError OceanCudaContextSetup(OceanContext ctx, int device, const OceanDeviceProfile *profile);
 void       OceanCudaContextTeardown(OceanContext ctx);
 
 /* Phase brackets: timing and the optional callback, from the calling thread.  End returns the seconds. */

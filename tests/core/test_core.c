@@ -195,15 +195,24 @@ static int TestBins(void)
   {
     OceanContext cu = (OceanContext)&count;
     CALL(OceanCudaDeviceCount(&count));
+    int          device = 0;
+    /* the device index: checked for every backend; a CPU context has none */
+    CHECK(OceanContextCreateOnDevice(OCEAN_BACKEND_CPU, -1, NULL, &cu) == OCEAN_ERR_ARG && cu == NULL && strstr(OceanGetLastErrorMessage(), "-1"), "device -1 accepted: %s",
+          OceanGetLastErrorMessage());
+    CALL(OceanContextGetDevice(ctx, &device));
+    CHECK(device == -1, "a CPU context reports device %d", device);
+    CHECK(OceanContextCreateOnDevice(OCEAN_BACKEND_CUDA, count + 3, NULL, &cu) == (count ? OCEAN_ERR_ARG : OCEAN_ERR_NOT_AVAILABLE) && cu == NULL,
+          "CUDA device %d of %d: %s", count + 3, count, OceanGetLastErrorMessage());
     if (count == 0) {
       CHECK(OceanContextCreate(OCEAN_BACKEND_CUDA, NULL, &cu) == OCEAN_ERR_NOT_AVAILABLE && cu == NULL, "CUDA context without a device");
       CHECK(strstr(OceanGetLastErrorMessage(), "CUDA") != NULL, "message: %s", OceanGetLastErrorMessage());
       CHECK(OceanCudaDeviceProfile(0, &prof) == OCEAN_ERR_NOT_AVAILABLE, "device profile without a device");
     } else {
       OceanBackend backend;
-      CALL(OceanContextCreate(OCEAN_BACKEND_CUDA, NULL, &cu));
+      CALL(OceanContextCreateOnDevice(OCEAN_BACKEND_CUDA, count - 1, NULL, &cu));
       CALL(OceanContextGetBackend(cu, &backend));
-      CHECK(backend == OCEAN_BACKEND_CUDA, "CUDA context reports backend %d", (int)backend);
+      CALL(OceanContextGetDevice(cu, &device));
+      CHECK(backend == OCEAN_BACKEND_CUDA && device == count - 1, "CUDA context reports backend %d, device %d", (int)backend, device);
       CALL(OceanContextDestroy(&cu));
     }
   }

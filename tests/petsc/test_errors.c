@@ -1,5 +1,5 @@
 static const char help[] = "Bad input gets a clear PETSc error, never a crash or a wrong result; unsupported product types fall back to\n"
-                           "PETSc's implementation with a correct result.\n  -case sizes|unassembled|nnz_limit|switch_exact|abt|rart|bad_option|cuda_backend\n";
+                           "PETSc's implementation with a correct result.\n  -case sizes|unassembled|nnz_limit|switch_exact|abt|rart|bad_option|cuda_backend|device\n";
 
 #include "oceantest.h"
 
@@ -119,6 +119,33 @@ int main(int argc, char **argv)
     PetscCall(PetscOptionsSetValue(NULL, "-mat_ocean_backend", "cuda"));
     (void)OceanCudaDeviceCount(&ndev);
     if (ndev == 0) EXPECT_ERROR(ProductAB(A, A, &C), PETSC_ERR_SUP, "CUDA");
+  }
+  PetscCall(PetscStrcmp(which, "device", &is));
+  if (is) { /* a device that cannot exist is an error, whatever backend auto would pick */
+    int          ndev = 0;
+    char         bad[32];
+    OceanBackend backend;
+    (void)OceanCudaDeviceCount(&ndev);
+    PetscCall(Gen("lap2d", 6, 0, 0, 1, MATAIJOCEAN, &A));
+    PetscCall(PetscOptionsSetValue(NULL, "-mat_ocean_device", "-1"));
+    EXPECT_ERROR(ProductAB(A, A, &C), PETSC_ERR_ARG_OUTOFRANGE, "-mat_ocean_device -1");
+    PetscCall(MatDestroy(&C));
+    if (ndev > 0) { /* one past the last device */
+      PetscCall(PetscSNPrintf(bad, sizeof(bad), "%d", ndev));
+      PetscCall(PetscOptionsSetValue(NULL, "-mat_ocean_device", bad));
+      EXPECT_ERROR(ProductAB(A, A, &C), PETSC_ERR_ARG_OUTOFRANGE, "device(s) visible");
+      PetscCall(MatDestroy(&C));
+    }
+    /* the last device (none here: the index only matters to the CUDA backend) gives a correct product */
+    PetscCall(PetscSNPrintf(bad, sizeof(bad), "%d", ndev > 0 ? ndev - 1 : 0));
+    PetscCall(PetscOptionsSetValue(NULL, "-mat_ocean_device", bad));
+    PetscCall(ProductAB(A, A, &C));
+    PetscCall(OceanTestReference(MATPRODUCT_AB, A, A, &R, &Bound));
+    PetscCall(OceanTestCompare(C, R, Bound, "product on the chosen device"));
+    PetscCall(MatOceanProductGetBackend(C, &backend));
+    PetscCheck(backend == (ndev > 0 && OceanCudaCompiled() ? OCEAN_BACKEND_CUDA : OCEAN_BACKEND_CPU), PETSC_COMM_SELF, PETSC_ERR_PLIB, "backend %d with %d device(s)", (int)backend, ndev);
+    PetscCall(MatDestroy(&R));
+    PetscCall(MatDestroy(&Bound));
   }
   PetscCall(MatDestroy(&C));
   PetscCall(MatDestroy(&A));
