@@ -111,6 +111,7 @@ void OceanWorkspacesDestroy(OceanWorkspace **ws, int n)
     OceanFree(w->esc_vals);
     OceanFree(w->row_cols);
     OceanFree(w->row_vals);
+    OceanFree(w->pos);
   }
   OceanFree(*ws);
 }
@@ -401,6 +402,32 @@ OceanError OceanCpuRow(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B,
     break;
   }
   return OCEAN_SUCCESS;
+}
+
+OceanError OceanCpuRowKnown(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B, int64_t i, const int32_t *cols, int64_t n, double *vals, int64_t *bytes)
+{
+  OceanError err = OCEAN_SUCCESS;
+  int64_t    j, t, u;
+
+  OceanCall(OceanGrowArray(ws, pos, B->ncols, 0xff, bytes)); /* -1 */
+  for (j = 0; j < n; j++) {
+    ws->pos[cols[j]] = (int32_t)j; /* a row of C has fewer than 2^31 entries */
+    vals[j]          = 0.0;
+  }
+  for (t = A->rowptr[i]; t < A->rowptr[i + 1] && !err; t++) {
+    const int32_t k  = A->colidx[t];
+    const double  av = A->values[t];
+    for (u = B->rowptr[k]; u < B->rowptr[k + 1]; u++) {
+      const int32_t p = ws->pos[B->colidx[u]];
+      if (p < 0) {
+        err = OCEAN_ERR_STATE;
+        break;
+      }
+      vals[p] += av * B->values[u];
+    }
+  }
+  for (j = 0; j < n; j++) ws->pos[cols[j]] = -1;
+  return err;
 }
 
 OceanError OceanCpuCountRow(OceanContext ctx, OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B, int64_t i, const OceanRowShape *row, int64_t p, int64_t *nnz,

@@ -152,7 +152,8 @@ typedef struct {
   double   *esc_vals;
   int32_t  *row_cols; /* scratch output row */
   double   *row_vals;
-  int64_t   nkeys, nhvals, nused, ndense, nbitmap, nsort, nesc_cols, nesc_vals, nrow_cols, nrow_vals;
+  int32_t  *pos;      /* numeric-only reuse: a column's position in the current row of C; all -1 between rows */
+  int64_t   nkeys, nhvals, nused, ndense, nbitmap, nsort, nesc_cols, nesc_vals, nrow_cols, nrow_vals, npos;
   int       all_packed; /* every hash row sorted 32-bit key-ptr words */
   char      pad[64];    /* the workspaces of different threads sit in one array */
 } OceanWorkspace;
@@ -250,6 +251,10 @@ OceanError OceanCpuRow(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B,
 
 /* Exact nonzero count of one row by the symbolic accumulators, starting from the route of prediction p and
    retrying with the next larger configuration while the symbolic accumulator overflows. */
+/* Numeric-only reuse of row i: the values of C's known row (columns cols[0, n), sorted) into vals, each product added
+   at its column's position, in product order (the accumulators' sums, bitwise).  OCEAN_ERR_STATE when a product's
+   column is not in the row.  *bytes: the workspace size asked when it fails to grow. */
+OceanError OceanCpuRowKnown(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B, int64_t i, const int32_t *cols, int64_t n, double *vals, int64_t *bytes);
 OceanError OceanCpuCountRow(OceanContext ctx, OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B, int64_t i, const OceanRowShape *row,
                             int64_t p, int64_t *nnz, int *retried, int64_t *bytes);
 

@@ -585,7 +585,7 @@ static OceanError OceanStageSymbolic(OceanContext ctx, OceanStage *st, const Oce
   return err;
 }
 
-/* Every row by its exact route into scratch; its columns must be C's, then its values go to C. */
+/* Every row's values straight into C's known structure (OceanCpuRowKnown: no routes, no sort, no compaction). */
 static OceanError OceanStageNumericReuse(OceanStage *st, const OceanCSR *A, const OceanCSR *B, OceanWorkspace *ws)
 {
   OceanParallelStatus ps = {0, OCEAN_SUCCESS, 0, 0};
@@ -593,18 +593,11 @@ static OceanError OceanStageNumericReuse(OceanStage *st, const OceanCSR *A, cons
 
 #pragma omp parallel for schedule(dynamic, OCEAN_ROW_CHUNK)
   for (i = 0; i < st->nrows; i++) {
-    OceanWorkspace *w = &ws[OceanThreadNum()];
-    const int64_t   n = st->rowptr[i + 1] - st->rowptr[i];
-    int64_t         bytes = 0, count;
-    int32_t        *cols;
-    double         *vals;
-    int             overflow;
+    OceanWorkspace *w     = &ws[OceanThreadNum()];
+    int64_t         bytes = 0;
     OceanError      err;
     if (OceanParallelFailed(&ps)) continue;
-    err = OceanWorkspaceScratchRow(w, st->exact[i].slot, &cols, &vals, &bytes);
-    if (!err) err = OceanCpuRow(w, A, B, i, &st->an.rows[i], &st->exact[i], st->dec.bitmap_query, cols, vals, &count, &overflow, &bytes);
-    if (!err && (overflow || count != n || memcmp(cols, st->colidx + st->rowptr[i], (size_t)n * sizeof(int32_t)))) err = OCEAN_ERR_STATE;
-    if (!err) memcpy(st->values + st->rowptr[i], vals, (size_t)n * sizeof(double));
+    err = OceanCpuRowKnown(w, A, B, i, st->colidx + st->rowptr[i], st->rowptr[i + 1] - st->rowptr[i], st->values + st->rowptr[i], &bytes);
     if (err) OceanParallelFail(&ps, err, i, bytes);
   }
   return OceanParallelReport(&ps, st->name);
@@ -632,21 +625,21 @@ static OceanError OceanStageNumeric(OceanContext ctx, OceanStage *st, const Ocea
     seconds = st->stats.t_numeric;
   } else {
     OceanCall(OceanContextGetWorkspaces(ctx, &ws));
-    OceanWorkspacesResetPacked(ws, ctx->nws);
     t0      = OceanPhaseBegin(ctx, OCEAN_PHASE_NUMERIC);
     err     = OceanStageNumericReuse(st, A, B, ws);
     seconds = OceanPhaseEnd(ctx, OCEAN_PHASE_NUMERIC, err ? 0.0 : 2.0 * (double)st->an.products, t0);
     OceanCall(err);
   }
 
-  /* the statistics now describe this call: exact bins, nothing estimated, allocated or compacted */
+  /* the statistics now describe this call: nothing estimated, allocated, compacted or sorted (both backends add
+     into C's known structure); the bins are those of the plan's exact routes */
   s->numeric_calls++;
   s->t_analysis = s->t_estimate = s->t_symbolic = s->t_fallback = s->t_compact = s->t_transpose = 0;
   s->t_numeric                                                                = seconds;
   s->overflow_rows = s->symbolic_retry_rows = 0;
   s->switched_to_exact = s->sketches_reused = 0;
   s->allocated_entries                      = st->nnz;
-  s->packed_sort_keys                       = ws ? OceanWorkspacesAllPacked(ws, ctx->nws) : 0;
+  s->packed_sort_keys                       = 0;
   if (ctx->backend == OCEAN_BACKEND_CUDA) OceanCudaStageExactCounts(st, s); /* reduced on the device by the symbolic call */
   else OceanStageCountBins(st, st->exact);
   return OCEAN_SUCCESS;

@@ -728,6 +728,22 @@ static int TestReuse(OceanContext ctx)
     OceanOptionsDefault(&opts);
     CALL(OceanContextSetOptions(ctx, &opts));
   }
+  /* a structure change under the same ids (a caller's bug) is caught: row 55 of a 10 x 10 Laplacian B gets column 0
+     instead of 45, so row 55 of A*B has a product far outside its row of C */
+  MatStencil(&A, 10, 10, 1, 1, 0, 125, 125);
+  MatCopy(&A, &B);
+  B.id = 126;
+  a    = View(&A);
+  b    = View(&B);
+  CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &prod));
+  CALL(OceanProductSymbolic(prod, &a, &b));
+  CHECK(B.ci[B.rp[55]] == 45, "row 55 of the Laplacian starts at column %d", (int)B.ci[B.rp[55]]);
+  B.ci[B.rp[55]] = 0;
+  CHECK(OceanProductNumeric(prod, &a, &b) == OCEAN_ERR_STATE && strstr(OceanGetLastErrorMessage(), "structure"), "a product outside C's structure accepted: %s",
+        OceanGetLastErrorMessage());
+  CALL(OceanProductDestroy(&prod));
+  MatFree(&A);
+  MatFree(&B);
   return 0;
 }
 
