@@ -97,11 +97,11 @@ $(TEST_GPU_BIN): tests/gpu/test_gpu.c tests/core/gen.h $(CORE_OBJ) $(CUDA_OBJ)
 .PHONY: test-gpu
 test-gpu: $(TEST_GPU_BIN)
 
-$(BUILD)/tests/%: tests/petsc/%.c $(wildcard tests/petsc/*.h) $(LIBNAME)
+$(BUILD)/tests/%: tests/petsc/%.c $(wildcard tests/petsc/*.h) $(wildcard examples/*.h) $(LIBNAME)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_CORE) -Itests/petsc $(CFLAGS_PETSC) $< -o $@ $(LINK_OCEAN)
 
-$(BUILD)/examples/%: examples/%.c $(LIBNAME)
+$(BUILD)/examples/%: examples/%.c $(wildcard examples/*.h) $(LIBNAME)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_CORE) $(CFLAGS_PETSC) $< -o $@ $(LINK_OCEAN)
 

@@ -1,6 +1,9 @@
 static const char help[] = "The petsc-ocean main job: 3D linear elasticity (Q1 hexahedra, 3 dof per node) solved with CG and an\n"
                            "AMG preconditioner, once per matrix type, with a table of setup time, time in MatProduct, iterations and residual.\n"
-                           "  -ne <48>                 elements per side ((ne+1)^3 * 3 unknowns)\n"
+                           "  -problem <elasticity>    elasticity (default PC: GAMG) or laplace (3D 7-point on a DMDA; default PC: PCMG with\n"
+                           "                           Galerkin coarse operators, -pc_mg_levels <4>, interpolation from the grid)\n"
+                           "  -ne <48>                 elasticity: elements per side ((ne+1)^3 * 3 unknowns)\n"
+                           "  -nx <129>                laplace: grid points per side (nx^3 unknowns; nx - 1 divisible by 2^(levels-1))\n"
                            "  -mat_types <aij,aijocean> the matrix types to compare, the first being the baseline\n"
                            "  -resetups <0>            re-setups with new matrix values after the first solve (the nonlinear/time-dependent case)\n"
                            "  any KSP/PC option (default -ksp_type cg -pc_type gamg -ksp_rtol 1e-8)\n";
@@ -8,6 +11,7 @@ static const char help[] = "The petsc-ocean main job: 3D linear elasticity (Q1 h
 #include <petscksp.h>
 #include "petscmatocean.h"
 #include "elasticity.h"
+#include "laplace.h"
 
 #define PetscCallOcean(call) PetscCheck((call) == OCEAN_SUCCESS, PETSC_COMM_SELF, PETSC_ERR_LIB, "petsc-ocean: %s", OceanGetLastErrorMessage())
 
@@ -38,28 +42,38 @@ typedef struct {
   PetscInt  its;
 } RunResult;
 
-static PetscErrorCode RunOne(PetscInt ne, const char *type, PetscInt resetups, RunResult *res)
+/* elasticity: size = elements per side, GAMG by default; laplace: size = grid points per side, PCMG with Galerkin
+   coarse operators (PCMG builds the interpolations from the DMDA, the products go through the matrix type). */
+static PetscErrorCode RunOne(PetscBool laplace, PetscInt size, const char *type, PetscInt resetups, RunResult *res)
 {
   Mat           A;
   Vec           b, x;
   KSP           ksp;
+  DM            da = NULL;
+  PC            pc;
   PetscLogStage stage, restage;
   PetscLogDouble t0, t1;
   char          name[64];
 
   PetscFunctionBeginUser;
   PetscCall(PetscStrncpy(res->type, type, sizeof(res->type)));
-  PetscCall(ElasticityAssemble(PETSC_COMM_WORLD, ne, type, &A, &b));
+  if (laplace) PetscCall(LaplaceAssemble(size, type, &da, &A, &b));
+  else PetscCall(ElasticityAssemble(PETSC_COMM_WORLD, size, type, &A, &b));
   PetscCall(VecDuplicate(b, &x));
   PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+  if (da) {
+    PetscCall(KSPSetDM(ksp, da));
+    PetscCall(KSPSetDMActive(ksp, PETSC_FALSE)); /* our operator, the grid only for the hierarchy */
+  }
   PetscCall(KSPSetOperators(ksp, A, A));
   PetscCall(KSPSetType(ksp, KSPCG));
   PetscCall(KSPSetTolerances(ksp, 1e-8, PETSC_DEFAULT, PETSC_DEFAULT, 500));
-  {
-    PC pc;
-    PetscCall(KSPGetPC(ksp, &pc));
-    PetscCall(PCSetType(pc, PCGAMG));
-  }
+  PetscCall(KSPGetPC(ksp, &pc));
+  if (laplace) {
+    PetscCall(PCSetType(pc, PCMG));
+    PetscCall(PCMGSetLevels(pc, 4, NULL));
+    PetscCall(PCMGSetGalerkin(pc, PC_MG_GALERKIN_PMAT));
+  } else PetscCall(PCSetType(pc, PCGAMG));
   PetscCall(KSPSetFromOptions(ksp));
 
   PetscCall(PetscSNPrintf(name, sizeof(name), "Setup %s", type));
@@ -103,30 +117,37 @@ static PetscErrorCode RunOne(PetscInt ne, const char *type, PetscInt resetups, R
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&b));
   PetscCall(MatDestroy(&A));
+  PetscCall(DMDestroy(&da));
   PetscFunctionReturn(0);
 }
 
 int main(int argc, char **argv)
 {
-  PetscInt    ne = 48, ntypes = 8, resetups = 0;
-  char       *types[8];
+  PetscInt    ne = 48, nx = 129, ntypes = 8, resetups = 0;
+  char       *types[8], problem[32] = "elasticity";
   RunResult   res[8];
   PetscMPIInt size;
   int         ndev = 0;
-  PetscBool   set;
+  PetscBool   set, laplace;
 
   PetscFunctionBeginUser;
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   PetscCall(MatOceanInitializePackage());
   PetscCall(PetscLogDefaultBegin());
   PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-problem", problem, sizeof(problem), NULL));
+  PetscCall(PetscStrcmp(problem, "laplace", &laplace));
+  PetscCheck(laplace || !strcmp(problem, "elasticity"), PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "-problem %s: elasticity or laplace", problem);
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-ne", &ne, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-nx", &nx, NULL));
+  PetscCheck(ne >= 1 && nx >= 3, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-ne %" PetscInt_FMT " must be >= 1 and -nx %" PetscInt_FMT " >= 3", ne, nx);
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-resetups", &resetups, NULL));
   types[0] = (char *)"aij";
   types[1] = (char *)"aijocean";
   PetscCall(PetscOptionsGetStringArray(NULL, NULL, "-mat_types", types, &ntypes, &set));
   if (!set) ntypes = 2;
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "petsc-ocean main job: 3D linear elasticity, Q1, %" PetscInt_FMT "^3 elements, %" PetscInt_FMT " unknowns, CG + AMG, %d process(es)\n", ne, 3 * (ne + 1) * (ne + 1) * (ne + 1), size));
+  if (laplace) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "petsc-ocean main job: 3D 7-point Laplacian, %" PetscInt_FMT "^3 grid, %" PetscInt_FMT " unknowns, CG + multigrid with Galerkin coarse operators, %d process(es)\n", nx, nx * nx * nx, size));
+  else PetscCall(PetscPrintf(PETSC_COMM_WORLD, "petsc-ocean main job: 3D linear elasticity, Q1, %" PetscInt_FMT "^3 elements, %" PetscInt_FMT " unknowns, CG + AMG, %d process(es)\n", ne, 3 * (ne + 1) * (ne + 1) * (ne + 1), size));
   {
     char               choice[16] = "auto";
     OceanDeviceProfile prof;
@@ -141,7 +162,7 @@ int main(int argc, char **argv)
     if (usable && strcmp(choice, "cpu") && OceanCudaDeviceProfile(0, &prof) == OCEAN_SUCCESS) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "petsc-ocean backend: cuda (%s, %d SMs)\n", prof.name, prof.num_sms));
     else PetscCall(PetscPrintf(PETSC_COMM_WORLD, "petsc-ocean backend: cpu (%s)\n", !OceanCudaCompiled() ? "built without CUDA" : ndev == 0 ? "no CUDA device found" : usable ? "-mat_ocean_backend cpu" : "CUDA context not usable"));
   }
-  for (PetscInt t = 0; t < ntypes; t++) PetscCall(RunOne(ne, types[t], resetups, &res[t]));
+  for (PetscInt t = 0; t < ntypes; t++) PetscCall(RunOne(laplace, laplace ? nx : ne, types[t], resetups, &res[t]));
 
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n%-12s %10s %12s %10s %6s %12s", "mat_type", "setup (s)", "products (s)", "solve (s)", "its", "residual"));
   if (resetups) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " %12s %12s", "re-setup (s)", "re-products"));

@@ -5,43 +5,9 @@ static const char help[] = "AMG solves with -mat_type aij and aijocean must take
                            "  PC options as usual (e.g. -pc_type gamg; -pc_type mg -pc_mg_levels 3 -pc_mg_galerkin pmat; -pc_type hmg ...)\n";
 
 #include <petscksp.h>
-#include <petscdmda.h>
 #include "petscmatocean.h"
 #include "../../examples/elasticity.h"
-
-/* 3D 7-point Laplacian on a DMDA, so that PCMG can build interpolations from the grid. */
-static PetscErrorCode LaplaceAssemble(PetscInt nx, MatType type, DM *da, Mat *A, Vec *b)
-{
-  PetscInt xs, ys, zs, xm, ym, zm;
-
-  PetscFunctionBeginUser;
-  PetscCall(DMDACreate3d(PETSC_COMM_WORLD, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_STAR, nx, nx, nx, PETSC_DECIDE, PETSC_DECIDE, PETSC_DECIDE, 1, 1, NULL, NULL, NULL, da));
-  PetscCall(DMSetMatType(*da, type));
-  PetscCall(DMSetUp(*da));
-  PetscCall(DMCreateMatrix(*da, A));
-  PetscCall(DMDAGetCorners(*da, &xs, &ys, &zs, &xm, &ym, &zm));
-  for (PetscInt k = zs; k < zs + zm; k++)
-    for (PetscInt j = ys; j < ys + ym; j++)
-      for (PetscInt i = xs; i < xs + xm; i++) {
-        MatStencil  row = {.i = i, .j = j, .k = k}, col[7];
-        PetscScalar v[7];
-        PetscInt    n = 0;
-        col[n] = row;
-        v[n++] = 6.0;
-        if (i > 0) { col[n] = row; col[n].i = i - 1; v[n++] = -1.0; }
-        if (i < nx - 1) { col[n] = row; col[n].i = i + 1; v[n++] = -1.0; }
-        if (j > 0) { col[n] = row; col[n].j = j - 1; v[n++] = -1.0; }
-        if (j < nx - 1) { col[n] = row; col[n].j = j + 1; v[n++] = -1.0; }
-        if (k > 0) { col[n] = row; col[n].k = k - 1; v[n++] = -1.0; }
-        if (k < nx - 1) { col[n] = row; col[n].k = k + 1; v[n++] = -1.0; }
-        PetscCall(MatSetValuesStencil(*A, 1, &row, n, col, v, INSERT_VALUES));
-      }
-  PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
-  PetscCall(DMCreateGlobalVector(*da, b));
-  PetscCall(VecSet(*b, 1.0));
-  PetscFunctionReturn(0);
-}
+#include "../../examples/laplace.h"
 
 /* Solve once, then (resetup) scale the operator as a nonlinear or time-dependent solver would and set up and solve
    again, twice: its[] are the first and the last iteration counts, resetup_counts[] the petsc-ocean symbolic and
