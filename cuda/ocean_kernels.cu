@@ -1,17 +1,19 @@
 /*
   ocean_kernels.cu - the kernels of the CUDA SpGEMM pipeline behind extern "C" launchers (src/ocean_cuda.h).
 
-  Layering (after CUB): thin __global__ entry points; per-block device functions (one row of C per block for the
-  accumulators, one warp per row for the sketch merge); host dispatch that owns grid sizes, reads the shared
-  memory limit off the device and sizes CUB's temporary storage in two phases (query, then run) from the pool.
+  Layering (after CUB): thin __global__ entry points; per-team device functions (the accumulators: a row of C per
+  team, a warp or a block, see OceanTeam; the sketch estimate: a warp merges 32 rows, a lane solves each); host
+  dispatch that owns grid sizes, reads the shared memory limit off the device and sizes CUB's temporary storage in
+  two phases (query, then run) from the pool.  Device helpers shared with ocean_numeric.cu are in ocean_rows.cuh.
 
   Every decision is the CPU backend's: rows are routed by OceanRouteRowBins, hash tables use OceanHashSlot and
   OceanHashLimit, sketches use OceanSketchUpdate / OceanRegisterPack / OceanSketchEstimateRegisters (all from
   ocean_shared.h).  A row overflows exactly when its distinct columns exceed its slot, as on the CPU.
   Summation order: ESC rows sum in product order (bitwise the CPU's); hash and dense rows accumulate with
   atomicAdd, so their last bits depend on the schedule (the tests allow 1e-12 |A||B|).
-  Output order: ESC (rank sort), dense (bitmap scan) and shared-hash (table sorted in place) rows are written in
-  column order; only global-hash (LONG) rows are appended unsorted and sorted afterwards by OceanCudaSortRows.
+  Output order: ESC (rank sort), dense (bitmap scan) and shared-hash (occupied entries compacted, then ranked or
+  bitonic-sorted) rows are written in column order; only global-hash (LONG) rows are appended unsorted and sorted
+  afterwards, in place, by OceanCudaSortRows.
 */
 #include <cub/cub.cuh>
 #include <cuda_runtime.h>
