@@ -6,6 +6,7 @@
 #   bench     bench_spgemm, the built-in set (BENCH_ARGS adds options, e.g. --reps 5 --only NAME)
 #   examples  the main job's program: elasticity + GAMG (-ne 48) and the Laplacian + PCMG (-nx 129), -resetups 1,
 #             with the -log_view lines of the product events
+#   profile   (not in the default) Nsight Compute on the row kernels of one benchmark matrix, see below
 set -u
 W=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$W"
@@ -40,6 +41,14 @@ for s in $stages; do
       grep -E "^(MatOcean|MatPtAP|MatMatMult|MatTrnMatMult)" "$OUT/example.txt" | cut -c1-100 | tee -a "$OUT/examples.txt"
     done
     summary+=("examples: see examples.txt") ;;
+  profile)
+    # ncu on the row kernels of one matrix (PROFILE_MATRIX, default rmat_s16_d32; PROFILE_KERNELS a regex, PROFILE_COUNT
+    # launches): duration, registers, occupancy, instructions, warp states, for the R-MAT regression's comparison
+    NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+    timeout 560 "$NCU" -k regex:"${PROFILE_KERNELS:-OceanKernelRows|OceanKernelKnown}" -c "${PROFILE_COUNT:-12}" --section SpeedOfLight --section Occupancy \
+      --section LaunchStats --section WarpStateStats --section InstructionStats build/examples/bench_spgemm --only "${PROFILE_MATRIX:-rmat_s16_d32}" --reps 1 --warmup 1 \
+      --csv "$OUT/profile_bench.csv" > "$OUT/profile.txt" 2>&1
+    summary+=("profile: exit $?; $(grep -cE '^  Ocean' "$OUT/profile.txt") kernel launches in profile.txt") ;;
   *) summary+=("$s: unknown stage") ;;
   esac
 done
