@@ -109,8 +109,6 @@ void OceanWorkspacesDestroy(OceanWorkspace **ws, int n)
     OceanFree(w->sortb);
     OceanFree(w->esc_cols);
     OceanFree(w->esc_vals);
-    OceanFree(w->row_cols);
-    OceanFree(w->row_vals);
     OceanFree(w->pos);
   }
   OceanFree(*ws);
@@ -129,15 +127,6 @@ void OceanWorkspacesResetPacked(OceanWorkspace *ws, int n)
   for (t = 0; t < n; t++) ws[t].all_packed = 1;
 }
 
-OceanError OceanWorkspaceScratchRow(OceanWorkspace *ws, int64_t n, int32_t **cols, double **vals, int64_t *bytes)
-{
-  n = OceanMax64(n, 1); /* never hand out NULL: a NULL column array means "symbolic" to OceanCpuRow */
-  OceanCall(OceanGrowArray(ws, row_cols, n, -1, bytes));
-  OceanCall(OceanGrowArray(ws, row_vals, n, -1, bytes));
-  *cols = ws->row_cols;
-  *vals = ws->row_vals;
-  return OCEAN_SUCCESS;
-}
 
 /* ------------------------------------------------------------------------------------------------ key-ptr sort */
 

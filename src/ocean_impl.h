@@ -150,10 +150,8 @@ typedef struct {
   void     *sorta, *sortb; /* key-ptr words (8 bytes per entry reserved) */
   int32_t  *esc_cols;
   double   *esc_vals;
-  int32_t  *row_cols; /* scratch output row */
-  double   *row_vals;
   int32_t  *pos;      /* numeric-only reuse: a column's position in the current row of C; all -1 between rows */
-  int64_t   nkeys, nhvals, nused, ndense, nbitmap, nsort, nesc_cols, nesc_vals, nrow_cols, nrow_vals, npos;
+  int64_t   nkeys, nhvals, nused, ndense, nbitmap, nsort, nesc_cols, nesc_vals, npos;
   int       all_packed; /* every hash row sorted 32-bit key-ptr words */
   char      pad[64];    /* the workspaces of different threads sit in one array */
 } OceanWorkspace;
@@ -261,7 +259,5 @@ OceanError OceanCpuCountRow(OceanContext ctx, OceanWorkspace *ws, const OceanCSR
 /* Whether every hash-accumulated row so far sorted 32-bit packed key-ptr words (reset with OceanWorkspacesResetPacked). */
 int  OceanWorkspacesAllPacked(OceanWorkspace *ws, int n);
 void OceanWorkspacesResetPacked(OceanWorkspace *ws, int n);
-/* The scratch row (for numeric-only reuse) of a workspace, grown to n entries. */
-OceanError OceanWorkspaceScratchRow(OceanWorkspace *ws, int64_t n, int32_t **cols, double **vals, int64_t *bytes);
 
 #endif
