@@ -320,6 +320,9 @@ struct OceanRowArgs {
   const int64_t       *goff; /* global hash tables: offset per position of list (LONG only) */
   int32_t             *gkeys;
   double              *gvals;
+  double              *gdense;        /* global dense values (LONG, numeric): gdense_stride per block, all zero */
+  int64_t              gdense_stride;
+  unsigned long long  *next;          /* LONG: the next position of list to take (rows handed out dynamically) */
 };
 
 /* Per-team state of the row being accumulated. */
@@ -491,16 +494,17 @@ __device__ void OceanTeamHashRow(const OceanTeam &tm, const OceanRowArgs &a, int
   }
 }
 
-/* Dense accumulator over the row's span: a bitmap and (numeric) the sums, both in shared memory. */
-__device__ void OceanTeamDenseRow(const OceanTeam &tm, const OceanRowArgs &a, int64_t i, const OceanRoute &r, const OceanRowShape &sh, char *smem, OceanRowState *st)
+/* Dense accumulator over the row's span: a bitmap in shared memory and (numeric) the sums dv, in shared memory (DENSE:
+   cleared here) or in the block's global array (GLOBAL_DENSE: all zero on entry, and left so: each sum is cleared
+   where it is read, an overflowing row's where its bits are). */
+__device__ void OceanTeamDenseRow(const OceanTeam &tm, const OceanRowArgs &a, int64_t i, const OceanRoute &r, const OceanRowShape &sh, double *dv, unsigned *bm, bool global_values,
+                                  OceanRowState *st)
 {
   const bool    values = a.cols != NULL; /* numeric: vals too */
   const int64_t span = r.capacity, nw = (span + 31) / 32;
-  double       *dv = (double *)smem;
-  unsigned     *bm = (unsigned *)(values ? smem + span * sizeof(double) : smem);
 
   for (int64_t j = tm.tid; j < nw; j += tm.size) bm[j] = 0;
-  if (values)
+  if (values && !global_values)
     for (int64_t j = tm.tid; j < span; j += tm.size) dv[j] = 0.0;
   tm.sync();
   /* With the plan's bitmap query a value would be written, not added, by the first product of its column; that
@@ -519,6 +523,9 @@ __device__ void OceanTeamDenseRow(const OceanTeam &tm, const OceanRowArgs &a, in
   tm.sync();
   if (tm.tid == 0) st->over = st->count > (unsigned long long)r.slot;
   tm.sync();
+  if (values && global_values && st->over)
+    for (int64_t w = tm.tid; w < nw; w += tm.size)
+      for (unsigned bits = bm[w]; bits; bits &= bits - 1) dv[w * 32 + __ffs(bits) - 1] = 0.0;
   if (!values || st->over) return;
   /* in column order: warp k takes a contiguous chunk of the bitmap's words, counts the bits before its chunk, then
      walks the chunk 32 words at a time with a warp scan of the words' bit counts */
@@ -543,6 +550,7 @@ __device__ void OceanTeamDenseRow(const OceanTeam &tm, const OceanRowArgs &a, in
       const int j     = w * 32 + __ffs(bits) - 1;
       a.cols[off + o] = (int32_t)(sh.colmin + j);
       a.vals[off + o] = dv[j];
+      if (global_values) dv[j] = 0.0;
     }
     base += __shfl_sync(0xffffffffu, incl, 31);
   }
@@ -614,6 +622,7 @@ __global__ void __launch_bounds__(KIND == OCEAN_ROWS_WARP ? OCEAN_TEAM_BLOCK : 1
   extern __shared__ double ocean_smem_d[];
   __shared__ OceanRowState st[OCEAN_MAX_TEAMS];
   __shared__ int           warp_sums[32];
+  __shared__ long long     next_pos;
   OceanTeam                tm;
   tm.size                = team_size;
   tm.id                  = (int)threadIdx.x / team_size;
@@ -622,7 +631,14 @@ __global__ void __launch_bounds__(KIND == OCEAN_ROWS_WARP ? OCEAN_TEAM_BLOCK : 1
   char          *smem    = (char *)ocean_smem_d + (size_t)tm.id * (size_t)team_bytes;
   OceanRowState *s       = &st[tm.id];
 
-  for (int64_t pos = (int64_t)blockIdx.x * teams + tm.id; pos < a.n; pos += (int64_t)gridDim.x * teams) {
+  for (int64_t pos = (int64_t)blockIdx.x * teams + tm.id;; pos += (int64_t)gridDim.x * teams) {
+    if constexpr (KIND == OCEAN_ROWS_GLOBAL) {
+      /* LONG rows differ by orders of magnitude: a resident grid takes them one at a time */
+      if (tm.tid == 0) next_pos = (long long)atomicAdd(a.next, 1ULL);
+      tm.sync();
+      pos = next_pos;
+    }
+    if (pos >= a.n) break;
     const int64_t    i = a.list[pos];
     const OceanRoute r = a.routes[i];
     if (tm.tid == 0) {
@@ -639,9 +655,10 @@ __global__ void __launch_bounds__(KIND == OCEAN_ROWS_WARP ? OCEAN_TEAM_BLOCK : 1
     } else if constexpr (KIND == OCEAN_ROWS_WARP) {
       if (r.acc == OCEAN_ACC_ESC) OceanWarpEscRow(tm, a, i, r, smem, s);
     } else if constexpr (KIND == OCEAN_ROWS_SHARED) {
-      if (r.acc == OCEAN_ACC_DENSE) OceanTeamDenseRow(tm, a, i, r, a.shapes[i], smem, s);
+      if (r.acc == OCEAN_ACC_DENSE) OceanTeamDenseRow(tm, a, i, r, a.shapes[i], (double *)smem, (unsigned *)(a.cols ? smem + r.capacity * sizeof(double) : smem), false, s);
     } else {
-      if (r.acc == OCEAN_ACC_GLOBAL_HASH) OceanTeamHashRow(tm, a, i, r, a.gkeys + a.goff[pos], a.gvals ? a.gvals + a.goff[pos] : NULL, false, s, warp_sums);
+      if (r.acc == OCEAN_ACC_GLOBAL_DENSE) OceanTeamDenseRow(tm, a, i, r, a.shapes[i], a.gdense ? a.gdense + (int64_t)blockIdx.x * a.gdense_stride : NULL, (unsigned *)smem, true, s);
+      else if (r.acc == OCEAN_ACC_GLOBAL_HASH) OceanTeamHashRow(tm, a, i, r, a.gkeys + a.goff[pos], a.gvals ? a.gvals + a.goff[pos] : NULL, false, s, warp_sums);
     }
     tm.sync();
     if (tm.tid == 0) {
@@ -657,9 +674,15 @@ __global__ void OceanKernelBinKeys(const int64_t *list, int64_t n, const OceanRo
   OCEAN_GRID_STRIDE(j, n) keys[j] = routes[list ? list[j] : j].bin;
 }
 
-__global__ void OceanKernelGlobalCapacity(const int64_t *list, int64_t n, const OceanRoute *routes, int64_t *cap)
+/* LONG rows: cap[j] the global hash table's entries (0 for dense rows), *dense_span the widest dense row */
+__global__ void OceanKernelGlobalCapacity(const int64_t *list, int64_t n, const OceanRoute *routes, int64_t *cap, unsigned long long *dense_span)
 {
-  OCEAN_GRID_STRIDE(j, n) cap[j] = routes[list[j]].capacity;
+  OCEAN_GRID_STRIDE(j, n)
+  {
+    const OceanRoute r = routes[list[j]];
+    cap[j]             = r.acc == OCEAN_ACC_GLOBAL_HASH ? r.capacity : 0;
+    if (r.acc == OCEAN_ACC_GLOBAL_DENSE) atomicMax(dense_span, (unsigned long long)r.capacity);
+  }
 }
 
 /* rows[j] = list[j] (list NULL: j) and the count of each key */
@@ -733,11 +756,12 @@ static OceanError OceanCudaRunGroupedRows(OceanCudaDevice dev, const OceanCudaRo
                                               const int64_t *d_offsets, int32_t *d_cols, double *d_vals, int64_t *d_counts, uint8_t *d_flags)
 {
   static int smem_set = -1, smem_max = 0; /* the opt-in is per kernel and device: set once, to the most the device allows */
-  int64_t   *gcap = NULL, *goff = NULL;
-  int32_t   *gkeys = NULL;
-  double    *gvals = NULL;
+  int64_t            *gcap = NULL, *goff = NULL;
+  int32_t            *gkeys = NULL;
+  double             *gvals = NULL, *gdense = NULL;
+  unsigned long long *glong = NULL; /* LONG: [0] the widest dense row, [1] the next row to take */
   OceanError err   = OCEAN_SUCCESS;
-  int64_t    start, b, n = 0;
+  int64_t    start, b, n = 0, long_grid = 1;
 
   for (b = 0; b < OCEAN_NUM_BINS; b++) n += bin_rows[b];
   if (n == 0) return OCEAN_SUCCESS;
@@ -781,21 +805,44 @@ static OceanError OceanCudaRunGroupedRows(OceanCudaDevice dev, const OceanCudaRo
       team       = 32;
       team_bytes = OCEAN_ESC_BYTES;
     } else if (b == OCEAN_BIN_LONG) {
-      int64_t total = 0;
-      team          = c->threads;
-      team_bytes    = 0;
-      if ((err = OceanCudaAlloc(dev, (size_t)(nb + 1) * sizeof(int64_t), (void **)&gcap)) || (err = OceanCudaAlloc(dev, (size_t)(nb + 1) * sizeof(int64_t), (void **)&goff))) goto done;
-      OceanKernelGlobalCapacity<<<OceanGrid(nb, OCEAN_THREADS), OCEAN_THREADS>>>(d_grouped + start, nb, d_routes, gcap);
-      if ((err = OceanCudaScanCounts(dev, NULL, nb, gcap, goff, NULL, &total))) goto done;
-      if ((err = OceanCudaAlloc(dev, (size_t)total * sizeof(int32_t), (void **)&gkeys))) goto done;
-      if (cudaMemset(gkeys, 0xff, (size_t)total * sizeof(int32_t)) != cudaSuccess) goto device_error;
-      if (d_vals) {
-        if ((err = OceanCudaAlloc(dev, (size_t)total * sizeof(double), (void **)&gvals))) goto done;
-        if (cudaMemset(gvals, 0, (size_t)total * sizeof(double)) != cudaSuccess) goto device_error;
+      int64_t            total = 0;
+      unsigned long long h[2];
+      team       = c->threads;
+      team_bytes = 0;
+      if ((err = OceanCudaAlloc(dev, (size_t)(nb + 1) * sizeof(int64_t), (void **)&gcap)) || (err = OceanCudaAlloc(dev, (size_t)(nb + 1) * sizeof(int64_t), (void **)&goff)) ||
+          (err = OceanCudaAlloc(dev, 2 * sizeof(unsigned long long), (void **)&glong)))
+        goto done;
+      if (cudaMemsetAsync(glong, 0, 2 * sizeof(unsigned long long), 0) != cudaSuccess) goto device_error;
+      OceanKernelGlobalCapacity<<<OceanGrid(nb, OCEAN_THREADS), OCEAN_THREADS>>>(d_grouped + start, nb, d_routes, gcap, glong);
+      if ((err = OceanCudaScanCounts(dev, NULL, nb, gcap, goff, NULL, &total)) || (err = OceanCudaReadback(dev, h, glong, sizeof(h)))) goto done;
+      if (total) {
+        if ((err = OceanCudaAlloc(dev, (size_t)total * sizeof(int32_t), (void **)&gkeys))) goto done;
+        if (cudaMemsetAsync(gkeys, 0xff, (size_t)total * sizeof(int32_t), 0) != cudaSuccess) goto device_error;
+        if (d_vals) {
+          if ((err = OceanCudaAlloc(dev, (size_t)total * sizeof(double), (void **)&gvals))) goto done;
+          if (cudaMemsetAsync(gvals, 0, (size_t)total * sizeof(double), 0) != cudaSuccess) goto device_error;
+        }
       }
+      if (h[0]) team_bytes = (int)((h[0] + 31) / 32 * 4 + 15) / 16 * 16; /* the dense rows' bitmap: LONG's dense columns fit the block */
       a.goff  = goff;
       a.gkeys = gkeys;
       a.gvals = gvals;
+      a.next  = glong + 1;
+      {
+        /* as many blocks as are resident at once, each with its own dense values (zeroed once, left zeroed) */
+        int device, sms, per_sm = 0;
+        if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, OceanKernelRows<OCEAN_ROWS_GLOBAL>, team, (size_t)team_bytes) != cudaSuccess)
+          goto device_error;
+        if (per_sm < 1) per_sm = 1;
+        long_grid = (int64_t)sms * per_sm < nb ? (int64_t)sms * per_sm : nb;
+      }
+      if (h[0] && d_vals) {
+        a.gdense_stride = (int64_t)h[0];
+        if ((err = OceanCudaAlloc(dev, (size_t)long_grid * (size_t)h[0] * sizeof(double), (void **)&gdense))) goto done;
+        if (cudaMemsetAsync(gdense, 0, (size_t)long_grid * (size_t)h[0] * sizeof(double), 0) != cudaSuccess) goto device_error;
+        a.gdense = gdense;
+      }
     } else {
       const int rpb = c->rows_per_block > 0 ? c->rows_per_block : 1;
       team          = c->threads / rpb;
@@ -806,7 +853,7 @@ static OceanError OceanCudaRunGroupedRows(OceanCudaDevice dev, const OceanCudaRo
     teams = team == 32 ? OCEAN_MAX_TEAMS : 1;
     while (teams > 1 && (int64_t)teams * team_bytes > smem_max) teams--;
     {
-      const dim3   grid = OceanGrid(nb, teams), block = teams * team;
+      const dim3   grid = b == OCEAN_BIN_LONG ? (unsigned)long_grid : OceanGrid(nb, teams), block = teams * team;
       const size_t bytes = (size_t)teams * (size_t)team_bytes;
       if (team == 32) OceanKernelRows<OCEAN_ROWS_WARP><<<grid, block, bytes>>>(a, team, team_bytes);
       else if (b == OCEAN_BIN_LONG) OceanKernelRows<OCEAN_ROWS_GLOBAL><<<grid, block, bytes>>>(a, team, team_bytes);
@@ -827,6 +874,8 @@ done:
   OceanCudaFree(dev, goff);
   OceanCudaFree(dev, gkeys);
   OceanCudaFree(dev, gvals);
+  OceanCudaFree(dev, gdense);
+  OceanCudaFree(dev, glong);
   return err;
 }
 

@@ -100,11 +100,11 @@ typedef enum {
   OCEAN_BIN_N2,
   OCEAN_BIN_N3,
   OCEAN_BIN_N4,
-  OCEAN_BIN_LONG, /* largest configuration with a hash table spilling to global memory */
+  OCEAN_BIN_LONG, /* largest configuration, accumulating in global memory: dense (bitmap in shared memory) or hash */
   OCEAN_NUM_BINS
 } OceanBin;
 
-typedef enum { OCEAN_ACC_NONE = 0, OCEAN_ACC_ESC, OCEAN_ACC_HASH, OCEAN_ACC_DENSE, OCEAN_ACC_GLOBAL_HASH } OceanAccumulator;
+typedef enum { OCEAN_ACC_NONE = 0, OCEAN_ACC_ESC, OCEAN_ACC_HASH, OCEAN_ACC_DENSE, OCEAN_ACC_GLOBAL_HASH, OCEAN_ACC_GLOBAL_DENSE } OceanAccumulator;
 
 const char *OceanBinName(OceanBin bin);
 const char *OceanAccumulatorName(OceanAccumulator acc);
@@ -233,7 +233,7 @@ typedef struct {
   int64_t       sampled_rows;
   int           bitmap_query;        /* dense accumulators query the bitmap before writing */
   int64_t       rows_per_bin[OCEAN_NUM_BINS];  /* the numeric bins of the pipeline's run */
-  int64_t       dense_rows, hash_rows, esc_rows, global_rows;
+  int64_t       dense_rows, hash_rows, esc_rows, global_rows; /* global: LONG rows (global-memory hash or dense) */
   int64_t       overflow_rows;       /* estimate too small: recomputed by the fallback */
   int64_t       symbolic_retry_rows; /* exact workflow: symbolic accumulator too small, retried larger */
   int64_t       allocated_entries;   /* over-allocated output entries before compaction */

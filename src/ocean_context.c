@@ -150,6 +150,7 @@ const char *OceanAccumulatorName(OceanAccumulator acc)
   case OCEAN_ACC_HASH: return "hash";
   case OCEAN_ACC_DENSE: return "dense";
   case OCEAN_ACC_GLOBAL_HASH: return "global_hash";
+  case OCEAN_ACC_GLOBAL_DENSE: return "global_dense";
   }
   return "unknown";
 }
@@ -292,10 +293,12 @@ OceanError OceanBinTableCompute(const OceanDeviceProfile *profile, const OceanOp
   bins[OCEAN_BIN_ESC2].max_products   = 64;
   for (b = OCEAN_BIN_ESC4; b <= OCEAN_BIN_ESC2; b++) bins[b].smem_bytes = bins[b].rows_per_block * bins[b].max_products * 12;
 
-  /* LONG: N4's block; its hash table lives in global memory, so N4's capacity is only the minimum */
+  /* LONG: N4's block, accumulating in global memory.  Dense when the row's span fits a bitmap in the block's shared
+     memory (values in a global array per block: no probing, no table to clear, output in column order), else a hash
+     table in global memory whose capacity follows the row (N4's is only the minimum). */
   bins[OCEAN_BIN_LONG]                        = bins[OCEAN_BIN_N4];
-  bins[OCEAN_BIN_LONG].dense_columns          = 0;
-  bins[OCEAN_BIN_LONG].symbolic_dense_columns = 0;
+  bins[OCEAN_BIN_LONG].dense_columns          = bins[OCEAN_BIN_LONG].smem_bytes * 8;
+  bins[OCEAN_BIN_LONG].symbolic_dense_columns = bins[OCEAN_BIN_LONG].smem_bytes * 8;
   return OCEAN_SUCCESS;
 }
 

@@ -8,6 +8,7 @@
     DENSE        values over the row's column span (offset by its first column) plus a bitmap; with bitmap_query
                  the bit is tested before it is set, as the GPU does to save shared-memory writes when CR is high
     GLOBAL_HASH  HASH with a larger table (the GPU keeps it in global memory)
+    GLOBAL_DENSE DENSE over a wider span (the GPU keeps the values in global memory, the bitmap in shared memory)
 
   Symbolic variants keep columns only.  Hash rows are sorted by an indirect key-ptr LSD radix sort: the key
   (column - first column) and the table position packed in one 32-bit word when they fit, else 64 bits.
@@ -57,6 +58,7 @@ static OceanError OceanWorkspaceEnsure(OceanWorkspace *ws, const OceanRoute *r, 
     }
     break;
   case OCEAN_ACC_DENSE:
+  case OCEAN_ACC_GLOBAL_DENSE:
     OceanCall(OceanGrowArray(ws, bitmap, (r->capacity + 63) / 64, 0, bytes));
     if (numeric) OceanCall(OceanGrowArray(ws, dense, r->capacity, 0, bytes));
     break;
@@ -386,6 +388,7 @@ OceanError OceanCpuRow(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B,
   case OCEAN_ACC_HASH:
   case OCEAN_ACC_GLOBAL_HASH: OceanHashRow(ws, A, B, i, row, r, cols, vals, count, overflow); break;
   case OCEAN_ACC_DENSE:
+  case OCEAN_ACC_GLOBAL_DENSE:
     OceanDenseAccumulate(ws, A, B, i, row, cols != NULL, bitmap_query);
     OceanDenseExtract(ws, row, r, cols, vals, count, overflow);
     break;

@@ -551,7 +551,7 @@ static OceanError OceanCudaStageSymbolic_Private(OceanContext ctx, OceanStage *s
     S->dense_rows  = rc.acc[OCEAN_ACC_DENSE];
     S->hash_rows   = rc.acc[OCEAN_ACC_HASH];
     S->esc_rows    = rc.acc[OCEAN_ACC_ESC];
-    S->global_rows = rc.acc[OCEAN_ACC_GLOBAL_HASH];
+    S->global_rows = rc.acc[OCEAN_ACC_GLOBAL_HASH] + rc.acc[OCEAN_ACC_GLOBAL_DENSE];
     OceanCall(OceanCudaCountRoutes(dev, d->exact, n, &d->exact_counts));
     if (st->dec.workflow == OCEAN_WORKFLOW_ESTIMATE) OceanCall(OceanCudaEstimateError(dev, n, d->shapes, s->estimate, st->dec.coefficient, s->counts, &S->estimate_mean_rel_error));
   }
@@ -661,7 +661,7 @@ void OceanCudaStageExactCounts(const OceanStage *st, OceanStats *s)
   s->dense_rows  = d->exact_counts.acc[OCEAN_ACC_DENSE];
   s->hash_rows   = d->exact_counts.acc[OCEAN_ACC_HASH];
   s->esc_rows    = d->exact_counts.acc[OCEAN_ACC_ESC];
-  s->global_rows = d->exact_counts.acc[OCEAN_ACC_GLOBAL_HASH];
+  s->global_rows = d->exact_counts.acc[OCEAN_ACC_GLOBAL_HASH] + d->exact_counts.acc[OCEAN_ACC_GLOBAL_DENSE];
 }
 
 OceanError OceanCudaStageGetDeviceC(OceanStage *st, const int64_t **d_rowptr, const int32_t **d_colidx, const double **d_values)

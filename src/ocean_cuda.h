@@ -63,7 +63,7 @@ OceanError OceanCudaSampleRows(const int64_t *d_nonempty_rows, int64_t nq, int64
 OceanError OceanCudaSampleValues(const int64_t *d_sample, int64_t ns, const OceanRowShape *d_shapes, const int64_t *d_counts, int64_t *d_out);
 
 /* ---- statistics reduced on the device (only scalars come back) */
-#define OCEAN_CUDA_NUM_ACC (OCEAN_ACC_GLOBAL_HASH + 1)
+#define OCEAN_CUDA_NUM_ACC (OCEAN_ACC_GLOBAL_DENSE + 1)
 typedef struct {
   int64_t bins[OCEAN_NUM_BINS]; /* rows per OceanBin */
   int64_t acc[OCEAN_CUDA_NUM_ACC]; /* rows per OceanAccumulator */

@@ -129,7 +129,8 @@ static void OceanCountBins(OceanStats *s, int64_t nrows, const OceanRoute *route
     case OCEAN_ACC_DENSE: s->dense_rows++; break;
     case OCEAN_ACC_HASH: s->hash_rows++; break;
     case OCEAN_ACC_ESC: s->esc_rows++; break;
-    case OCEAN_ACC_GLOBAL_HASH: s->global_rows++; break;
+    case OCEAN_ACC_GLOBAL_HASH:
+    case OCEAN_ACC_GLOBAL_DENSE: s->global_rows++; break;
     case OCEAN_ACC_NONE: break;
     }
   }

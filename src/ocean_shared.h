@@ -70,7 +70,7 @@ typedef enum { OCEAN_PASS_NUMERIC = 0, OCEAN_PASS_SYMBOLIC = 1 } OceanPass;
 
 typedef struct {
   int64_t slot;     /* the most output nonzeros the row may have here; more is an overflow */
-  int64_t capacity; /* hash slots (HASH, GLOBAL_HASH), columns (DENSE) or products (ESC) */
+  int64_t capacity; /* hash slots (HASH, GLOBAL_HASH), columns (DENSE, GLOBAL_DENSE) or products (ESC) */
   uint8_t bin;      /* OceanBin */
   uint8_t acc;      /* OceanAccumulator */
 } OceanRoute;
@@ -122,6 +122,7 @@ OCEAN_HD void OceanRouteSet(OceanRoute *r, int bin, int acc, int64_t slot, int64
     p < warp (and fits)             -> SHORT hash; slot min(limit, ub)
     smallest of N0..N4 where s <= dense columns -> DENSE; slot min(ub, p rounded up to a warp) numeric, ub symbolic
                           or where p <= hash limit -> HASH; slot min(limit, ub)
+    otherwise, s <= LONG's dense columns -> LONG, dense in global memory (bitmap in shared); slot as DENSE's
     otherwise                       -> LONG, hash in global memory of capacity for p (at least N4's); slot min(limit, ub)
   A row overflows when its nonzeros exceed its slot.  With p >= nnz (exact counts, upper bounds) no route
   overflows.  The symbolic phase uses the symbolic (column-only) capacities.
@@ -153,6 +154,11 @@ OCEAN_HD void OceanRouteRowBins(const OceanBinConfig *bins, int64_t warp, double
       OceanRouteSet(r, b, OCEAN_ACC_HASH, OceanMin64(OceanBinHashLimit(c, ph), row->ub), OceanBinHashCapacity(c, ph));
       return;
     }
+  }
+  if (row->span <= OceanBinDenseColumns(&bins[OCEAN_BIN_LONG], ph)) {
+    int64_t slot = ph == OCEAN_PASS_NUMERIC ? OceanMin64(row->ub, (p + warp - 1) / warp * warp) : row->ub;
+    OceanRouteSet(r, OCEAN_BIN_LONG, OCEAN_ACC_GLOBAL_DENSE, slot, row->span);
+    return;
   }
   {
     int64_t cap = OceanMax64(OceanHashCapacityFor(p, load), OceanBinHashCapacity(&bins[OCEAN_BIN_N4], ph));

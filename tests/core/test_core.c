@@ -331,14 +331,16 @@ static int TestEmpty(OceanContext ctx)
   return 0;
 }
 
-/* A row of A with every column: a dense row of C over a narrow B (dense accumulator) and a wide one (LONG). */
+/* A row of A with every column: a dense row of C over a narrow B (dense accumulator), a wide one (LONG, dense in global
+   memory) and one too wide for LONG's bitmap (LONG, hash in global memory). */
 static int TestDenseRow(OceanContext ctx)
 {
   OceanOptions        opts;
   OceanProduct        prod;
   const OceanRowInfo *rows;
   int64_t             nrows, t;
-  Mat                 A, B, Bw, D;
+  Mat                 A, B, Bw, Bx, D;
+  OceanBinConfig      lc;
   OceanStats          stats;
   OceanCSR            a, b;
   int                 k;
@@ -355,6 +357,10 @@ static int TestDenseRow(OceanContext ctx)
   memcpy(D.v + D.rp[1], A.v + A.rp[1], (size_t)(Nnz(&A) - A.rp[1]) * sizeof(double));
   MatRandom(&B, 2000, 3000, 5, 0, 62, 0);
   MatRandom(&Bw, 2000, 20000, 5, 0, 63, 0);
+  CALL(OceanContextGetBinConfig(ctx, OCEAN_BIN_LONG, &lc));
+  CHECK(lc.dense_columns == lc.smem_bytes * 8 && lc.symbolic_dense_columns == lc.dense_columns, "LONG's dense columns %lld for %lld bytes", (long long)lc.dense_columns,
+        (long long)lc.smem_bytes);
+  MatRandom(&Bx, 2000, lc.dense_columns + 100000, 5, 0, 64, 0);
 
   OceanOptionsDefault(&opts);
   opts.record_rows = 1;
@@ -362,6 +368,7 @@ static int TestDenseRow(OceanContext ctx)
   CALL(OceanContextSetOptions(ctx, &opts));
   TRY(CheckAllWorkflows(ctx, &D, &B, "dense row, narrow B"));
   TRY(CheckAllWorkflows(ctx, &D, &Bw, "dense row, wide B"));
+  TRY(CheckAllWorkflows(ctx, &D, &Bx, "dense row, B wider than LONG's bitmap"));
   opts.record_rows = 1;
   opts.workflow    = OCEAN_WORKFLOW_EXACT;
   CALL(OceanContextSetOptions(ctx, &opts));
@@ -375,10 +382,17 @@ static int TestDenseRow(OceanContext ctx)
   b = View(&Bw);
   CALL(OceanProductSymbolic(prod, &a, &b));
   CALL(OceanProductGetRowInfo(prod, 0, &rows, &nrows));
-  CHECK(rows[0].bin == OCEAN_BIN_LONG && rows[0].accumulator == OCEAN_ACC_GLOBAL_HASH, "dense row over 20000 columns went to %s", OceanBinName((OceanBin)rows[0].bin));
+  CHECK(rows[0].bin == OCEAN_BIN_LONG && rows[0].accumulator == OCEAN_ACC_GLOBAL_DENSE, "dense row over 20000 columns went to %s/%s", OceanBinName((OceanBin)rows[0].bin),
+        OceanAccumulatorName((OceanAccumulator)rows[0].accumulator));
   CALL(OceanProductGetStats(prod, 0, &stats));
   CHECK(stats.global_rows >= 1 && stats.rows_per_bin[OCEAN_BIN_LONG] >= 1, "no LONG row");
   Say("  dense row, wide B: %s/%s (nnz %lld)\n", OceanBinName((OceanBin)rows[0].bin), OceanAccumulatorName((OceanAccumulator)rows[0].accumulator), (long long)rows[0].nnz);
+  b = View(&Bx);
+  CALL(OceanProductSymbolic(prod, &a, &b));
+  CALL(OceanProductGetRowInfo(prod, 0, &rows, &nrows));
+  CHECK(rows[0].bin == OCEAN_BIN_LONG && rows[0].accumulator == OCEAN_ACC_GLOBAL_HASH, "dense row over %lld columns went to %s/%s", (long long)Bx.n, OceanBinName((OceanBin)rows[0].bin),
+        OceanAccumulatorName((OceanAccumulator)rows[0].accumulator));
+  Say("  dense row, B wider than LONG's bitmap: %s/%s (nnz %lld)\n", OceanBinName((OceanBin)rows[0].bin), OceanAccumulatorName((OceanAccumulator)rows[0].accumulator), (long long)rows[0].nnz);
   CALL(OceanProductDestroy(&prod));
   OceanOptionsDefault(&opts);
   CALL(OceanContextSetOptions(ctx, &opts));
@@ -386,6 +400,7 @@ static int TestDenseRow(OceanContext ctx)
   MatFree(&D);
   MatFree(&B);
   MatFree(&Bw);
+  MatFree(&Bx);
   return 0;
 }
 

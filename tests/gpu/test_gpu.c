@@ -497,6 +497,60 @@ static int CaseAB(Mat *A, Mat *B, int workflow, int registers, double coef, int 
   return r;
 }
 
+/* D = A with the rows i % every == first replaced by full rows (every column, random values); A is freed. */
+static void MatFullRows(Mat *A, int64_t every, int64_t first, uint64_t id, Mat *D)
+{
+  int64_t i, nz = 0, t, nfull = A->m > first ? (A->m - 1 - first) / every + 1 : 0;
+
+  MatAlloc(D, A->m, A->n, Nnz(A) + nfull * A->n, id);
+  for (i = 0; i < A->m; i++) {
+    if (i % every == first)
+      for (t = 0; t < A->n; t++) {
+        D->ci[nz]  = (int32_t)t;
+        D->v[nz++] = RandValue();
+      }
+    else
+      for (t = A->rp[i]; t < A->rp[i + 1]; t++) {
+        D->ci[nz]  = A->ci[t];
+        D->v[nz++] = A->v[t];
+      }
+    D->rp[i + 1] = nz;
+  }
+  MatFree(A);
+}
+
+/* LONG rows: full rows of A (2000 columns) over a B of ncols columns, 5 per row (10000 products each); the CPU backend
+   (whose decisions the GPU's must equal) must route them to acc, then CaseAB. */
+static int CaseLong(int64_t ncols, OceanAccumulator acc, int workflow, int registers, double coef, int expect_overflow, uint64_t seed)
+{
+  Mat                 A, B, D;
+  OceanOptions        o;
+  OceanProduct        p;
+  OceanCSR            a, b;
+  const OceanRowInfo *rows;
+  int64_t             nrows, i, nacc = 0;
+
+  MatRandom(&A, 64, 2000, 4, 0, seed, 0);
+  MatFullRows(&A, 16, 3, seed, &D);
+  MatRandom(&B, 2000, ncols, 5, 0, seed + 1, seed + 1);
+  Options(&o, workflow, registers, coef);
+  CALL(OceanContextSetOptions(cpu, &o));
+  a = View(&D);
+  b = View(&B);
+  CALL(OceanProductCreate(cpu, OCEAN_PRODUCT_AB, &p));
+  CALL(OceanProductSymbolic(p, &a, &b));
+  CALL(OceanProductGetRowInfo(p, 0, &rows, &nrows));
+  for (i = 0; i < nrows; i++) nacc += rows[i].bin == OCEAN_BIN_LONG && rows[i].accumulator == acc;
+  OceanProductDestroy(&p);
+  if (nacc != 4) {
+    snprintf(msg, sizeof(msg), "%lld LONG rows with accumulator %s, expected the 4 full rows", (long long)nacc, OceanAccumulatorName(acc));
+    MatFree(&D);
+    MatFree(&B);
+    return 1;
+  }
+  return CaseAB(&D, &B, workflow, registers, coef, expect_overflow, 1);
+}
+
 int main(int argc, char **argv)
 {
   OceanDeviceProfile prof;
@@ -554,28 +608,16 @@ int main(int argc, char **argv)
   MatRandom(&B, 300, 350, 4, 5, 23, 23);
   CASE("AB empty rows", CaseAB(&A, &B, -1, 0, 0, 0, 1));
   {
-    /* row 17 dense */
     Mat D;
-    int64_t i, nz = 0, t;
     MatRandom(&A, 600, 600, 3, 0, 24, 0);
-    MatAlloc(&D, 600, 600, Nnz(&A) + 600, 24);
-    for (i = 0; i < 600; i++) {
-      if (i == 17)
-        for (t = 0; t < 600; t++) {
-          D.ci[nz]  = (int32_t)t;
-          D.v[nz++] = RandValue();
-        }
-      else
-        for (t = A.rp[i]; t < A.rp[i + 1]; t++) {
-          D.ci[nz]  = A.ci[t];
-          D.v[nz++] = A.v[t];
-        }
-      D.rp[i + 1] = nz;
-    }
-    MatFree(&A);
+    MatFullRows(&A, 600, 17, 24, &D); /* row 17 dense */
     MatRandom(&B, 600, 600, 4, 0, 25, 25);
     CASE("AB dense row", CaseAB(&D, &B, -1, 0, 0, 0, 1));
   }
+  CASE("AB LONG rows, dense in global memory (+reuse)", CaseLong(30000, OCEAN_ACC_GLOBAL_DENSE, -1, 0, 0, 0, 60));
+  CASE("AB LONG rows, dense in global memory, estimate overflow", CaseLong(30000, OCEAN_ACC_GLOBAL_DENSE, OCEAN_WORKFLOW_ESTIMATE, 64, 0.7, 1, 62));
+  CASE("AB LONG rows, dense in global memory, forced exact", CaseLong(30000, OCEAN_ACC_GLOBAL_DENSE, OCEAN_WORKFLOW_EXACT, 0, 0, 0, 64));
+  CASE("AB LONG rows, hash in global memory (+reuse)", CaseLong(700000, OCEAN_ACC_GLOBAL_HASH, -1, 0, 0, 0, 66));
   for (w = OCEAN_WORKFLOW_UPPER_BOUND; w <= OCEAN_WORKFLOW_EXACT; w++) {
     MatStencil(&A, 6, 6, 6, 3, 1, 26, 26);
     MatCopy(&A, &B);
