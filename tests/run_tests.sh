@@ -2,6 +2,7 @@
 # The petsc-ocean test suite.  Each test passes when it exits 0 and prints nothing (tests are silent when right),
 # except scripted tests, which check what they print.  The last line is "N passed, N failed".
 #   OCEAN_TEST_FILTER=regex   run only the tests whose names match
+#   OCEAN_TEST_SKIP=regex     skip the tests whose names match (e.g. valgrind where there is none)
 #   OCEAN_TEST_LOG=file       where the output of failed tests goes (default build/tests/failures.log)
 set -u
 cd "$(dirname "$0")/.."
@@ -14,9 +15,15 @@ MPI="mpiexec --allow-run-as-root --oversubscribe"
 PETSC_COMMON="-malloc_dump -options_left 0"
 pass=0; fail=0
 
+skip_test() { # name: true when the filter or the skip list leaves it out
+  [[ -n "${OCEAN_TEST_FILTER:-}" && ! "$1" =~ ${OCEAN_TEST_FILTER} ]] && return 0
+  [[ -n "${OCEAN_TEST_SKIP:-}" && "$1" =~ ${OCEAN_TEST_SKIP} ]] && return 0
+  return 1
+}
+
 run_case() { # name np program args...
   local name=$1 np=$2; shift 2
-  [[ -n "${OCEAN_TEST_FILTER:-}" && ! "$name" =~ ${OCEAN_TEST_FILTER} ]] && return
+  skip_test "$name" && return
   local out rc start=$SECONDS
   if [ "$np" -gt 1 ]; then out=$($MPI -n "$np" "$@" $PETSC_COMMON 2>&1); rc=$?
   else out=$("$@" $PETSC_COMMON 2>&1); rc=$?; fi
@@ -26,7 +33,7 @@ run_case() { # name np program args...
 
 run_script() { # name command (bash), passes on exit 0
   local name=$1; shift
-  [[ -n "${OCEAN_TEST_FILTER:-}" && ! "$name" =~ ${OCEAN_TEST_FILTER} ]] && return
+  skip_test "$name" && return
   local out rc start=$SECONDS
   out=$(bash -c "$*" 2>&1); rc=$?
   if [ $rc -eq 0 ]; then pass=$((pass+1)); printf 'ok   %-44s %3ds\n' "$name" $((SECONDS-start))
