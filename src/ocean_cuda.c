@@ -675,6 +675,80 @@ OceanError OceanCudaStageGetDeviceC(OceanStage *st, const int64_t **d_rowptr, co
   return OCEAN_SUCCESS;
 }
 
+OceanError OceanCudaStageGetDeviceOperand(OceanStage *st, int k, const OceanCSR *M, OceanCSR *view)
+{
+  OceanCudaStage *d = (OceanCudaStage *)st->dev;
+
+  OceanCheck(d && (st->dev_operands || d->own_valid[k]), OCEAN_ERR_STATE, "%s: operand %s is not on the device", st->name, k ? "B" : "A");
+  *view = *M;
+  if (!st->dev_operands) {
+    view->rowptr = d->own_rowptr[k];
+    view->colidx = d->own_colidx[k];
+    view->values = d->own_values[k];
+  }
+  return OCEAN_SUCCESS;
+}
+
+struct _p_OceanCudaTranspose {
+  int      valid;
+  uint64_t id;                /* the source's structure id */
+  int64_t  nrows, ncols, nnz; /* of the source */
+  int64_t *rowptr, *perm;     /* values[t] = source values[perm[t]] */
+  int32_t *colidx;
+  double  *values;
+};
+
+static void OceanCudaTransposeFree(OceanContext ctx, OceanCudaTransposeCache T)
+{
+  OceanDevFree(ctx, T->rowptr);
+  OceanDevFree(ctx, T->perm);
+  OceanDevFree(ctx, T->colidx);
+  OceanDevFree(ctx, T->values);
+  T->valid = 0;
+}
+
+OceanError OceanCudaTransposeUpdate(OceanContext ctx, OceanCudaTransposeCache *cache, const OceanCSR *M, int64_t nnz, OceanCSR *T)
+{
+  OceanCudaTransposeCache c;
+
+  if (!*cache) OceanCall(OceanCalloc(1, cache, "device transpose"));
+  c = *cache;
+  if (c->valid && M->structure_id && c->id == M->structure_id && c->nrows == M->nrows && c->ncols == M->ncols && c->nnz == nnz) {
+    OceanCall(OceanCudaGatherValues(c->perm, nnz, M->values, c->values));
+  } else {
+    OceanError err;
+    OceanCudaTransposeFree(ctx, c);
+    OceanCall(OceanDevAlloc(ctx, M->ncols + 1, &c->rowptr));
+    OceanCall(OceanDevAlloc(ctx, nnz, &c->perm));
+    OceanCall(OceanDevAlloc(ctx, nnz, &c->colidx));
+    OceanCall(OceanDevAlloc(ctx, nnz, &c->values));
+    err = OceanCudaTranspose(OceanCtxDev(ctx), OceanDevView(M->nrows, M->ncols, M->rowptr, M->colidx, M->values), nnz, c->rowptr, c->colidx, c->values, c->perm);
+    if (err) {
+      OceanCudaTransposeFree(ctx, c);
+      return err;
+    }
+    c->id    = M->structure_id;
+    c->nrows = M->nrows;
+    c->ncols = M->ncols;
+    c->nnz   = nnz;
+    c->valid = 1;
+  }
+  T->nrows  = M->ncols;
+  T->ncols  = M->nrows;
+  T->rowptr = c->rowptr;
+  T->colidx = c->colidx;
+  T->values = c->values;
+  return OCEAN_SUCCESS;
+}
+
+void OceanCudaTransposeDestroy(OceanContext ctx, OceanCudaTransposeCache *cache)
+{
+  if (!*cache) return;
+  if (ctx->cuda) OceanCudaTransposeFree(ctx, *cache);
+  free(*cache);
+  *cache = NULL;
+}
+
 OceanError OceanContextResetDeviceMemoryPeak(OceanContext ctx)
 {
   OceanCheck(ctx, OCEAN_ERR_ARG, "OceanContextResetDeviceMemoryPeak: NULL context");
@@ -730,6 +804,15 @@ OceanError OceanCudaCheckDeviceCSR(OceanContext ctx, const OceanCSR *M, const ch
   *nnz = 0;
   return OceanSetError(OCEAN_ERR_ARG, "device-resident matrix %s: the CUDA backend was not compiled in", name);
 }
+OceanError OceanCudaStageGetDeviceOperand(OceanStage *st, int k, const OceanCSR *M, OceanCSR *view)
+{
+  return OceanSetError(OCEAN_ERR_NOT_AVAILABLE, "%s: the CUDA backend was not compiled in", st->name);
+}
+OceanError OceanCudaTransposeUpdate(OceanContext ctx, OceanCudaTransposeCache *cache, const OceanCSR *M, int64_t nnz, OceanCSR *T)
+{
+  return OceanSetError(OCEAN_ERR_NOT_AVAILABLE, "device transpose: the CUDA backend was not compiled in");
+}
+void OceanCudaTransposeDestroy(OceanContext ctx, OceanCudaTransposeCache *cache) { (void)ctx; *cache = NULL; }
 OceanError OceanContextResetDeviceMemoryPeak(OceanContext ctx)
 {
   OceanCheck(ctx, OCEAN_ERR_ARG, "OceanContextResetDeviceMemoryPeak: NULL context");

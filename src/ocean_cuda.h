@@ -118,6 +118,13 @@ OceanError OceanCudaNumericKnown(OceanCudaDevice dev, const OceanCudaKnownPlan *
 OceanError OceanCudaSketchBuild(OceanDevCSR B, int registers, uint8_t *d_sketches);
 OceanError OceanCudaSketchEstimate(OceanDevCSR A, const uint8_t *d_sketches, int registers, double *d_estimate);
 
+/* ---- transposes (cuda/ocean_transpose.cu): M^T (M.ncols x M.nrows, nnz entries, rows sorted) into d_trowptr
+   (M.ncols + 1), d_tcolidx, d_tvalues, with d_perm (nnz): entry t of M^T is entry d_perm[t] of M.  New values of
+   the same structure: OceanCudaGatherValues(d_perm, nnz, M.values, d_tvalues). */
+OceanError OceanCudaTranspose(OceanCudaDevice dev, OceanDevCSR M, int64_t nnz, int64_t *d_trowptr, int32_t *d_tcolidx, double *d_tvalues, int64_t *d_perm);
+/* d_dst[j] = d_src[d_perm[j]], j < n */
+OceanError OceanCudaGatherValues(const int64_t *d_perm, int64_t n, const double *d_src, double *d_dst);
+
 /* ---- scans, selections, gathers (CUB) */
 /* d_out[0..n]: exclusive sum of d_in[row] over the listed rows (d_list NULL: rows 0..n-1); *total = d_out[n].
    With d_scatter, the sums go to d_scatter[row] instead (d_out is then scratch of n + 1). */

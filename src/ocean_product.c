@@ -33,7 +33,8 @@ struct _p_OceanProduct {
   OceanProductType type;
   int              nstages;
   OceanStage       stage[2];
-  OceanTranspose   trans; /* A^T (AtB) or P^T (PtAP) */
+  OceanTranspose   trans;  /* A^T (AtB), P^T (PtAP on the CPU backend) */
+  OceanCudaTransposeCache dtrans; /* P^T on the device (PtAP on the CUDA backend) */
   int              has_symbolic;
   uint64_t         a_id, b_id, options_state;
   OceanMemoryType  mtype; /* of the operands (OceanProductSetOperandMemType) */
@@ -737,6 +738,7 @@ OceanError OceanProductDestroy(OceanProduct *prod)
   OceanStageDestroy((*prod)->ctx, &(*prod)->stage[0]);
   OceanStageDestroy((*prod)->ctx, &(*prod)->stage[1]);
   OceanTransposeDestroy(&(*prod)->trans);
+  OceanCudaTransposeDestroy((*prod)->ctx, &(*prod)->dtrans);
   OceanFree(*prod);
   return OCEAN_SUCCESS;
 }
@@ -810,6 +812,31 @@ static OceanError OceanProductAPView(OceanProduct prod, const OceanCSR *A, const
   return OCEAN_SUCCESS;
 }
 
+/* PtAP's second stage on the CUDA backend reads its operands on the device: P^T made there from stage 0's upload of P
+   (kept, values gathered on later calls) and A*P, stage 0's C, in place.  Nothing goes through the host. */
+static OceanError OceanProductDeviceChain(OceanProduct prod, const OceanCSR *A, const OceanCSR *P, OceanCSR *PT, OceanCSR *AP, double *seconds)
+{
+  OceanStage *s0 = &prod->stage[0], *s1 = &prod->stage[1];
+  OceanCSR    Pd;
+  double      t0;
+  OceanError  err;
+
+  OceanCall(OceanCudaStageGetDeviceOperand(s0, 1, P, &Pd));
+  t0       = OceanPhaseBegin(prod->ctx, OCEAN_PHASE_TRANSPOSE);
+  err      = OceanCudaTransposeUpdate(prod->ctx, &prod->dtrans, &Pd, OceanCSRNnz(P), PT);
+  *seconds = OceanPhaseEnd(prod->ctx, OCEAN_PHASE_TRANSPOSE, 0.0, t0);
+  OceanCall(err);
+  PT->structure_id = OceanDeriveStructureId(P->structure_id, 1, OCEAN_TAG_TRANSPOSE);
+  AP->nrows        = s0->nrows;
+  AP->ncols        = s0->ncols;
+  AP->structure_id = OceanDeriveStructureId(A->structure_id, P->structure_id, OCEAN_TAG_AP);
+  OceanCall(OceanCudaStageGetDeviceC(s0, &AP->rowptr, &AP->colidx, &AP->values));
+  s1->dev_operands = 1;
+  s1->op_nnz[0]    = OceanCSRNnz(P);
+  s1->op_nnz[1]    = s0->nnz;
+  return OCEAN_SUCCESS;
+}
+
 static OceanError OceanProductRun(OceanProduct prod, const OceanCSR *A, const OceanCSR *B, int numeric)
 {
   OceanContext ctx = prod->ctx;
@@ -826,9 +853,15 @@ static OceanError OceanProductRun(OceanProduct prod, const OceanCSR *A, const Oc
     break;
   case OCEAN_PRODUCT_PtAP:
     OceanCall(run(ctx, &prod->stage[0], A, B));
-    OceanCall(OceanProductAPView(prod, A, B, &AP));
-    OceanCall(OceanProductTranspose(prod, B, &tt));
-    OceanCall(run(ctx, &prod->stage[1], &prod->trans.csr, &AP));
+    if (ctx->backend == OCEAN_BACKEND_CUDA) {
+      OceanCSR PT;
+      OceanCall(OceanProductDeviceChain(prod, A, B, &PT, &AP, &tt));
+      OceanCall(run(ctx, &prod->stage[1], &PT, &AP));
+    } else {
+      OceanCall(OceanProductAPView(prod, A, B, &AP));
+      OceanCall(OceanProductTranspose(prod, B, &tt));
+      OceanCall(run(ctx, &prod->stage[1], &prod->trans.csr, &AP));
+    }
     prod->stage[1].stats.t_transpose = tt;
     break;
   }

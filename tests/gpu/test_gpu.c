@@ -644,7 +644,10 @@ int main(int argc, char **argv)
     CASE("AtB elasticity x random (cpu transpose)", RunType(OCEAN_PRODUCT_AtB, &A, &B));
     MatFree(&B);
     MatInterpolation(&P, A.m, A.m / 6, 34, 34);
-    CASE("PtAP elasticity, aggregation P", RunType(OCEAN_PRODUCT_PtAP, &A, &P));
+    CASE("PtAP elasticity, aggregation P (device P^T)", RunType(OCEAN_PRODUCT_PtAP, &A, &P));
+    MatFree(&P);
+    MatRandom(&P, A.m, 3 * A.m, 2, 5, 44, 44); /* empty rows of P and many empty columns: empty rows of P^T */
+    CASE("PtAP elasticity, random P with empty columns (device P^T)", RunType(OCEAN_PRODUCT_PtAP, &A, &P));
     MatFree(&A);
     MatFree(&P);
   }
