@@ -111,7 +111,12 @@ $(BUILD)/tests/ksp_ex2: $(PETSC_EXAMPLES)/ksp/ksp/tutorials/ex2.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -w $(PETSC_SYS_INCLUDES) $< -o $@ $(PETSC_LINK) -lm
 
-tests-build: $(TEST_CORE_BIN) $(TEST_PETSC_BIN) $(EXAMPLE_BIN) $(BUILD)/tests/ksp_ex2
+# PETSc's 3D elasticity tutorial (GAMG), the GPU issue's reference problem, the same way (run on the GPU machine).
+$(BUILD)/examples/ksp_ex56: $(PETSC_EXAMPLES)/ksp/ksp/tutorials/ex56.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -w $(PETSC_SYS_INCLUDES) $< -o $@ $(PETSC_LINK) -lm
+
+tests-build: $(TEST_CORE_BIN) $(TEST_PETSC_BIN) $(EXAMPLE_BIN) $(BUILD)/tests/ksp_ex2 $(BUILD)/examples/ksp_ex56
 
 test: tests-build
 	@bash tests/run_tests.sh

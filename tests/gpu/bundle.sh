@@ -13,7 +13,7 @@ mkdir -p "$W/build/tests" "$W/build/examples" "$W/lib" "$W/tests/gpu"
 for f in build/tests/test_core build/tests/test_products build/tests/test_errors build/tests/test_solvers build/tests/ksp_ex2 build/tests/test_gpu; do
   strip -o "$W/$f" "$f"
 done
-for f in build/examples/elasticity_amg build/examples/bench_spgemm; do strip -o "$W/$f" "$f"; done
+for f in build/examples/elasticity_amg build/examples/bench_spgemm build/examples/ksp_ex56; do strip -o "$W/$f" "$f"; done
 strip -o "$W/lib/libpetscocean.so" lib/libpetscocean.so
 cp tests/run_tests.sh "$W/tests/"
 cp tests/gpu/run_gpu_tests.sh tests/gpu/device_batch.sh "$W/tests/gpu/"

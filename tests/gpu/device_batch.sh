@@ -6,6 +6,10 @@
 #   bench     bench_spgemm, the built-in set (BENCH_ARGS adds options, e.g. --reps 5 --only NAME)
 #   examples  the main job's program: elasticity + GAMG (-ne 48) and the Laplacian + PCMG (-nx 129), -resetups 1,
 #             with the -log_view lines of the product events
+#   ex56      PETSc's ex56 (3D elasticity, GAMG, -ne EX56_NE (63: 786K dof), -two_solves: a re-setup with new values
+#             and -pc_gamg_reuse_interpolation): aij and aijocean on 1 rank, then on 8 ranks (ex56 needs a cube number
+#             of ranks) sharing the GPU; the stage times of -log_view and the product events
+#   mpi       the main job's Laplacian on 4 ranks and elasticity on 8 ranks, sharing the GPU
 #   profile   (not in the default) Nsight Compute on the row kernels of one benchmark matrix, see below
 set -u
 W=$(cd "$(dirname "$0")/../.." && pwd)
@@ -41,6 +45,31 @@ for s in $stages; do
       grep -E "^(MatOcean|MatPtAP|MatMatMult|MatTrnMatMult)" "$OUT/example.txt" | cut -c1-100 | tee -a "$OUT/examples.txt"
     done
     summary+=("examples: see examples.txt") ;;
+  ex56)
+    if [ $have_petsc = 0 ]; then summary+=("ex56: skipped (no PETSc runtime in the bundle)"); continue; fi
+    MPI="mpirun --allow-run-as-root --oversubscribe --bind-to none"
+    EX56="build/examples/ksp_ex56 -ne ${EX56_NE:-63} -alpha 1.e-3 -ksp_type cg -pc_type gamg -pc_gamg_agg_nsmooths 1 -pc_gamg_reuse_interpolation true -two_solves
+          -use_mat_nearnullspace -ksp_converged_reason -ksp_rtol 1e-8 -log_view"
+    for np in 1 8; do
+      for t in aij aijocean; do
+        extra=""; [ $t = aijocean ] && extra="-dll_append $W/lib/libpetscocean.so -mat_type aijocean"
+        echo "== ex56 -ne ${EX56_NE:-63} $t, $np rank(s)" >> "$OUT/ex56.txt"
+        OMP_NUM_THREADS=$((16 / np)) timeout 200 $MPI -n $np $EX56 $extra > "$OUT/ex56_${t}_$np.txt" 2>&1
+        echo "exit $?" >> "$OUT/ex56.txt"
+        grep -E "Linear solve|^ *[0-9]: +(Main Stage|Setup|Solve|2nd Setup|2nd Solve):|^(MatPtAP|MatMatMult|MatOcean)" "$OUT/ex56_${t}_$np.txt" | cut -c1-110 >> "$OUT/ex56.txt"
+      done
+    done
+    summary+=("ex56: see ex56.txt") ;;
+  mpi)
+    if [ $have_petsc = 0 ]; then summary+=("mpi: skipped (no PETSc runtime in the bundle)"); continue; fi
+    MPI="mpirun --allow-run-as-root --oversubscribe --bind-to none"
+    OMP_NUM_THREADS=4 timeout 200 $MPI -n 4 build/examples/elasticity_amg -problem laplace -nx 129 -resetups 1 > "$OUT/mpi_laplace4.txt" 2>&1
+    echo "laplace 4 ranks: exit $?" >> "$OUT/mpi.txt"
+    grep -E "^(petsc-ocean|mat_type|aij|speedup)" "$OUT/mpi_laplace4.txt" >> "$OUT/mpi.txt"
+    OMP_NUM_THREADS=2 timeout 200 $MPI -n 8 build/examples/elasticity_amg -ne 48 -resetups 1 > "$OUT/mpi_elast8.txt" 2>&1
+    echo "elasticity 8 ranks: exit $?" >> "$OUT/mpi.txt"
+    grep -E "^(petsc-ocean|mat_type|aij|speedup)" "$OUT/mpi_elast8.txt" >> "$OUT/mpi.txt"
+    summary+=("mpi: see mpi.txt") ;;
   profile)
     # ncu on the row kernels of one matrix (PROFILE_MATRIX, default rmat_s16_d32; PROFILE_KERNELS a regex, PROFILE_COUNT
     # launches): duration, registers, occupancy, instructions, warp states, for the R-MAT regression's comparison

@@ -21,7 +21,7 @@ if [ "${OCEAN_GPU_SANITIZE:-1}" != 0 ]; then
 fi
 # shared-memory races (the accumulators' teams synchronize with __syncwarp / __syncthreads); OCEAN_GPU_RACECHECK=0 skips it
 if [ "${OCEAN_GPU_RACECHECK:-1}" != 0 ]; then
-  timeout 300 "$CS" --tool racecheck --error-exitcode 3 "$BIN" -small > "$LOGDIR/racecheck.log" 2>&1; rc_race=$?
+  timeout ${OCEAN_GPU_RACECHECK_LIMIT:-300} "$CS" --tool racecheck --error-exitcode 3 "$BIN" -small > "$LOGDIR/racecheck.log" 2>&1; rc_race=$?
   echo "sanitizer (racecheck, -small): exit $rc_race ($(grep -c '^ok' "$LOGDIR/racecheck.log") ok lines; $(grep -m1 'RACECHECK SUMMARY\|ERROR SUMMARY' "$LOGDIR/racecheck.log"))"
 fi
 echo "test_gpu: exit $rc; $(tail -n 1 "$LOGDIR/test_gpu.log")"
