@@ -178,7 +178,8 @@ typedef enum { OCEAN_PRODUCT_AB = 0, OCEAN_PRODUCT_AtB, OCEAN_PRODUCT_PtAP } Oce
 const char *OceanProductTypeName(OceanProductType t);
 
 /* A product plan.  AB: C = A*B.  AtB: C = A^T*B through a cached transpose of A.  PtAP: C = P^T*(A*P)
-   through a cached transpose of P (the second operand is P).  Each SpGEMM inside is a "stage":
+   through a cached transpose of P (the second operand is P; on a CUDA context P^T is made and kept on the device
+   and A*P stays there).  Each SpGEMM inside is a "stage":
    AB and AtB have one, PtAP two (stage 0: A*P, stage 1: P^T*(AP)). */
 OceanError OceanProductCreate(OceanContext ctx, OceanProductType type, OceanProduct *prod);
 OceanError OceanProductDestroy(OceanProduct *prod);
@@ -205,8 +206,9 @@ typedef enum { OCEAN_MEMORY_HOST = 0, OCEAN_MEMORY_DEVICE = 1 } OceanMemoryType;
    place: nothing is uploaded and nothing of size nnz comes to the host (symbolic reads rowptr[0] and rowptr[nrows]
    of each operand; per-row records come to the host only with OceanOptions.record_rows).  Column indices are not validated on the
    host, so out-of-range ones are the caller's bug.  Numeric trusts that operands with the symbolic call's structure
-   ids have its structure (nnz included).  Only AB plans of a CUDA context (OCEAN_ERR_ARG otherwise: AtB and PtAP
-   transpose on the host).  C is then read with OceanProductGetDeviceC; OceanProductGetC still works (it downloads). */
+   ids have its structure (nnz included).  Only AB and PtAP plans of a CUDA context (OCEAN_ERR_ARG otherwise: AtB
+   transposes on the host; PtAP makes P^T on the device).  C is then read with OceanProductGetDeviceC;
+   OceanProductGetC still works (it downloads). */
 OceanError OceanProductSetOperandMemType(OceanProduct prod, OceanMemoryType mtype);
 OceanError OceanProductGetOperandMemType(OceanProduct prod, OceanMemoryType *mtype);
 

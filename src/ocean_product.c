@@ -752,8 +752,8 @@ static OceanError OceanProductCheckOperands(OceanProduct prod, const OceanCSR *A
   prod->stage[0].dev_operands = prod->stage[1].dev_operands = 0;
   if (prod->mtype == OCEAN_MEMORY_DEVICE) {
     OceanStage *st = &prod->stage[0];
-    /* OceanProductSetOperandMemType admitted only AB plans of a CUDA context; the host never reads these arrays */
-    OceanCheck(prod->ctx->backend == OCEAN_BACKEND_CUDA && prod->type == OCEAN_PRODUCT_AB, OCEAN_ERR_ARG, "%s product: device-resident operands need an AB plan of a CUDA context",
+    /* OceanProductSetOperandMemType admitted only AB and PtAP plans of a CUDA context; the host never reads these arrays */
+    OceanCheck(prod->ctx->backend == OCEAN_BACKEND_CUDA && prod->type != OCEAN_PRODUCT_AtB, OCEAN_ERR_ARG, "%s product: device-resident operands need an AB or PtAP plan of a CUDA context",
                OceanProductTypeName(prod->type));
     *A = *A_in;
     *B = *B_in;
@@ -823,7 +823,7 @@ static OceanError OceanProductDeviceChain(OceanProduct prod, const OceanCSR *A, 
 
   OceanCall(OceanCudaStageGetDeviceOperand(s0, 1, P, &Pd));
   t0       = OceanPhaseBegin(prod->ctx, OCEAN_PHASE_TRANSPOSE);
-  err      = OceanCudaTransposeUpdate(prod->ctx, &prod->dtrans, &Pd, OceanCSRNnz(P), PT);
+  err      = OceanCudaTransposeUpdate(prod->ctx, &prod->dtrans, &Pd, OceanStageOperandNnz(s0, 1, P), PT);
   *seconds = OceanPhaseEnd(prod->ctx, OCEAN_PHASE_TRANSPOSE, 0.0, t0);
   OceanCall(err);
   PT->structure_id = OceanDeriveStructureId(P->structure_id, 1, OCEAN_TAG_TRANSPOSE);
@@ -832,7 +832,7 @@ static OceanError OceanProductDeviceChain(OceanProduct prod, const OceanCSR *A, 
   AP->structure_id = OceanDeriveStructureId(A->structure_id, P->structure_id, OCEAN_TAG_AP);
   OceanCall(OceanCudaStageGetDeviceC(s0, &AP->rowptr, &AP->colidx, &AP->values));
   s1->dev_operands = 1;
-  s1->op_nnz[0]    = OceanCSRNnz(P);
+  s1->op_nnz[0]    = OceanStageOperandNnz(s0, 1, P);
   s1->op_nnz[1]    = s0->nnz;
   return OCEAN_SUCCESS;
 }
@@ -952,7 +952,7 @@ OceanError OceanProductSetOperandMemType(OceanProduct prod, OceanMemoryType mtyp
     OceanCheck(prod->ctx->backend == OCEAN_BACKEND_CUDA, OCEAN_ERR_ARG,
                "OceanProductSetOperandMemType: device-resident operands need a CUDA context; this %s plan's context is a CPU context (keep the operands on the host)",
                OceanProductTypeName(prod->type));
-    OceanCheck(prod->type == OCEAN_PRODUCT_AB, OCEAN_ERR_ARG, "OceanProductSetOperandMemType: device-resident operands are supported for AB plans only, not %s (its transposes are made on the host)",
+    OceanCheck(prod->type != OCEAN_PRODUCT_AtB, OCEAN_ERR_ARG, "OceanProductSetOperandMemType: device-resident operands are supported for AB and PtAP plans, not %s (its transpose is made on the host)",
                OceanProductTypeName(prod->type));
   }
   prod->mtype = mtype;

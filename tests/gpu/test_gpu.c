@@ -278,9 +278,10 @@ static int CompareDeviceC(OceanProduct p)
   return 0;
 }
 
-/* Device-resident operands against host operands on the GPU: decisions, C (reference too), device C, numeric-only
-   with new device values; then the refusals (CPU context, AtB plan, host pointers). */
-static int RunDeviceOperands(Mat *A, Mat *B)
+/* Device-resident operands against host operands on the GPU (AB or PtAP, whose P^T is then made from the device P):
+   decisions, C (AB: the reference too), device C, numeric-only with new device values; then (AB) the refusals (CPU
+   context, AtB plan, host pointers). */
+static int RunDeviceOperands(OceanProductType type, Mat *A, Mat *B)
 {
   OceanProduct ph = NULL, pd = NULL, pe = NULL;
   OceanOptions o;
@@ -299,19 +300,20 @@ static int RunDeviceOperands(Mat *A, Mat *B)
   a = View(A);
   b = View(B);
   if (Upload(A, &dA, &da) || Upload(B, &dB, &db)) return 1;
-  CALL(OceanProductCreate(gpu, OCEAN_PRODUCT_AB, &ph));
-  CALL(OceanProductCreate(gpu, OCEAN_PRODUCT_AB, &pd));
+  CALL(OceanProductCreate(gpu, type, &ph));
+  CALL(OceanProductCreate(gpu, type, &pd));
   CALL(OceanProductSetOperandMemType(pd, OCEAN_MEMORY_DEVICE));
   CALL(OceanProductSymbolic(ph, &a, &b));
   CALL(OceanProductSymbolic(pd, &da, &db));
-  RefMultiply(A, B, &R, &absval);
-  if (CompareDecisions(pd, ph) || CompareRef(pd, &R, absval) || CompareDeviceC(pd)) goto out;
+  if (type == OCEAN_PRODUCT_AB) RefMultiply(A, B, &R, &absval);
+  if (CompareDecisions(pd, ph) || (type == OCEAN_PRODUCT_AB && CompareRef(pd, &R, absval)) || CompareBackends(pd, ph) || CompareDeviceC(pd)) goto out;
   for (k = 0; k < 2; k++) {
     MatNewValues(A, 3000 + (uint64_t)k);
     MatNewValues(B, 4000 + (uint64_t)k);
     MatFree(&R);
     free(absval);
-    RefMultiply(A, B, &R, &absval);
+    absval = NULL;
+    if (type == OCEAN_PRODUCT_AB) RefMultiply(A, B, &R, &absval);
     if (cudaMemcpy(dA.v, A->v, (size_t)Nnz(A) * sizeof(double), cudaMemcpyHostToDevice) != cudaSuccess ||
         cudaMemcpy(dB.v, B->v, (size_t)Nnz(B) * sizeof(double), cudaMemcpyHostToDevice) != cudaSuccess) {
       snprintf(msg, sizeof(msg), "uploading new values failed");
@@ -319,7 +321,11 @@ static int RunDeviceOperands(Mat *A, Mat *B)
     }
     CALL(OceanProductNumeric(pd, &da, &db));
     CALL(OceanProductNumeric(ph, &a, &b));
-    if (CompareRef(pd, &R, absval) || CompareDeviceC(pd) || CompareBackends(pd, ph)) goto out;
+    if ((type == OCEAN_PRODUCT_AB && CompareRef(pd, &R, absval)) || CompareDeviceC(pd) || CompareBackends(pd, ph)) goto out;
+  }
+  if (type != OCEAN_PRODUCT_AB) {
+    r = 0;
+    goto out;
   }
   /* refusals */
   CALL(OceanProductCreate(cpu, OCEAN_PRODUCT_AB, &pe));
@@ -348,9 +354,9 @@ out:
   return r;
 }
 
-static int CaseDevice(Mat *A, Mat *B)
+static int CaseDevice(OceanProductType type, Mat *A, Mat *B)
 {
-  int r = RunDeviceOperands(A, B);
+  int r = RunDeviceOperands(type, A, B);
   MatFree(A);
   MatFree(B);
   return r;
@@ -653,13 +659,16 @@ int main(int argc, char **argv)
   }
   MatStencil(&A, 8, 8, 8, 3, 1, 40, 40);
   MatCopy(&A, &B);
-  CASE("AB elasticity 8^3x3 device operands (+reuse)", CaseDevice(&A, &B));
+  CASE("AB elasticity 8^3x3 device operands (+reuse)", CaseDevice(OCEAN_PRODUCT_AB, &A, &B));
   MatRMAT(&A, 11, 8, 41, 41);
   MatCopy(&A, &B);
-  CASE("AB rmat 11/8 device operands (+reuse)", CaseDevice(&A, &B));
+  CASE("AB rmat 11/8 device operands (+reuse)", CaseDevice(OCEAN_PRODUCT_AB, &A, &B));
   MatRandom(&A, 300, 500, 6, 0, 42, 42);
   MatRandom(&B, 500, 200, 5, 0, 43, 43);
-  CASE("AB rectangular device operands (+reuse)", CaseDevice(&A, &B));
+  CASE("AB rectangular device operands (+reuse)", CaseDevice(OCEAN_PRODUCT_AB, &A, &B));
+  MatStencil(&A, 6, 6, 6, 3, 1, 45, 45);
+  MatInterpolation(&B, A.m, A.m / 6, 46, 46);
+  CASE("PtAP elasticity device operands (+reuse)", CaseDevice(OCEAN_PRODUCT_PtAP, &A, &B));
   /* without record_rows: statistics from device reductions, the sample selected on the device */
   MatStencil(&A, 8, 8, 8, 3, 1, 50, 50);
   MatCopy(&A, &B);
