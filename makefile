@@ -30,7 +30,7 @@ PETSC_OBJ := $(PETSC_SRC:%.c=$(BUILD)/%.o)
 ifeq ($(OCEAN_HAVE_CUDA),yes)
   CPPFLAGS_CORE += -DOCEAN_HAVE_CUDA
   CUDA_OBJ  := $(CUDA_SRC:%.cu=$(BUILD)/%.o)
-  NVCCFLAGS := -std=c++17 -O3 -lineinfo $(OCEAN_CUDA_GENCODE) -Xcompiler -fPIC,-Wall -Iinclude -Isrc -Icuda
+  NVCCFLAGS := -std=c++17 -O3 -lineinfo $(OCEAN_CUDA_GENCODE) -Xcompiler -fPIC,-Wall,-fopenmp -Iinclude -Isrc -Icuda
 endif
 
 .PHONY: lib info run test tests-build clean deps

@@ -72,7 +72,12 @@ struct _p_OceanCudaDevice {
   cudaEvent_t     ev0, ev1;
   void           *pinned; /* staging buffer of OceanCudaReadback (cudaMallocHost) */
   size_t          pinned_size;
+  void           *staging[2]; /* the chunks of the staged copies (cudaMallocHost, OCEAN_STAGING_CHUNK each) */
+  cudaEvent_t     staged[2];  /* the last copy out of / into each chunk */
 };
+
+#define OCEAN_STAGING_CHUNK ((size_t)16 << 20)
+#define OCEAN_STAGING_MIN ((size_t)4 << 20)
 
 extern "C" OceanError OceanCudaDeviceCreate(int device, OceanCudaDevice *dev)
 {
@@ -106,6 +111,12 @@ extern "C" void OceanCudaDeviceDestroy(OceanCudaDevice *dev)
     free(b);
   }
   if ((*dev)->pinned) cudaFreeHost((*dev)->pinned);
+  for (int k = 0; k < 2; k++)
+    if ((*dev)->staging[k]) {
+      cudaEventSynchronize((*dev)->staged[k]);
+      cudaEventDestroy((*dev)->staged[k]);
+      cudaFreeHost((*dev)->staging[k]);
+    }
   cudaEventDestroy((*dev)->ev0);
   cudaEventDestroy((*dev)->ev1);
   free(*dev);
@@ -231,6 +242,78 @@ extern "C" OceanError OceanCudaUpload(void *d_dst, const void *src, size_t bytes
 extern "C" OceanError OceanCudaDownload(void *dst, const void *d_src, size_t bytes)
 {
   if (bytes) OCEAN_CUDA_TRY(cudaMemcpy(dst, d_src, bytes, cudaMemcpyDeviceToHost));
+  return OCEAN_SUCCESS;
+}
+
+static OceanError OceanStagingEnsure(OceanCudaDevice dev)
+{
+  for (int k = 0; k < 2; k++) {
+    if (dev->staging[k]) continue;
+    OCEAN_CUDA_TRY(cudaMallocHost(&dev->staging[k], OCEAN_STAGING_CHUNK));
+    if (cudaEventCreateWithFlags(&dev->staged[k], cudaEventDisableTiming) != cudaSuccess) {
+      (void)cudaGetLastError();
+      cudaFreeHost(dev->staging[k]);
+      dev->staging[k] = NULL;
+      return OceanSetError(OCEAN_ERR_DEVICE, "staging buffers: could not create an event");
+    }
+  }
+  return OCEAN_SUCCESS;
+}
+
+/* memcpy by the OpenMP threads, 1 MB pieces */
+static void OceanParallelCopy(void *dst, const void *src, size_t n)
+{
+  const size_t  piece = (size_t)1 << 20;
+  const int64_t np    = (int64_t)((n + piece - 1) / piece);
+#pragma omp parallel for schedule(static) if (np > 1)
+  for (int64_t j = 0; j < np; j++) {
+    const size_t off = (size_t)j * piece;
+    memcpy((char *)dst + off, (const char *)src + off, n - off < piece ? n - off : piece);
+  }
+}
+
+extern "C" OceanError OceanCudaUploadStaged(OceanCudaDevice dev, void *d_dst, const void *src, size_t bytes)
+{
+  OceanError err;
+  size_t     off, n;
+  int        k;
+
+  if (bytes < OCEAN_STAGING_MIN) return OceanCudaUpload(d_dst, src, bytes);
+  if ((err = OceanStagingEnsure(dev))) return err;
+  for (off = 0, k = 0; off < bytes; off += n, k ^= 1) {
+    n = bytes - off < OCEAN_STAGING_CHUNK ? bytes - off : OCEAN_STAGING_CHUNK;
+    OCEAN_CUDA_TRY(cudaEventSynchronize(dev->staged[k])); /* the chunk's previous copy is done */
+    OceanParallelCopy(dev->staging[k], (const char *)src + off, n);
+    OCEAN_CUDA_TRY(cudaMemcpyAsync((char *)d_dst + off, dev->staging[k], n, cudaMemcpyHostToDevice, 0));
+    OCEAN_CUDA_TRY(cudaEventRecord(dev->staged[k], 0));
+  }
+  return OCEAN_SUCCESS;
+}
+
+extern "C" OceanError OceanCudaDownloadStaged(OceanCudaDevice dev, void *dst, const void *d_src, size_t bytes)
+{
+  const size_t chunk = OCEAN_STAGING_CHUNK;
+  const size_t nchunks = (bytes + chunk - 1) / chunk;
+  OceanError   err;
+
+  if (bytes < OCEAN_STAGING_MIN) return OceanCudaDownload(dst, d_src, bytes);
+  if ((err = OceanStagingEnsure(dev))) return err;
+  /* chunk i + 1 comes down while the host copies chunk i out */
+  for (size_t i = 0; i <= nchunks; i++) {
+    if (i < nchunks) {
+      const int    k = (int)(i & 1);
+      const size_t off = i * chunk, n = bytes - off < chunk ? bytes - off : chunk;
+      OCEAN_CUDA_TRY(cudaEventSynchronize(dev->staged[k]));
+      OCEAN_CUDA_TRY(cudaMemcpyAsync(dev->staging[k], (const char *)d_src + off, n, cudaMemcpyDeviceToHost, 0));
+      OCEAN_CUDA_TRY(cudaEventRecord(dev->staged[k], 0));
+    }
+    if (i > 0) {
+      const int    k = (int)((i - 1) & 1);
+      const size_t off = (i - 1) * chunk, n = bytes - off < chunk ? bytes - off : chunk;
+      OCEAN_CUDA_TRY(cudaEventSynchronize(dev->staged[k]));
+      OceanParallelCopy((char *)dst + off, dev->staging[k], n);
+    }
+  }
   return OCEAN_SUCCESS;
 }
 

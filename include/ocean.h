@@ -166,6 +166,8 @@ typedef enum {
   OCEAN_PHASE_FALLBACK,     /* overflow rows recomputed */
   OCEAN_PHASE_COMPACT,      /* over-allocated output compacted into CSR */
   OCEAN_PHASE_TRANSPOSE,    /* transposes for AtB and PtAP */
+  OCEAN_PHASE_UPLOAD,       /* host operands copied to the device (CUDA; inside the analysis or numeric phase) */
+  OCEAN_PHASE_DOWNLOAD,     /* C copied to the host (CUDA; when OceanProductGetC asks for it) */
   OCEAN_NUM_PHASES
 } OceanPhase;
 
@@ -244,6 +246,7 @@ typedef struct {
   int           sketches_reused;     /* sketches of B came from the cache */
   int64_t       symbolic_calls, numeric_calls;
   double        t_analysis, t_estimate, t_symbolic, t_numeric, t_fallback, t_compact, t_transpose; /* seconds, last call */
+  double        t_upload, t_download; /* seconds (host wall time) copying operands up and C down since the last call began */
 } OceanStats;
 
 OceanError OceanProductGetNumStages(OceanProduct prod, int *nstages);

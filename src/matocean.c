@@ -268,8 +268,8 @@ PetscErrorCode MatOceanStatsView(const OceanStats *s, PetscViewer viewer)
                                    s->dense_rows, s->global_rows, s->bitmap_query ? "yes" : "no", s->packed_sort_keys ? "yes" : "no"));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  overflow rows %" PetscInt64_FMT ", symbolic retries %" PetscInt64_FMT ", allocated entries %" PetscInt64_FMT " (%.2fx nnz C); symbolic calls %" PetscInt64_FMT ", numeric calls %" PetscInt64_FMT "\n",
                                    s->overflow_rows, s->symbolic_retry_rows, s->allocated_entries, s->nnz_c ? (double)s->allocated_entries / (double)s->nnz_c : 0.0, s->symbolic_calls, s->numeric_calls));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "  time (ms): analysis %.3f estimate %.3f symbolic %.3f numeric %.3f fallback %.3f compact %.3f transpose %.3f\n", 1e3 * s->t_analysis, 1e3 * s->t_estimate, 1e3 * s->t_symbolic, 1e3 * s->t_numeric,
-                                   1e3 * s->t_fallback, 1e3 * s->t_compact, 1e3 * s->t_transpose));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  time (ms): analysis %.3f estimate %.3f symbolic %.3f numeric %.3f fallback %.3f compact %.3f transpose %.3f upload %.3f download %.3f\n", 1e3 * s->t_analysis, 1e3 * s->t_estimate,
+                                   1e3 * s->t_symbolic, 1e3 * s->t_numeric, 1e3 * s->t_fallback, 1e3 * s->t_compact, 1e3 * s->t_transpose, 1e3 * s->t_upload, 1e3 * s->t_download));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 

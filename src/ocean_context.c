@@ -157,7 +157,7 @@ const char *OceanAccumulatorName(OceanAccumulator acc)
 
 const char *OceanPhaseName(OceanPhase phase)
 {
-  static const char *names[OCEAN_NUM_PHASES] = {"analysis", "estimate", "symbolic", "numeric", "fallback", "compact", "transpose"};
+  static const char *names[OCEAN_NUM_PHASES] = {"analysis", "estimate", "symbolic", "numeric", "fallback", "compact", "transpose", "upload", "download"};
   return (phase >= 0 && phase < OCEAN_NUM_PHASES) ? names[phase] : "unknown";
 }
 

@@ -170,11 +170,19 @@ static OceanError OceanCudaOperand(OceanContext ctx, OceanStage *st, OceanCudaSt
     OceanCall(OceanDevAlloc(ctx, M->nrows + 1, &d->own_rowptr[k]));
     OceanCall(OceanDevAlloc(ctx, nnz, &d->own_colidx[k]));
     OceanCall(OceanDevAlloc(ctx, nnz, &d->own_values[k]));
-    OceanCall(OceanCudaUpload(d->own_rowptr[k], M->rowptr, (size_t)(M->nrows + 1) * sizeof(int64_t)));
-    OceanCall(OceanCudaUpload(d->own_colidx[k], M->colidx, (size_t)nnz * sizeof(int32_t)));
-    d->own_valid[k] = 1;
   }
-  OceanCall(OceanCudaUpload(d->own_values[k], M->values, (size_t)nnz * sizeof(double)));
+  {
+    const double t0 = OceanPhaseBegin(ctx, OCEAN_PHASE_UPLOAD);
+    OceanError   err = OCEAN_SUCCESS;
+    if (!d->own_valid[k]) {
+      err = OceanCudaUploadStaged(OceanCtxDev(ctx), d->own_rowptr[k], M->rowptr, (size_t)(M->nrows + 1) * sizeof(int64_t));
+      if (!err) err = OceanCudaUploadStaged(OceanCtxDev(ctx), d->own_colidx[k], M->colidx, (size_t)nnz * sizeof(int32_t));
+      d->own_valid[k] = !err;
+    }
+    if (!err) err = OceanCudaUploadStaged(OceanCtxDev(ctx), d->own_values[k], M->values, (size_t)nnz * sizeof(double));
+    st->stats.t_upload += OceanPhaseEnd(ctx, OCEAN_PHASE_UPLOAD, 0.0, t0);
+    OceanCall(err);
+  }
   *view = OceanDevView(M->nrows, M->ncols, d->own_rowptr[k], d->own_colidx[k], d->own_values[k]);
   return OCEAN_SUCCESS;
 }
@@ -625,12 +633,24 @@ OceanError OceanCudaStageNumeric(OceanContext ctx, OceanStage *st, const OceanCS
   return OceanCudaTimerStop(dev, &st->stats.t_numeric);
 }
 
+static OceanError OceanCudaStageDownloadC_Private(OceanContext ctx, OceanStage *st, OceanCudaStage *d, int64_t n);
+
 OceanError OceanCudaStageDownloadC(OceanContext ctx, OceanStage *st)
 {
   OceanCudaStage *d = (OceanCudaStage *)st->dev;
   const int64_t   n = st->nrows;
+  OceanError      err;
+  double          t0;
 
   OceanCheck(d && d->c_rowptr, OCEAN_ERR_STATE, "%s: no C on the device", st->name);
+  t0                   = OceanPhaseBegin(ctx, OCEAN_PHASE_DOWNLOAD);
+  err                  = OceanCudaStageDownloadC_Private(ctx, st, d, n);
+  st->stats.t_download += OceanPhaseEnd(ctx, OCEAN_PHASE_DOWNLOAD, 0.0, t0);
+  return err;
+}
+
+static OceanError OceanCudaStageDownloadC_Private(OceanContext ctx, OceanStage *st, OceanCudaStage *d, int64_t n)
+{
   if (!st->host_structure) {
     st->host_values = 0;
     OceanFree(st->rowptr);
@@ -639,13 +659,13 @@ OceanError OceanCudaStageDownloadC(OceanContext ctx, OceanStage *st)
     OceanCall(OceanMalloc(n + 1, &st->rowptr, "C row offsets"));
     OceanCall(OceanMalloc(st->nnz, &st->colidx, "C column indices"));
     OceanCall(OceanMalloc(st->nnz, &st->values, "C values"));
-    if (n) OceanCall(OceanCudaDownload(st->rowptr, d->c_rowptr, (size_t)(n + 1) * sizeof(int64_t)));
+    if (n) OceanCall(OceanCudaDownloadStaged(OceanCtxDev(ctx), st->rowptr, d->c_rowptr, (size_t)(n + 1) * sizeof(int64_t)));
     else st->rowptr[0] = 0;
-    OceanCall(OceanCudaDownload(st->colidx, d->c_colidx, (size_t)st->nnz * sizeof(int32_t)));
+    OceanCall(OceanCudaDownloadStaged(OceanCtxDev(ctx), st->colidx, d->c_colidx, (size_t)st->nnz * sizeof(int32_t)));
     st->host_structure = 1;
   }
   if (!st->host_values) {
-    OceanCall(OceanCudaDownload(st->values, d->c_values, (size_t)st->nnz * sizeof(double)));
+    OceanCall(OceanCudaDownloadStaged(OceanCtxDev(ctx), st->values, d->c_values, (size_t)st->nnz * sizeof(double)));
     st->host_values = 1;
   }
   return OCEAN_SUCCESS;

@@ -48,6 +48,11 @@ void       OceanCudaPoolTrim(OceanCudaDevice dev);      /* cudaFree of the cache
 OceanError OceanCudaIsDevicePointer(const void *d_ptr, int *ok);
 OceanError OceanCudaUpload(void *d_dst, const void *src, size_t bytes);
 OceanError OceanCudaDownload(void *dst, const void *d_src, size_t bytes);
+/* Large copies (operands up, C down) through two pinned chunks of the context: the host copies one chunk (OpenMP
+   threads) while the other is in flight.  Ordered on the default stream like the kernels; an upload returns when its
+   last chunk is queued (the source may be reused at once).  Below a few MB they are plain cudaMemcpy. */
+OceanError OceanCudaUploadStaged(OceanCudaDevice dev, void *d_dst, const void *src, size_t bytes);
+OceanError OceanCudaDownloadStaged(OceanCudaDevice dev, void *dst, const void *d_src, size_t bytes);
 /* A small download (scalars, the CR sample): through the context's pinned staging buffer (grown on demand), an
    asynchronous copy on the default stream, then a wait for that stream only. */
 OceanError OceanCudaReadback(OceanCudaDevice dev, void *dst, const void *d_src, size_t bytes);

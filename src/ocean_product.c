@@ -397,8 +397,10 @@ void OceanStageStatsFromAnalysis(OceanStage *st, const OceanCSR *A, const OceanC
 {
   OceanStats *s = &st->stats;
   int64_t     symbolic_calls = s->symbolic_calls, numeric_calls = s->numeric_calls;
+  double      t_upload = s->t_upload; /* the operands' upload precedes the analysis */
 
   memset(s, 0, sizeof(*s));
+  s->t_upload        = t_upload;
   s->symbolic_calls  = symbolic_calls + 1;
   s->numeric_calls   = numeric_calls;
   s->workflow        = st->dec.workflow;
@@ -581,7 +583,10 @@ static OceanError OceanStageSymbolic_Private(OceanContext ctx, OceanStage *st, c
 
 static OceanError OceanStageSymbolic(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B)
 {
-  OceanError err = OceanStageSymbolic_Private(ctx, st, A, B);
+  OceanError err;
+
+  st->stats.t_upload = st->stats.t_download = 0;
+  err                = OceanStageSymbolic_Private(ctx, st, A, B);
   OceanStageScratchFree(&st->tmp);
   if (err) OceanStageFreeC(st);
   return err;
@@ -613,6 +618,7 @@ static OceanError OceanStageNumeric(OceanContext ctx, OceanStage *st, const Ocea
   OceanError      err;
   double          t0, seconds;
 
+  st->stats.t_upload = st->stats.t_download = 0;
   OceanCheck(OceanStageSameOperands(st, A, B), OCEAN_ERR_STATE,
              "%s: numeric needs the operands of the last symbolic phase (structure ids %llu, %llu; sizes %lld x %lld with %lld nonzeros and %lld x %lld with %lld), got ids %llu, %llu, sizes %lld x %lld (%lld) and %lld x %lld (%lld)",
              st->name, (unsigned long long)st->a_id, (unsigned long long)st->b_id, (long long)st->a_nrows, (long long)st->a_ncols, (long long)st->a_nnz, (long long)st->b_nrows,

@@ -307,6 +307,17 @@ static int RunDeviceOperands(OceanProductType type, Mat *A, Mat *B)
   CALL(OceanProductSymbolic(pd, &da, &db));
   if (type == OCEAN_PRODUCT_AB) RefMultiply(A, B, &R, &absval);
   if (CompareDecisions(pd, ph) || (type == OCEAN_PRODUCT_AB && CompareRef(pd, &R, absval)) || CompareBackends(pd, ph) || CompareDeviceC(pd)) goto out;
+  {
+    /* the upload phase: host operands only; the download phase: both, once C was asked for on the host */
+    OceanStats sh, sd;
+    int        last = type == OCEAN_PRODUCT_PtAP ? 1 : 0;
+    CALL(OceanProductGetStats(ph, 0, &sh));
+    CALL(OceanProductGetStats(pd, 0, &sd));
+    CHECK(sh.t_upload > 0 && sd.t_upload == 0, "upload time %g s with host operands, %g s with device operands", sh.t_upload, sd.t_upload);
+    CALL(OceanProductGetStats(ph, last, &sh));
+    CALL(OceanProductGetStats(pd, last, &sd));
+    CHECK(sh.t_download > 0 && sd.t_download > 0, "download time %g s and %g s after OceanProductGetC", sh.t_download, sd.t_download);
+  }
   for (k = 0; k < 2; k++) {
     MatNewValues(A, 3000 + (uint64_t)k);
     MatNewValues(B, 4000 + (uint64_t)k);
@@ -589,6 +600,9 @@ int main(int argc, char **argv)
 
   MatStencil(&A, 30, 30, 1, 1, 0, 11, 11);
   CASE("AB lap2d 30^2", CaseAB(&A, &A, -1, 0, 0, 0, 0));
+  MatStencil(&A, 700, 700, 1, 1, 0, 47, 47);
+  MatCopy(&A, &B);
+  CASE("AB lap2d 700^2: operands and C in several staged chunks (+reuse)", CaseAB(&A, &B, -1, 0, 0, 0, 1));
   MatStencil(&A, 12, 12, 12, 1, 0, 12, 12);
   MatCopy(&A, &B);
   CASE("AB lap3d 12^3 (+reuse)", CaseAB(&A, &B, -1, 0, 0, 0, 1));
