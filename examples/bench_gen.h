@@ -360,6 +360,44 @@ static int bench_read_mm(const char *path, uint64_t seed, BenchCSR *M, char *err
   return 0;
 }
 
+/* PETSc's binary format of an AIJ matrix (MatView to a binary viewer; 32-bit indices, big-endian): classid 1211216,
+   rows, columns, nonzeros, the row lengths, the column indices, then the values.  The values are kept (the Galerkin
+   products of a real hierarchy).  Returns 0, or 1 with a message in err. */
+static uint32_t bench_be32(const unsigned char *p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3]; }
+
+static int bench_read_petsc(const char *path, BenchCSR *M, char *err, size_t errlen)
+{
+  size_t               len = 0;
+  unsigned char       *buf = (unsigned char *)bench_read_file(path, &len);
+  const unsigned char *p;
+  int64_t              m, n, nz, i, t;
+
+  M->nrows = M->ncols = 0; /* M->name is the caller's */
+  M->rowptr = NULL, M->colidx = NULL, M->values = NULL;
+  if (!buf) return snprintf(err, errlen, "cannot read: %s", strerror(errno)), 1;
+  if (len < 16 || bench_be32(buf) != 1211216) return snprintf(err, errlen, "not a PETSc binary matrix (classid %u)", len >= 4 ? bench_be32(buf) : 0), free(buf), 1;
+  m = (int32_t)bench_be32(buf + 4), n = (int32_t)bench_be32(buf + 8), nz = (int32_t)bench_be32(buf + 12);
+  if (m < 0 || n < 0 || nz < 0 || len < (size_t)(16 + 4 * m + 12 * nz))
+    return snprintf(err, errlen, "%lld x %lld with %lld nonzeros does not fit its %zu bytes (64-bit indices are not supported)", (long long)m, (long long)n, (long long)nz, len), free(buf), 1;
+  M->nrows  = m, M->ncols = n;
+  M->rowptr = (int64_t *)bench_xmalloc((size_t)(m + 1) * sizeof(int64_t));
+  M->colidx = (int32_t *)bench_xmalloc((size_t)(nz ? nz : 1) * sizeof(int32_t));
+  M->values = (double *)bench_xmalloc((size_t)(nz ? nz : 1) * sizeof(double));
+  M->rowptr[0] = 0;
+  for (i = 0, p = buf + 16; i < m; i++, p += 4) M->rowptr[i + 1] = M->rowptr[i] + (int32_t)bench_be32(p);
+  if (M->rowptr[m] != nz) return snprintf(err, errlen, "row lengths sum to %lld, not %lld", (long long)M->rowptr[m], (long long)nz), bench_csr_free(M), free(buf), 1;
+  for (t = 0; t < nz; t++, p += 4) {
+    M->colidx[t] = (int32_t)bench_be32(p);
+    if (M->colidx[t] < 0 || M->colidx[t] >= n) return snprintf(err, errlen, "column %d out of range", M->colidx[t]), bench_csr_free(M), free(buf), 1;
+  }
+  for (t = 0; t < nz; t++, p += 8) {
+    uint64_t u = (uint64_t)bench_be32(p) << 32 | bench_be32(p + 4);
+    memcpy(&M->values[t], &u, sizeof(double));
+  }
+  free(buf);
+  return 0;
+}
+
 /* ---- the default set ------------------------------------------------------------------------------------- */
 
 typedef enum { BENCH_GEN_STENCIL, BENCH_GEN_RMAT } BenchGenKind;

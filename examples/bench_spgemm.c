@@ -37,7 +37,7 @@ typedef struct {
 
 static void usage(FILE *f)
 {
-  fprintf(f, "usage: bench_spgemm [options] [FILE.mtx | A.mtx:B.mtx ...]\n"
+  fprintf(f, "usage: bench_spgemm [options] [FILE.mtx | A.mtx:B.mtx | ptap:A.bin:P.bin ...]\n"
              "  --only NAME[,NAME]   run only these matrices (built-in names, or file names without .mtx)\n"
              "  --reps N             timed repetitions (10; 3 when one run takes more than 1 s)\n"
              "  --warmup N           warm-up runs before them (3)\n"
@@ -47,7 +47,10 @@ static void usage(FILE *f)
              "  --chunk-fraction F   cusparseSpGEMM_estimateMemory's chunk_fraction (0.2)\n"
              "  --small              smaller versions of the built-in matrices, for quick checks\n"
              "Matrix Market files (coordinate real/integer/pattern, general/symmetric) are added to the set;\n"
-             "A.mtx:B.mtx multiplies two files.  Their values are replaced by pseudo-random nonzero ones.\n");
+             "A.mtx:B.mtx multiplies two files.  Their values are replaced by pseudo-random nonzero ones.\n"
+             "ptap:A.bin:P.bin: the Galerkin product P^T A P of two PETSc binary matrices (their own values), ours as a\n"
+             "PtAP plan against cuSPARSE's csr2csc + two cusparseSpGEMM (ALG1); named ptap_<A's file name>.\n"
+             "--only takes NAME* for every name that starts with NAME.\n");
 }
 
 static int parse_options(int argc, char **argv, Options *o)
@@ -82,8 +85,11 @@ static int parse_options(int argc, char **argv, Options *o)
 static int selected(const char *list, const char *name)
 {
   size_t n = strlen(name);
-  for (const char *p = list; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
-    if (!strncmp(p, name, n) && (p[n] == ',' || p[n] == 0)) return 1;
+  for (const char *p = list; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
+    size_t k = strchr(p, ',') ? (size_t)(strchr(p, ',') - p) : strlen(p);
+    if (k == n && !strncmp(p, name, n)) return 1;
+    if (k > 0 && p[k - 1] == '*' && k - 1 <= n && !strncmp(p, name, k - 1)) return 1; /* a prefix */
+  }
   return list == NULL;
 }
 
@@ -394,6 +400,65 @@ static void verify_result(const RefC *ref, BenchResult *r)
   else verify_row(ref, C, r->c_scale, bad, r->verify_msg, sizeof(r->verify_msg)); /* the first bad row, in words */
 }
 
+/* M^T with values (rows sorted: M's rows in order). */
+static void host_transpose(const BenchCSR *M, BenchCSR *T)
+{
+  const int64_t nnz = bench_csr_nnz(M);
+  int64_t      *next;
+  memset(T, 0, sizeof(*T));
+  T->nrows  = M->ncols, T->ncols = M->nrows;
+  T->rowptr = (int64_t *)calloc((size_t)M->ncols + 1, sizeof(int64_t));
+  T->colidx = (int32_t *)bench_xmalloc((size_t)(nnz ? nnz : 1) * sizeof(int32_t));
+  T->values = (double *)bench_xmalloc((size_t)(nnz ? nnz : 1) * sizeof(double));
+  bench_check_alloc(T->rowptr, (size_t)M->ncols + 1);
+  for (int64_t t = 0; t < nnz; t++) T->rowptr[M->colidx[t] + 1]++;
+  for (int64_t j = 0; j < M->ncols; j++) T->rowptr[j + 1] += T->rowptr[j];
+  next = (int64_t *)bench_xmalloc((size_t)(M->ncols ? M->ncols : 1) * sizeof(int64_t));
+  memcpy(next, T->rowptr, (size_t)M->ncols * sizeof(int64_t));
+  for (int64_t i = 0; i < M->nrows; i++)
+    for (int64_t t = M->rowptr[i]; t < M->rowptr[i + 1]; t++) {
+      const int64_t d = next[M->colidx[t]]++;
+      T->colidx[d] = (int32_t)i, T->values[d] = M->values[t];
+    }
+  free(next);
+}
+
+/* C = A*B with values on the host (the reference's SpGEMM, its bound dropped). */
+static void host_product(const BenchCSR *A, const BenchCSR *B, BenchCSR *C)
+{
+  RefC r;
+  memset(&r, 0, sizeof(r));
+  host_count(A, B, &r.C);
+  host_spgemm(A, B, &r);
+  *C = r.C;
+  free(r.bound);
+}
+
+static void host_abs(const BenchCSR *M, BenchCSR *Abs)
+{
+  const int64_t nnz = bench_csr_nnz(M);
+  *Abs        = *M;
+  Abs->rowptr = (int64_t *)bench_xmalloc((size_t)(M->nrows + 1) * sizeof(int64_t));
+  Abs->colidx = (int32_t *)bench_xmalloc((size_t)(nnz ? nnz : 1) * sizeof(int32_t));
+  Abs->values = (double *)bench_xmalloc((size_t)(nnz ? nnz : 1) * sizeof(double));
+  memcpy(Abs->rowptr, M->rowptr, (size_t)(M->nrows + 1) * sizeof(int64_t));
+  memcpy(Abs->colidx, M->colidx, (size_t)nnz * sizeof(int32_t));
+  for (int64_t t = 0; t < nnz; t++) Abs->values[t] = fabs(M->values[t]);
+}
+
+/* The host operands of P^T (A P): ops[0] = P^T, ops[1] = A*P, and the same of |A| and |P| (ops[2], ops[3]), whose
+   product bounds the rounding of any order of summation: (|P|^T |A| |P|)_ij. */
+static void host_ptap_operands(const BenchCSR *A, const BenchCSR *P, BenchCSR ops[4])
+{
+  BenchCSR Aa, Pa;
+  host_transpose(P, &ops[0]);
+  host_product(A, P, &ops[1]);
+  host_abs(A, &Aa), host_abs(P, &Pa);
+  host_transpose(&Pa, &ops[2]);
+  host_product(&Aa, &Pa, &ops[3]);
+  bench_csr_free(&Aa), bench_csr_free(&Pa);
+}
+
 /* ---- device inputs ----------------------------------------------------------------------------------------- */
 
 /* A matrix on the device as cuSPARSE takes it: int32 offsets.  values_half (= values / 2, exact) are the "new
@@ -511,58 +576,124 @@ static void check_num_products(SpgemmCtx *x, cusparseSpGEMMDescr_t d)
 
 #define SPGEMM_ARGS(x, a, b, c, d) (x)->handle, op, op, &alpha, a, b, &beta, c, CUDA_R_64F, (x)->alg, d
 
-/* One end-to-end cusparseSpGEMM (the documented workflow: workEstimation; for ALG2/ALG3 estimateMemory, whose
-   buffer3 can be freed before compute; compute; C's arrays; copy).  Returns 0 with *ms, or 1 with r's status. */
-static int spgemm_once(void *ctx, int probe, double *ms)
+/* One cusparseSpGEMM C = A*B by the documented workflow (workEstimation; for ALG2/ALG3 estimateMemory, whose buffer3
+   can be freed before compute; compute; C's arrays; copy), everything left allocated in u for spgemm_run_free, so
+   that the frees stay out of the timed region.  Returns 0, or 1 with x->r's status. */
+typedef struct {
+  cusparseSpMatDescr_t  a, b, c;
+  cusparseSpGEMMDescr_t d;
+  DevBuf                buf1, buf2, buf3;
+  DevCSR                C;
+} SpgemmRun;
+
+static int spgemm_run(SpgemmCtx *x, MemTrack *t, const DevCSR *A, const DevCSR *B, SpgemmRun *u)
 {
-  SpgemmCtx                *x = (SpgemmCtx *)ctx;
   BenchResult              *r = x->r;
-  MemTrack                  t;
-  cusparseSpMatDescr_t      a = NULL, b = NULL, c = NULL;
-  cusparseSpGEMMDescr_t     d = NULL;
-  DevBuf                    buf1 = {0}, buf2 = {0}, buf3 = {0}, crow = {0}, ccol = {0}, cval = {0};
   size_t                    s1 = 0, s2 = 0, s3 = 0;
   int64_t                   m, n, nnz;
   const double              alpha = 1, beta = 0;
   const cusparseOperation_t op = CUSPARSE_OPERATION_NON_TRANSPOSE;
-  int                       err = 1;
 
+  memset(u, 0, sizeof(*u));
+  TRY_SPARSE(r, make_descr(&u->a, A, A->values.p));
+  TRY_SPARSE(r, make_descr(&u->b, B, B->values.p));
+  if (track_alloc(t, &u->C.rowptr, (size_t)(A->nrows + 1) * sizeof(int32_t))) goto done;
+  TRY_SPARSE(r, cusparseCreateCsr(&u->c, A->nrows, B->ncols, 0, u->C.rowptr.p, NULL, NULL, CUSPARSE_INDEX_32I,
+                                  CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
+  TRY_SPARSE(r, cusparseSpGEMM_createDescr(&u->d));
+  TRY_SPARSE(r, cusparseSpGEMM_workEstimation(SPGEMM_ARGS(x, u->a, u->b, u->c, u->d), &s1, NULL));
+  if (track_alloc(t, &u->buf1, s1)) goto done;
+  TRY_SPARSE(r, cusparseSpGEMM_workEstimation(SPGEMM_ARGS(x, u->a, u->b, u->c, u->d), &s1, u->buf1.p));
+  if (x->alg != CUSPARSE_SPGEMM_ALG1) {
+    TRY_SPARSE(r, cusparseSpGEMM_estimateMemory(SPGEMM_ARGS(x, u->a, u->b, u->c, u->d), x->chunk, &s3, NULL, NULL));
+    if (track_alloc(t, &u->buf3, s3)) goto done;
+    TRY_SPARSE(r, cusparseSpGEMM_estimateMemory(SPGEMM_ARGS(x, u->a, u->b, u->c, u->d), x->chunk, &s3, u->buf3.p, &s2));
+    track_free(t, &u->buf3);
+  } else TRY_SPARSE(r, cusparseSpGEMM_compute(SPGEMM_ARGS(x, u->a, u->b, u->c, u->d), &s2, NULL));
+  if (track_alloc(t, &u->buf2, s2)) goto done;
+  TRY_SPARSE(r, cusparseSpGEMM_compute(SPGEMM_ARGS(x, u->a, u->b, u->c, u->d), &s2, u->buf2.p));
+  TRY_SPARSE(r, cusparseSpMatGetSize(u->c, &m, &n, &nnz));
+  if (track_alloc(t, &u->C.colidx, (size_t)nnz * sizeof(int32_t)) || track_alloc(t, &u->C.values, (size_t)nnz * sizeof(double)))
+    goto done;
+  TRY_SPARSE(r, cusparseCsrSetPointers(u->c, u->C.rowptr.p, u->C.colidx.p, u->C.values.p));
+  TRY_SPARSE(r, cusparseSpGEMM_copy(SPGEMM_ARGS(x, u->a, u->b, u->c, u->d)));
+  u->C.nrows = m, u->C.ncols = n, u->C.nnz = nnz;
+  return 0;
+done:
+  return 1;
+}
+
+static void spgemm_run_free(MemTrack *t, SpgemmRun *u)
+{
+  destroy_descrs(u->a, u->b, u->c, u->d);
+  track_free(t, &u->buf1), track_free(t, &u->buf2), track_free(t, &u->buf3);
+  free_dev_csr(t, &u->C);
+  memset(u, 0, sizeof(*u));
+}
+
+/* One end-to-end cusparseSpGEMM C = A*B, timed with events; the probe also reports memory and brings C to the host. */
+static int spgemm_once(void *ctx, int probe, double *ms)
+{
+  SpgemmCtx   *x = (SpgemmCtx *)ctx;
+  BenchResult *r = x->r;
+  MemTrack     t;
+  SpgemmRun    u;
+  int          err = 1;
+
+  memset(&u, 0, sizeof(u));
   track_init(&t, r, x->limit, probe);
   TRY_CUDA(r, cudaEventRecord(x->start, 0));
-  TRY_SPARSE(r, make_descr(&a, x->A, x->A->values.p));
-  TRY_SPARSE(r, make_descr(&b, x->B, x->B->values.p));
-  if (track_alloc(&t, &crow, (size_t)(x->A->nrows + 1) * sizeof(int32_t))) goto done;
-  TRY_SPARSE(r, cusparseCreateCsr(&c, x->A->nrows, x->B->ncols, 0, crow.p, NULL, NULL, CUSPARSE_INDEX_32I,
-                                  CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
-  TRY_SPARSE(r, cusparseSpGEMM_createDescr(&d));
-  TRY_SPARSE(r, cusparseSpGEMM_workEstimation(SPGEMM_ARGS(x, a, b, c, d), &s1, NULL));
-  if (track_alloc(&t, &buf1, s1)) goto done;
-  TRY_SPARSE(r, cusparseSpGEMM_workEstimation(SPGEMM_ARGS(x, a, b, c, d), &s1, buf1.p));
-  if (x->alg != CUSPARSE_SPGEMM_ALG1) {
-    TRY_SPARSE(r, cusparseSpGEMM_estimateMemory(SPGEMM_ARGS(x, a, b, c, d), x->chunk, &s3, NULL, NULL));
-    if (track_alloc(&t, &buf3, s3)) goto done;
-    TRY_SPARSE(r, cusparseSpGEMM_estimateMemory(SPGEMM_ARGS(x, a, b, c, d), x->chunk, &s3, buf3.p, &s2));
-    track_free(&t, &buf3);
-  } else TRY_SPARSE(r, cusparseSpGEMM_compute(SPGEMM_ARGS(x, a, b, c, d), &s2, NULL));
-  if (track_alloc(&t, &buf2, s2)) goto done;
-  TRY_SPARSE(r, cusparseSpGEMM_compute(SPGEMM_ARGS(x, a, b, c, d), &s2, buf2.p));
-  TRY_SPARSE(r, cusparseSpMatGetSize(c, &m, &n, &nnz));
-  if (track_alloc(&t, &ccol, (size_t)nnz * sizeof(int32_t)) || track_alloc(&t, &cval, (size_t)nnz * sizeof(double)))
-    goto done;
-  TRY_SPARSE(r, cusparseCsrSetPointers(c, crow.p, ccol.p, cval.p));
-  TRY_SPARSE(r, cusparseSpGEMM_copy(SPGEMM_ARGS(x, a, b, c, d)));
-  if (elapsed_ms(x, ms)) goto done;
+  if (spgemm_run(x, &t, x->A, x->B, &u) || elapsed_ms(x, ms)) goto done;
   if (probe) {
     track_report(&t, r);
-    check_num_products(x, d);
-    r->nnz_c = nnz;
-    if (r->want_c && download_c(m, n, nnz, &crow, &ccol, &cval, r)) goto done;
+    check_num_products(x, u.d);
+    r->nnz_c = u.C.nnz;
+    if (r->want_c && download_c(u.C.nrows, u.C.ncols, u.C.nnz, &u.C.rowptr, &u.C.colidx, &u.C.values, r)) goto done;
   }
   err = 0;
 done:
-  destroy_descrs(a, b, c, d);
-  track_free(&t, &buf1), track_free(&t, &buf2), track_free(&t, &buf3);
-  track_free(&t, &crow), track_free(&t, &ccol), track_free(&t, &cval);
+  spgemm_run_free(&t, &u);
+  return err;
+}
+
+/* cuSPARSE's Galerkin product C = P^T (A P) (x->A = A, x->B = P), end to end like a user writes it: P^T made by
+   cusparseCsr2cscEx2 on every call, then two cusparseSpGEMM. */
+static int ptap_once(void *ctx, int probe, double *ms)
+{
+  SpgemmCtx    *x = (SpgemmCtx *)ctx;
+  BenchResult  *r = x->r;
+  const DevCSR *P = x->B;
+  MemTrack      t;
+  SpgemmRun     ap, c;
+  DevCSR        PT;
+  DevBuf        tbuf = {0};
+  size_t        tbytes = 0;
+  int           err = 1;
+
+  memset(&ap, 0, sizeof(ap)), memset(&c, 0, sizeof(c)), memset(&PT, 0, sizeof(PT));
+  track_init(&t, r, x->limit, probe);
+  TRY_CUDA(r, cudaEventRecord(x->start, 0));
+  PT.nrows = P->ncols, PT.ncols = P->nrows, PT.nnz = P->nnz;
+  if (track_alloc(&t, &PT.rowptr, (size_t)(PT.nrows + 1) * sizeof(int32_t)) || track_alloc(&t, &PT.colidx, (size_t)PT.nnz * sizeof(int32_t)) ||
+      track_alloc(&t, &PT.values, (size_t)PT.nnz * sizeof(double)))
+    goto done;
+  TRY_SPARSE(r, cusparseCsr2cscEx2_bufferSize(x->handle, (int)P->nrows, (int)P->ncols, (int)P->nnz, P->values.p, (const int *)P->rowptr.p, (const int *)P->colidx.p, PT.values.p,
+                                              (int *)PT.rowptr.p, (int *)PT.colidx.p, CUDA_R_64F, CUSPARSE_ACTION_NUMERIC, CUSPARSE_INDEX_BASE_ZERO, CUSPARSE_CSR2CSC_ALG1, &tbytes));
+  if (track_alloc(&t, &tbuf, tbytes ? tbytes : 1)) goto done;
+  TRY_SPARSE(r, cusparseCsr2cscEx2(x->handle, (int)P->nrows, (int)P->ncols, (int)P->nnz, P->values.p, (const int *)P->rowptr.p, (const int *)P->colidx.p, PT.values.p,
+                                   (int *)PT.rowptr.p, (int *)PT.colidx.p, CUDA_R_64F, CUSPARSE_ACTION_NUMERIC, CUSPARSE_INDEX_BASE_ZERO, CUSPARSE_CSR2CSC_ALG1, tbuf.p));
+  if (spgemm_run(x, &t, x->A, P, &ap) || spgemm_run(x, &t, &PT, &ap.C, &c) || elapsed_ms(x, ms)) goto done;
+  if (probe) {
+    track_report(&t, r);
+    r->nnz_c = c.C.nnz;
+    if (r->want_c && download_c(c.C.nrows, c.C.ncols, c.C.nnz, &c.C.rowptr, &c.C.colidx, &c.C.values, r)) goto done;
+  }
+  err = 0;
+done:
+  spgemm_run_free(&t, &ap);
+  spgemm_run_free(&t, &c);
+  free_dev_csr(&t, &PT);
+  track_free(&t, &tbuf);
   return err;
 }
 
@@ -706,6 +837,7 @@ enum { M_OCEAN, M_ALG1, M_ALG2, M_ALG3, M_REUSE, M_COUNT };
 
 typedef struct {
   char        name[64];
+  int         ptap; /* C = P^T A P (B is P); products: those of A*P and of P^T*(AP) */
   int64_t     rows, cols, nnz_a, nnz_b, products, nnz_c, max_row_nnz;
   double      t_gen, t_ref;
   BenchResult res[M_COUNT];
@@ -781,7 +913,12 @@ static void bench_cusparse(const Options *o, const Gpu *g, const BenchCSR *A, co
     for (int m = M_ALG1; m <= M_REUSE; m++) {
       x.r         = &res[m];
       x.r->want_c = ref->C.values != NULL;
-      if (m == M_REUSE) bench_cusparse_reuse(&x, o);
+      if (s->ptap && m != M_ALG1) {
+        set_status(x.r, RES_SKIP, "n/a(PtAP: ALG1 only)");
+        continue;
+      }
+      if (s->ptap) time_method(ptap_once, &x, o, x.r);
+      else if (m == M_REUSE) bench_cusparse_reuse(&x, o);
       else x.alg = cusparse_algs[m - M_ALG1].alg, time_method(spgemm_once, &x, o, x.r);
       verify_result(ref, x.r);
       print_result(s, x.r);
@@ -848,9 +985,10 @@ static void free_dev_csr64(MemTrack *t, DevCSR64 *d)
 }
 
 typedef struct {
-  const Gpu   *g;
-  BenchResult *r;
-  OceanCSR     a, b, a_half;   /* device views */
+  const Gpu       *g;
+  BenchResult     *r;
+  OceanProductType type;       /* AB, or PtAP (b is P) */
+  OceanCSR         a, b, a_half; /* device views */
   OceanProduct reuse;          /* the numeric-only plan */
   int          runs;
   int64_t      base;           /* pool bytes in use before the probe */
@@ -909,6 +1047,23 @@ done:
   return 1;
 }
 
+/* The statistics of a plan's last call into x->stats: stage 0's, with PtAP's phase times summed over both stages. */
+static int ocean_stats(OceanBench *x, OceanProduct p)
+{
+  BenchResult *r = x->r;
+  OceanStats   s1;
+  TRY_OCEAN(r, OceanProductGetStats(p, 0, &x->stats));
+  if (x->type == OCEAN_PRODUCT_PtAP) {
+    TRY_OCEAN(r, OceanProductGetStats(p, 1, &s1));
+    x->stats.t_analysis += s1.t_analysis, x->stats.t_estimate += s1.t_estimate, x->stats.t_symbolic += s1.t_symbolic;
+    x->stats.t_numeric += s1.t_numeric, x->stats.t_fallback += s1.t_fallback, x->stats.t_compact += s1.t_compact;
+    x->stats.t_transpose += s1.t_transpose;
+  }
+  return 0;
+done:
+  return 1;
+}
+
 /* One end-to-end product: plan, symbolic (C complete on the device), C's device arrays; the plan goes after timing. */
 static int ocean_once(void *ctx, int probe, double *ms)
 {
@@ -930,12 +1085,12 @@ static int ocean_once(void *ctx, int probe, double *ms)
     TRY_CUDA(r, cudaMemGetInfo(&x->free0, &total));
   }
   TRY_CUDA(r, cudaEventRecord(x->g->start, 0));
-  TRY_OCEAN(r, OceanProductCreate(oc, OCEAN_PRODUCT_AB, &p));
+  TRY_OCEAN(r, OceanProductCreate(oc, x->type, &p));
   TRY_OCEAN(r, OceanProductSetOperandMemType(p, OCEAN_MEMORY_DEVICE));
   TRY_OCEAN(r, OceanProductSymbolic(p, &x->a, &x->b));
   TRY_OCEAN(r, OceanProductGetDeviceC(p, &m, &n, &nnz, &rp, &ci, &v));
   if (ocean_elapsed(x, ms)) goto done;
-  TRY_OCEAN(r, OceanProductGetStats(p, 0, &x->stats));
+  if (ocean_stats(x, p)) goto done;
   if (probe) {
     size_t fr, total;
     TRY_OCEAN(r, OceanContextGetDeviceMemory(oc, NULL, &peak, NULL, NULL));
@@ -943,7 +1098,7 @@ static int ocean_once(void *ctx, int probe, double *ms)
     r->peak_bytes    = (double)(peak - x->base);
     r->meminfo_bytes = fr <= x->free0 ? (double)(x->free0 - fr) : -1;
     r->nnz_c         = nnz;
-    if (m != x->a.nrows || n != x->b.ncols || (nnz && (!ci || !v)) || !rp) {
+    if (m != (x->type == OCEAN_PRODUCT_PtAP ? x->b.ncols : x->a.nrows) || n != x->b.ncols || (nnz && (!ci || !v)) || !rp) {
       set_status(r, RES_FAIL, "fail(device C is %lldx%lld with %lld nonzeros)", (long long)m, (long long)n, (long long)nnz);
       goto done;
     }
@@ -966,7 +1121,7 @@ static int ocean_reuse_once(void *ctx, int probe, double *ms)
   TRY_CUDA(r, cudaEventRecord(x->g->start, 0));
   TRY_OCEAN(r, OceanProductNumeric(x->reuse, &a, &x->b));
   if (ocean_elapsed(x, ms)) goto done;
-  TRY_OCEAN(r, OceanProductGetStats(x->reuse, 0, &x->stats));
+  if (ocean_stats(x, x->reuse)) goto done;
   if (probe) {
     r->c_scale = 0.5;
     if (r->want_c && ocean_download_c(x->reuse, r)) goto done;
@@ -1008,8 +1163,9 @@ static void bench_ocean(const Options *o, const Gpu *g, const BenchCSR *A, const
   }
   track_init(&inputs, r, 0, 0);
   if (upload_csr64(A, &inputs, &dA) || (B != A && upload_csr64(B, &inputs, &dB))) goto done;
-  x.g = g;
-  x.r = r;
+  x.g    = g;
+  x.r    = r;
+  x.type = s->ptap ? OCEAN_PRODUCT_PtAP : OCEAN_PRODUCT_AB;
   ocean_view(A, &dA, &dA.values, &x.a);
   ocean_view(A, &dA, &dA.values_half, &x.a_half);
   ocean_view(B, B != A ? &dB : &dA, B != A ? &dB.values : &dA.values, &x.b);
@@ -1027,7 +1183,7 @@ static void bench_ocean(const Options *o, const Gpu *g, const BenchCSR *A, const
   x.r              = &ru;
   x.a.structure_id = x.a_half.structure_id = ++ids;
   x.b.structure_id = B != A ? ++ids : x.a.structure_id;
-  TRY_OCEAN(&ru, OceanProductCreate(g->ocean, OCEAN_PRODUCT_AB, &x.reuse));
+  TRY_OCEAN(&ru, OceanProductCreate(g->ocean, x.type, &x.reuse));
   TRY_OCEAN(&ru, OceanProductSetOperandMemType(x.reuse, OCEAN_MEMORY_DEVICE));
   TRY_OCEAN(&ru, OceanProductSymbolic(x.reuse, &x.a, &x.b));
   time_method(ocean_reuse_once, &x, o, &ru);
@@ -1054,17 +1210,27 @@ done:
 #endif
 }
 
-/* Every method on one matrix; C is verified against the host reference when the host can hold it. */
-static void bench_matrix(const Options *o, const Gpu *g, const BenchCSR *A, const BenchCSR *B, Summary *s)
+/* Every method on one matrix; C is verified against the host reference when the host can hold it.  PtAP (s->ptap):
+   ops are host_ptap_operands', the reference P^T*(AP) with the bound of |P|^T |A| |P|. */
+static void bench_matrix(const Options *o, const Gpu *g, const BenchCSR *A, const BenchCSR *B, const BenchCSR *ops, Summary *s)
 {
   RefC   ref;
   double t0 = omp_get_wtime(), gb;
 
   memset(&ref, 0, sizeof(ref));
-  host_count(A, B, &ref.C);
+  host_count(ops ? &ops[0] : A, ops ? &ops[1] : B, &ref.C);
   s->nnz_c = bench_csr_nnz(&ref.C);
   if (reference_fits(s->nnz_c, &gb)) {
-    host_spgemm(A, B, &ref);
+    host_spgemm(ops ? &ops[0] : A, ops ? &ops[1] : B, &ref);
+    if (ops) {
+      RefC abs_ref;
+      memset(&abs_ref, 0, sizeof(abs_ref));
+      host_count(&ops[2], &ops[3], &abs_ref.C);
+      host_spgemm(&ops[2], &ops[3], &abs_ref);
+      memcpy(ref.bound, abs_ref.C.values, (size_t)s->nnz_c * sizeof(double)); /* same structure */
+      bench_csr_free(&abs_ref.C);
+      free(abs_ref.bound);
+    }
     s->t_ref = omp_get_wtime() - t0;
     printf("  host reference: nnz(C) %lld in %.2f s\n", (long long)s->nnz_c, s->t_ref);
   } else printf("  nnz(C) %lld: not verified, the reference and a copy of C need %.0f GB of host memory\n",
@@ -1087,6 +1253,13 @@ static void bench_matrix(const Options *o, const Gpu *g, const BenchCSR *A, cons
 static void file_name(const char *arg, char *name, size_t len)
 {
   char        tmp[2][64];
+  if (!strncmp(arg, "ptap:", 5)) {
+    const char *a = arg + 5, *end = strchr(a, ':') ? strchr(a, ':') : a + strlen(a), *slash;
+    for (slash = end; slash > a && slash[-1] != '/'; slash--) {}
+    int n = (int)(end - slash) >= 4 && !strncmp(end - 4, ".bin", 4) ? (int)(end - slash) - 4 : (int)(end - slash);
+    snprintf(name, len, "ptap_%.*s", n < 50 ? n : 50, slash);
+    return;
+  }
   const char *colon = strchr(arg, ':');
   for (int k = 0; k < (colon ? 2 : 1); k++) {
     const char *p = k ? colon + 1 : arg, *end = k || !colon ? p + strlen(p) : colon, *slash;
@@ -1098,12 +1271,34 @@ static void file_name(const char *arg, char *name, size_t len)
   else snprintf(name, len, "%s", tmp[0]);
 }
 
-/* Reads file argument arg into A (and B for "A.mtx:B.mtx"; otherwise *B = A).  Returns 0 or 1. */
-static int read_inputs(const char *arg, BenchCSR *A, BenchCSR *B, int *two)
+/* Reads file argument arg into A (and B for "A.mtx:B.mtx" and "ptap:A.bin:P.bin"; otherwise *B = A).  Returns 0 or 1. */
+static int read_inputs(const char *arg, BenchCSR *A, BenchCSR *B, int *two, int *ptap)
 {
   char        path[2][4096], err[256];
-  const char *colon = strchr(arg, ':');
-  *two              = colon != NULL;
+  const char *colon;
+  *ptap = !strncmp(arg, "ptap:", 5);
+  if (*ptap) {
+    arg += 5;
+    colon = strchr(arg, ':');
+    if (!colon) return fprintf(stderr, "bench: ptap:%s: give ptap:A.bin:P.bin\n", arg), 1;
+    *two = 1;
+    snprintf(path[0], sizeof(path[0]), "%.*s", (int)(colon - arg), arg);
+    snprintf(path[1], sizeof(path[1]), "%s", colon + 1);
+    for (int k = 0; k < 2; k++)
+      if (bench_read_petsc(path[k], k ? B : A, err, sizeof(err))) {
+        fprintf(stderr, "bench: %s: %s\n", path[k], err);
+        if (k) bench_csr_free(A);
+        return 1;
+      }
+    if (A->nrows != A->ncols || A->ncols != B->nrows) {
+      fprintf(stderr, "bench: ptap:%s: A is %lld x %lld, P %lld x %lld\n", arg, (long long)A->nrows, (long long)A->ncols, (long long)B->nrows, (long long)B->ncols);
+      bench_csr_free(A), bench_csr_free(B);
+      return 1;
+    }
+    return 0;
+  }
+  colon = strchr(arg, ':');
+  *two  = colon != NULL;
   snprintf(path[0], sizeof(path[0]), "%.*s", colon ? (int)(colon - arg) : (int)strlen(arg), arg);
   if (colon) snprintf(path[1], sizeof(path[1]), "%s", colon + 1);
   for (int k = 0; k < 1 + *two; k++)
@@ -1135,11 +1330,11 @@ static void matrix_stats(const BenchCSR *A, const BenchCSR *B, Summary *s)
 }
 
 /* --list: nnz(C) from the host's symbolic count, no GPU. */
-static void list_matrix(const BenchCSR *A, const BenchCSR *B, Summary *s)
+static void list_matrix(const BenchCSR *A, const BenchCSR *B, const BenchCSR *ops, Summary *s)
 {
   BenchCSR C;
   double   t0 = omp_get_wtime();
-  host_count(A, B, &C);
+  host_count(ops ? &ops[0] : A, ops ? &ops[1] : B, &C);
   s->nnz_c = bench_csr_nnz(&C);
   s->t_ref = omp_get_wtime() - t0;
   bench_csr_free(&C);
@@ -1403,6 +1598,7 @@ static void gpu_finalize(Gpu *g)
 static int make_inputs(const Options *o, int k, BenchCSR *A, BenchCSR *B, int *two, Summary *s)
 {
   double t0 = omp_get_wtime();
+  int    ptap = 0;
   memset(A, 0, sizeof(*A)), memset(B, 0, sizeof(*B));
   *two = 0;
   if (k < BENCH_NUM_SPECS) {
@@ -1413,9 +1609,10 @@ static int make_inputs(const Options *o, int k, BenchCSR *A, BenchCSR *B, int *t
   } else {
     file_name(o->files[k - BENCH_NUM_SPECS], A->name, sizeof(A->name));
     if (!selected(o->only, A->name)) return 1;
-    if (read_inputs(o->files[k - BENCH_NUM_SPECS], A, B, two)) return 2;
+    if (read_inputs(o->files[k - BENCH_NUM_SPECS], A, B, two, &ptap)) return 2;
   }
   memset(s, 0, sizeof(*s));
+  s->ptap = ptap;
   snprintf(s->name, sizeof(s->name), "%s", A->name);
   s->t_gen = omp_get_wtime() - t0;
   return 0;
@@ -1439,22 +1636,26 @@ int main(int argc, char **argv)
   ntotal = BENCH_NUM_SPECS + o.nfiles;
   sums   = (Summary *)bench_xmalloc((size_t)ntotal * sizeof(Summary));
   for (int k = 0; k < ntotal; k++) {
-    BenchCSR A, B;
+    BenchCSR A, B, ops[4];
     int      two;
     Summary *s = &sums[n];
     int      made = make_inputs(&o, k, &A, &B, &two, s);
     errors += made == 2;
     if (made) continue;
+    memset(ops, 0, sizeof(ops));
+    if (s->ptap) host_ptap_operands(&A, &B, ops);
     matrix_stats(&A, two ? &B : &A, s);
+    if (s->ptap) s->rows = ops[0].nrows, s->products += host_products(&ops[0], &ops[1]);
     printf("%s: %lld x %lld, nnz(A) %lld, products %lld (generated in %.2f s)\n", s->name, (long long)s->rows,
            (long long)s->cols, (long long)s->nnz_a, (long long)s->products, s->t_gen);
     fflush(stdout);
     static const char *methods[M_COUNT] = {"ocean", "cusparse_alg1", "cusparse_alg2", "cusparse_alg3", "cusparse_reuse"};
     for (int m = 0; m < M_COUNT; m++) result_init(&s->res[m], methods[m]);
-    if (o.list) list_matrix(&A, two ? &B : &A, s);
-    else bench_matrix(&o, &g, &A, two ? &B : &A, s), csv_rows(csv, s);
+    if (o.list) list_matrix(&A, two ? &B : &A, s->ptap ? ops : NULL, s);
+    else bench_matrix(&o, &g, &A, two ? &B : &A, s->ptap ? ops : NULL, s), csv_rows(csv, s);
     bench_csr_free(&A);
     if (two) bench_csr_free(&B);
+    for (int q = 0; q < 4; q++) bench_csr_free(&ops[q]);
     n++;
   }
   if (o.list) print_list(sums, n);

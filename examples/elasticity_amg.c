@@ -6,6 +6,9 @@ static const char help[] = "The petsc-ocean main job: 3D linear elasticity (Q1 h
                            "  -nx <129>                laplace: grid points per side (nx^3 unknowns; nx - 1 divisible by 2^(levels-1))\n"
                            "  -mat_types <aij,aijocean> the matrix types to compare, the first being the baseline\n"
                            "  -resetups <0>            re-setups with new matrix values after the first solve (the nonlinear/time-dependent case)\n"
+                           "  -dump_galerkin <dir>     after the first type's setup (1 process, a PCMG-based PC): each level's operator and\n"
+                           "                           interpolation into dir/galerkin<k>_A.bin, _P.bin (PETSc binary; k = 0 the finest) for\n"
+                           "                           bench_spgemm ptap:..., with the time of PETSc's own MatPtAP of each level\n"
                            "  any KSP/PC option (default -ksp_type cg -pc_type gamg -ksp_rtol 1e-8)\n";
 
 #include <petscksp.h>
@@ -36,6 +39,53 @@ static PetscErrorCode ProductTime(PetscLogStage stage, PetscReal *seconds)
   PetscFunctionReturn(0);
 }
 
+/* The Galerkin products of a PCMG hierarchy (GAMG's too) as files, with PETSc's own MatPtAP time per level. */
+static PetscErrorCode DumpGalerkin(PC pc, const char *dir)
+{
+  PetscInt    nlev;
+  PetscMPIInt size;
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)pc), &size));
+  PetscCheck(size == 1, PetscObjectComm((PetscObject)pc), PETSC_ERR_SUP, "-dump_galerkin writes sequential matrices: run it on 1 process, not %d", size);
+  PetscCall(PCMGGetLevels(pc, &nlev));
+  for (PetscInt l = nlev - 1; l > 0; l--) {
+    KSP            smoother;
+    Mat            A, P, C;
+    PetscViewer    v;
+    char           path[PETSC_MAX_PATH_LEN];
+    PetscLogDouble t0, t1;
+    PetscInt       m, n, mp, np;
+    MatInfo        ia, ip, ic;
+    MatType        mtype;
+
+    PetscCall(PCMGGetSmoother(pc, l, &smoother));
+    PetscCall(KSPGetOperators(smoother, &A, NULL));
+    PetscCall(PCMGGetInterpolation(pc, l, &P));
+    PetscCall(PetscTime(&t0));
+    PetscCall(MatPtAP(A, P, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &C));
+    PetscCall(PetscTime(&t1));
+    PetscCall(MatGetSize(A, &m, &n));
+    PetscCall(MatGetSize(P, &mp, &np));
+    PetscCall(MatGetInfo(A, MAT_LOCAL, &ia));
+    PetscCall(MatGetInfo(P, MAT_LOCAL, &ip));
+    PetscCall(MatGetInfo(C, MAT_LOCAL, &ic));
+    PetscCall(MatGetType(A, &mtype));
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "galerkin level %" PetscInt_FMT ": A %" PetscInt_FMT " x %" PetscInt_FMT " (%.0f nonzeros), P %" PetscInt_FMT " x %" PetscInt_FMT " (%.0f), C %.0f nonzeros; MatPtAP (%s, this process) %.3f s\n",
+                          nlev - 1 - l, m, n, ia.nz_used, mp, np, ip.nz_used, ic.nz_used, mtype, (double)(t1 - t0)));
+    PetscCall(MatDestroy(&C));
+    PetscCall(PetscSNPrintf(path, sizeof(path), "%s/galerkin%" PetscInt_FMT "_A.bin", dir, nlev - 1 - l));
+    PetscCall(PetscViewerBinaryOpen(PETSC_COMM_SELF, path, FILE_MODE_WRITE, &v));
+    PetscCall(MatView(A, v));
+    PetscCall(PetscViewerDestroy(&v));
+    PetscCall(PetscSNPrintf(path, sizeof(path), "%s/galerkin%" PetscInt_FMT "_P.bin", dir, nlev - 1 - l));
+    PetscCall(PetscViewerBinaryOpen(PETSC_COMM_SELF, path, FILE_MODE_WRITE, &v));
+    PetscCall(MatView(P, v));
+    PetscCall(PetscViewerDestroy(&v));
+  }
+  PetscFunctionReturn(0);
+}
+
 typedef struct {
   char      type[32];
   PetscReal setup, products, solve, resetup, resetup_products, rnorm;
@@ -44,7 +94,7 @@ typedef struct {
 
 /* elasticity: size = elements per side, GAMG by default; laplace: size = grid points per side, PCMG with Galerkin
    coarse operators (PCMG builds the interpolations from the DMDA, the products go through the matrix type). */
-static PetscErrorCode RunOne(PetscBool laplace, PetscInt size, const char *type, PetscInt resetups, RunResult *res)
+static PetscErrorCode RunOne(PetscBool laplace, PetscInt size, const char *type, PetscInt resetups, const char *dump, RunResult *res)
 {
   Mat           A;
   Vec           b, x;
@@ -87,6 +137,7 @@ static PetscErrorCode RunOne(PetscBool laplace, PetscInt size, const char *type,
   PetscCall(PetscLogStagePop());
   res->setup = t1 - t0;
   PetscCall(ProductTime(stage, &res->products));
+  if (dump) PetscCall(DumpGalerkin(pc, dump));
 
   PetscCall(PetscTime(&t0));
   PetscCall(KSPSolve(ksp, b, x));
@@ -124,7 +175,7 @@ static PetscErrorCode RunOne(PetscBool laplace, PetscInt size, const char *type,
 int main(int argc, char **argv)
 {
   PetscInt    ne = 48, nx = 129, ntypes = 8, resetups = 0;
-  char       *types[8], problem[32] = "elasticity";
+  char       *types[8], problem[32] = "elasticity", dump[PETSC_MAX_PATH_LEN] = "";
   RunResult   res[8];
   PetscMPIInt size;
   int         ndev = 0;
@@ -142,6 +193,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-nx", &nx, NULL));
   PetscCheck(ne >= 1 && nx >= 3, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-ne %" PetscInt_FMT " must be >= 1 and -nx %" PetscInt_FMT " >= 3", ne, nx);
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-resetups", &resetups, NULL));
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-dump_galerkin", dump, sizeof(dump), NULL));
   types[0] = (char *)"aij";
   types[1] = (char *)"aijocean";
   PetscCall(PetscOptionsGetStringArray(NULL, NULL, "-mat_types", types, &ntypes, &set));
@@ -162,7 +214,7 @@ int main(int argc, char **argv)
     if (usable && strcmp(choice, "cpu") && OceanCudaDeviceProfile(0, &prof) == OCEAN_SUCCESS) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "petsc-ocean backend: cuda (%s, %d SMs)\n", prof.name, prof.num_sms));
     else PetscCall(PetscPrintf(PETSC_COMM_WORLD, "petsc-ocean backend: cpu (%s)\n", !OceanCudaCompiled() ? "built without CUDA" : ndev == 0 ? "no CUDA device found" : usable ? "-mat_ocean_backend cpu" : "CUDA context not usable"));
   }
-  for (PetscInt t = 0; t < ntypes; t++) PetscCall(RunOne(laplace, laplace ? nx : ne, types[t], resetups, &res[t]));
+  for (PetscInt t = 0; t < ntypes; t++) PetscCall(RunOne(laplace, laplace ? nx : ne, types[t], resetups, t == 0 && dump[0] ? dump : NULL, &res[t]));
 
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n%-12s %10s %12s %10s %6s %12s", "mat_type", "setup (s)", "products (s)", "solve (s)", "its", "residual"));
   if (resetups) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " %12s %12s", "re-setup (s)", "re-products"));

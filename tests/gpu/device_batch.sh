@@ -10,6 +10,10 @@
 #             and -pc_gamg_reuse_interpolation): aij and aijocean on 1 rank, then on 8 ranks (ex56 needs a cube number
 #             of ranks) sharing the GPU; the stage times of -log_view and the product events
 #   mpi       the main job's Laplacian on 4 ranks and elasticity on 8 ranks, sharing the GPU
+#   galerkin  the Galerkin products of a real GAMG hierarchy (the main job's elasticity, -ne GAL_NE (63: 786K rows),
+#             PETSc's aij setup on the CPU, its MatPtAP timed per level), written as PETSc binary files, then
+#             bench_spgemm ptap:... on each level: our PtAP on device-resident operands against cuSPARSE's
+#             csr2csc + two SpGEMM, both verified against a host reference
 #   profile   (not in the default) Nsight Compute on the row kernels of one benchmark matrix, see below
 set -u
 W=$(cd "$(dirname "$0")/../.." && pwd)
@@ -50,7 +54,7 @@ for s in $stages; do
     MPI="mpirun --allow-run-as-root --oversubscribe --bind-to none"
     EX56="build/examples/ksp_ex56 -ne ${EX56_NE:-63} -alpha 1.e-3 -ksp_type cg -pc_type gamg -pc_gamg_agg_nsmooths 1 -pc_gamg_reuse_interpolation true -two_solves
           -use_mat_nearnullspace -ksp_converged_reason -ksp_rtol 1e-8 -log_view"
-    for np in 1 8; do
+    for np in ${EX56_NPS:-1 8}; do
       for t in aij aijocean; do
         extra=""; [ $t = aijocean ] && extra="-dll_append $W/lib/libpetscocean.so -mat_type aijocean"
         echo "== ex56 -ne ${EX56_NE:-63} $t, $np rank(s)" >> "$OUT/ex56.txt"
@@ -60,6 +64,14 @@ for s in $stages; do
       done
     done
     summary+=("ex56: see ex56.txt") ;;
+  galerkin)
+    if [ $have_petsc = 0 ]; then summary+=("galerkin: skipped (no PETSc runtime in the bundle)"); continue; fi
+    G=/tmp/galerkin && rm -rf $G && mkdir -p $G
+    timeout 200 build/examples/elasticity_amg -ne ${GAL_NE:-63} -mat_types aij -ksp_max_it 1 -dump_galerkin $G > "$OUT/galerkin_dump.txt" 2>&1
+    grep "^galerkin level" "$OUT/galerkin_dump.txt" | tee "$OUT/galerkin.txt"
+    args=""; for a in $G/galerkin*_A.bin; do args="$args ptap:$a:${a%_A.bin}_P.bin"; done
+    timeout 300 build/examples/bench_spgemm --only 'ptap_*' --reps ${GAL_REPS:-5} --csv "$OUT/galerkin.csv" $args >> "$OUT/galerkin.txt" 2>&1
+    summary+=("galerkin: exit $?; see galerkin.txt") ;;
   mpi)
     if [ $have_petsc = 0 ]; then summary+=("mpi: skipped (no PETSc runtime in the bundle)"); continue; fi
     MPI="mpirun --allow-run-as-root --oversubscribe --bind-to none"
