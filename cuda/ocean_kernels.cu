@@ -956,10 +956,43 @@ __global__ void OceanKernelSketchEstimate(OceanDevCSR A, const uint8_t *sketches
   }
 }
 
-extern "C" OceanError OceanCudaSketchEstimate(OceanDevCSR A, const uint8_t *d_sketches, int registers, double *d_estimate)
+/* Rows of A with many entries (Galerkin products of coarse levels: hundreds to thousands per row, few rows): a warp
+   per row, its lanes over the row's entries, OR-ing the unpacked registers into shared memory; one lane solves.  The
+   same merged registers as OceanKernelSketchEstimate (OR is order-free), so the same estimates, bitwise. */
+#define OCEAN_ESTIMATE_WIDE_WARPS 4
+__global__ void OceanKernelSketchEstimateWide(OceanDevCSR A, const uint8_t *sketches, int registers, double *estimate)
+{
+  __shared__ unsigned long long sets[OCEAN_ESTIMATE_WIDE_WARPS][OCEAN_HLL_MAX_REGISTERS];
+  __shared__ uint8_t            packed[OCEAN_ESTIMATE_WIDE_WARPS][OCEAN_HLL_MAX_REGISTERS];
+  const int                     lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+
+  for (int64_t i = (int64_t)blockIdx.x * OCEAN_ESTIMATE_WIDE_WARPS + w; i < A.nrows; i += (int64_t)gridDim.x * OCEAN_ESTIMATE_WIDE_WARPS) {
+    for (int j = lane; j < registers; j += 32) sets[w][j] = 0;
+    __syncwarp();
+    for (int64_t t = A.rowptr[i] + lane; t < A.rowptr[i + 1]; t += 32) {
+      const uint8_t *sk = sketches + (size_t)A.colidx[t] * (size_t)registers;
+      for (int j = 0; j < registers; j++) {
+        const uint8_t r = sk[j];
+        if (r) atomicOr(&sets[w][j], (unsigned long long)OceanRegisterUnpack(r)); /* an empty register adds nothing */
+      }
+    }
+    __syncwarp();
+    for (int j = lane; j < registers; j += 32) packed[w][j] = OceanRegisterPack((uint64_t)sets[w][j]);
+    __syncwarp();
+    if (lane == 0) estimate[i] = OceanSketchEstimateRegisters(packed[w], registers);
+    __syncwarp();
+  }
+}
+
+extern "C" OceanError OceanCudaSketchEstimate(OceanDevCSR A, int64_t nnz_a, const uint8_t *d_sketches, int registers, double *d_estimate)
 {
   if (A.nrows == 0) return OCEAN_SUCCESS;
   if (registers > OCEAN_HLL_MAX_REGISTERS) return OceanSetError(OCEAN_ERR_ARG, "sketch estimate: %d registers, at most %d", registers, OCEAN_HLL_MAX_REGISTERS);
+  if (nnz_a >= 32 * A.nrows) { /* a warp's worth of entries per row on average: merge in parallel over them */
+    OceanKernelSketchEstimateWide<<<OceanGrid(A.nrows, OCEAN_ESTIMATE_WIDE_WARPS), 32 * OCEAN_ESTIMATE_WIDE_WARPS>>>(A, d_sketches, registers, d_estimate);
+    OCEAN_CUDA_LAUNCHED("sketch estimate (wide rows)");
+    return OCEAN_SUCCESS;
+  }
   OceanKernelSketchEstimate<<<OceanGrid(A.nrows, 32 * OCEAN_ESTIMATE_WARPS), 32 * OCEAN_ESTIMATE_WARPS, (size_t)OCEAN_ESTIMATE_WARPS * 32 * (size_t)registers>>>(A, d_sketches, registers,
                                                                                                                                            d_estimate);
   OCEAN_CUDA_LAUNCHED("sketch estimate");

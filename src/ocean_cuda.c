@@ -529,7 +529,7 @@ static OceanError OceanCudaStageSymbolic_Private(OceanContext ctx, OceanStage *s
     OceanCall(OceanCudaTimerStart(dev));
     OceanCall(OceanDevAlloc(ctx, n, &s->estimate));
     OceanCall(OceanCudaGetSketches(ctx, Bh, d->nnz[1], B, st->dec.registers, s, &sk, &reused));
-    OceanCall(OceanCudaSketchEstimate(A, sk, st->dec.registers, s->estimate));
+    OceanCall(OceanCudaSketchEstimate(A, d->nnz[0], sk, st->dec.registers, s->estimate));
     OceanCall(OceanCudaPredictRows(OCEAN_CUDA_PREDICT_ESTIMATE, NULL, n, d->shapes, s->estimate, NULL, st->dec.coefficient, s->p));
     OceanCall(OceanCudaTimerStop(dev, &st->stats.t_estimate));
     (void)OceanPhaseEnd(ctx, OCEAN_PHASE_ESTIMATE, 0.0, t0);

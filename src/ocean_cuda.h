@@ -121,7 +121,8 @@ OceanError OceanCudaNumericKnown(OceanCudaDevice dev, const OceanCudaKnownPlan *
 
 /* ---- sketches: one of m registers per row of B; merged per row of A and estimated */
 OceanError OceanCudaSketchBuild(OceanDevCSR B, int registers, uint8_t *d_sketches);
-OceanError OceanCudaSketchEstimate(OceanDevCSR A, const uint8_t *d_sketches, int registers, double *d_estimate);
+/* nnz_a: A's nonzeros (rows with a warp's worth of entries on average are merged a warp per row) */
+OceanError OceanCudaSketchEstimate(OceanDevCSR A, int64_t nnz_a, const uint8_t *d_sketches, int registers, double *d_estimate);
 
 /* ---- transposes (cuda/ocean_transpose.cu): M^T (M.ncols x M.nrows, nnz entries, rows sorted) into d_trowptr
    (M.ncols + 1), d_tcolidx, d_tvalues, with d_perm (nnz): entry t of M^T is entry d_perm[t] of M.  New values of
