@@ -121,7 +121,7 @@ OceanError OceanCudaNumericKnown(OceanCudaDevice dev, const OceanCudaKnownPlan *
 
 /* ---- sketches: one of m registers per row of B; merged per row of A and estimated */
 OceanError OceanCudaSketchBuild(OceanDevCSR B, int registers, uint8_t *d_sketches);
-/* nnz_a: A's nonzeros (rows with a warp's worth of entries on average are merged a warp per row) */
+/* nnz_a: A's nonzeros (a few thousand rows with a warp's worth of entries on average are merged a warp per row) */
 OceanError OceanCudaSketchEstimate(OceanDevCSR A, int64_t nnz_a, const uint8_t *d_sketches, int registers, double *d_estimate);
 
 /* ---- transposes (cuda/ocean_transpose.cu): M^T (M.ncols x M.nrows, nnz entries, rows sorted) into d_trowptr
