@@ -36,6 +36,11 @@ endif
 
 bench: $(BENCH_BIN)
 
+ifeq ($(OCEAN_HAVE_CUDA),yes)
+# the test suite reads the Galerkin benchmark's inputs with it (--list: host only, no GPU)
+tests-build: $(BENCH_BIN)
+endif
+
 bench-run: $(BENCH_BIN)
 	$(BENCH_BIN) --csv $(BENCH_CSV) $(BENCH_ARGS)
 

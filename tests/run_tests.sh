@@ -114,6 +114,13 @@ run_case solve/hmg-boomeramg-maij   1 $S -problem elasticity -size 5 -pc_type hm
 LIBSO=$(pwd)/lib/libpetscocean.so
 run_script dll/ex2-gamg "out=\$($T/ksp_ex2 -m 40 -n 40 -dll_append $LIBSO -mat_type aijocean -pc_type gamg -ksp_view -mat_ocean_view 2>&1) || { echo \"\$out\"; exit 1; }; echo \"\$out\" | grep -q 'type: seqaijocean' && echo \"\$out\" | grep -q 'petsc-ocean PtAP' || { echo \"\$out\" | tail -40; exit 1; }"
 
+# PETSc's ex56 (3D elasticity, GAMG, a second setup after MatScale with reused interpolation): the same iterations
+EX56="build/examples/ksp_ex56 -ne 7 -alpha 1.e-3 -ksp_type cg -pc_type gamg -pc_gamg_agg_nsmooths 1 -pc_gamg_reuse_interpolation true -two_solves -use_mat_nearnullspace -ksp_converged_reason"
+run_script dll/ex56-gamg "a=\$($EX56 2>&1 | grep 'Linear solve'); o=\$($EX56 -dll_append $LIBSO -mat_type aijocean -mat_ocean_view 2>&1); echo \"\$o\" | grep -q 'petsc-ocean PtAP' || { echo \"\$o\" | tail -20; exit 1; }; o=\$(echo \"\$o\" | grep 'Linear solve'); [ -n \"\$a\" ] && [ \"\$a\" = \"\$o\" ] || { echo \"aij: \$a\"; echo \"aijocean: \$o\"; exit 1; }"
+
+# ---- the Galerkin benchmark's inputs (dump + PETSc binary reader + host PtAP count; needs the CUDA-linked bench) ----
+[ -x build/examples/bench_spgemm ] && run_script examples/galerkin-list "bash tests/galerkin_list.sh"
+
 # ---- valgrind on a product test (PETSc checks its own memory with -malloc_dump as well) ----
 run_script valgrind/seq-products "OMP_NUM_THREADS=2 valgrind -q --error-exitcode=1 $P -product PtAP -gen_a lap3d27 -size_a 6 -gen_b agg -size_b 216 -degree_b 8 -reuse -malloc 0"
 
