@@ -18,6 +18,7 @@
 #include <cub/cub.cuh>
 #include <cuda_runtime.h>
 #include "ocean_cuda.h"
+#include "ocean_launch.cuh"
 #include "ocean_rows.cuh"
 
 #define OCEAN_CUDA_TRY(call) \
@@ -28,25 +29,6 @@
       return OceanSetError(OCEAN_ERR_DEVICE, "%s failed: %s (%s:%d)", #call, cudaGetErrorString(e_), __FILE__, __LINE__); \
     } \
   } while (0)
-
-#define OCEAN_CUDA_LAUNCHED(what) \
-  do { \
-    cudaError_t e_ = cudaGetLastError(); \
-    if (e_ != cudaSuccess) return OceanSetError(OCEAN_ERR_DEVICE, "%s: launch failed: %s (%s:%d)", what, cudaGetErrorString(e_), __FILE__, __LINE__); \
-  } while (0)
-
-#define OCEAN_THREADS 256
-#define OCEAN_MAX_GRID (1 << 20)
-
-static unsigned OceanGrid(int64_t n, int per_block)
-{
-  int64_t g = (n + per_block - 1) / per_block;
-  if (g < 1) g = 1;
-  if (g > OCEAN_MAX_GRID) g = OCEAN_MAX_GRID;
-  return (unsigned)g;
-}
-
-#define OCEAN_GRID_STRIDE(i, n) for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (int64_t)gridDim.x * blockDim.x)
 
 /* CUB temporary storage from the pool, two phases: the launcher calls its CUB routine once with d_temp NULL. */
 struct OceanTemp {

@@ -14,6 +14,7 @@
 #include <cub/cub.cuh>
 #include <cuda_runtime.h>
 #include "ocean_cuda.h"
+#include "ocean_launch.cuh"
 #include "ocean_rows.cuh"
 
 #define OCEAN_KNOWN_WARPS 8
@@ -153,12 +154,6 @@ __global__ void OceanKernelKnownGlobal(OceanKnownArgs a)
   }
 }
 
-static unsigned OceanKnownGrid(int64_t n, int per_block)
-{
-  int64_t g = (n + per_block - 1) / per_block;
-  return (unsigned)(g < 1 ? 1 : g > (1 << 20) ? (1 << 20) : g);
-}
-
 /* The largest row of C the BIG kernel holds in the dynamic shared memory the device allows it. */
 static OceanError OceanKnownBigMax(int64_t smem_optin, int64_t *big_max)
 {
@@ -182,7 +177,7 @@ extern "C" OceanError OceanCudaKnownPlanCreate(OceanCudaDevice dev, int64_t smem
   plan->smem_optin = smem_optin;
   if (nrows == 0) return OCEAN_SUCCESS;
   if ((err = OceanCudaAlloc(dev, (size_t)nrows, (void **)&keys))) return err;
-  OceanKernelKnownClass<<<OceanKnownGrid(nrows, 256), 256>>>(nrows, d_rowptr, d_shapes, plan->big_max, keys);
+  OceanKernelKnownClass<<<OceanGrid(nrows, 256), 256>>>(nrows, d_rowptr, d_shapes, plan->big_max, keys);
   err = cudaGetLastError() == cudaSuccess ? OceanCudaGroupByKey(dev, keys, NULL, nrows, OCEAN_CUDA_KNOWN_CLASSES, &plan->rows, plan->count)
                                           : OceanSetError(OCEAN_ERR_DEVICE, "known-structure numeric: class kernel launch failed");
   OceanCudaFree(dev, keys);
@@ -228,11 +223,11 @@ extern "C" OceanError OceanCudaNumericKnown(OceanCudaDevice dev, const OceanCuda
     a.vals    = d_values;
     a.missing = d_missing;
     switch (k) {
-    case OCEAN_CUDA_KNOWN_SMALL: OceanKernelKnownSmall<<<OceanKnownGrid(n, 32 * OCEAN_KNOWN_WARPS / OCEAN_KNOWN_SMALL_LANES), 32 * OCEAN_KNOWN_WARPS>>>(a); break;
-    case OCEAN_CUDA_KNOWN_WARP: OceanKernelKnownWarp<<<OceanKnownGrid(n, OCEAN_KNOWN_WARPS), 32 * OCEAN_KNOWN_WARPS>>>(a); break;
-    case OCEAN_CUDA_KNOWN_BLOCK: OceanKernelKnownBlock<<<OceanKnownGrid(n, 1), OCEAN_KNOWN_BLOCK_THREADS, OCEAN_KNOWN_BLOCK_MAX * OCEAN_KNOWN_ENTRY_BYTES>>>(a); break;
-    case OCEAN_CUDA_KNOWN_BIG: OceanKernelKnownBlock<<<OceanKnownGrid(n, 1), OCEAN_KNOWN_BIG_THREADS, (size_t)plan->big_max * OCEAN_KNOWN_ENTRY_BYTES>>>(a); break;
-    default: OceanKernelKnownGlobal<<<OceanKnownGrid(n, 1), OCEAN_KNOWN_BIG_THREADS>>>(a); break;
+    case OCEAN_CUDA_KNOWN_SMALL: OceanKernelKnownSmall<<<OceanGrid(n, 32 * OCEAN_KNOWN_WARPS / OCEAN_KNOWN_SMALL_LANES), 32 * OCEAN_KNOWN_WARPS>>>(a); break;
+    case OCEAN_CUDA_KNOWN_WARP: OceanKernelKnownWarp<<<OceanGrid(n, OCEAN_KNOWN_WARPS), 32 * OCEAN_KNOWN_WARPS>>>(a); break;
+    case OCEAN_CUDA_KNOWN_BLOCK: OceanKernelKnownBlock<<<OceanGrid(n, 1), OCEAN_KNOWN_BLOCK_THREADS, OCEAN_KNOWN_BLOCK_MAX * OCEAN_KNOWN_ENTRY_BYTES>>>(a); break;
+    case OCEAN_CUDA_KNOWN_BIG: OceanKernelKnownBlock<<<OceanGrid(n, 1), OCEAN_KNOWN_BIG_THREADS, (size_t)plan->big_max * OCEAN_KNOWN_ENTRY_BYTES>>>(a); break;
+    default: OceanKernelKnownGlobal<<<OceanGrid(n, 1), OCEAN_KNOWN_BIG_THREADS>>>(a); break;
     }
     if (cudaGetLastError() != cudaSuccess) goto device_error;
   }

@@ -9,16 +9,7 @@
 #include <cub/cub.cuh>
 #include <cuda_runtime.h>
 #include "ocean_cuda.h"
-
-#define OCEAN_T_THREADS 256
-#define OCEAN_T_MAX_GRID (1 << 20)
-#define OCEAN_T_STRIDE(i, n) for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (int64_t)gridDim.x * blockDim.x)
-
-static unsigned OceanTransposeGrid(int64_t n)
-{
-  int64_t g = (n + OCEAN_T_THREADS - 1) / OCEAN_T_THREADS;
-  return (unsigned)(g < 1 ? 1 : g > OCEAN_T_MAX_GRID ? OCEAN_T_MAX_GRID : g);
-}
+#include "ocean_launch.cuh"
 
 /* row_of[t] = the row of entry t; a warp per row so that long rows do not hold one thread */
 __global__ void OceanKernelEntryRows(OceanDevCSR M, int32_t *row_of)
@@ -30,18 +21,18 @@ __global__ void OceanKernelEntryRows(OceanDevCSR M, int32_t *row_of)
 
 __global__ void OceanKernelIota64(int64_t n, int64_t *x)
 {
-  OCEAN_T_STRIDE(t, n) x[t] = t;
+  OCEAN_GRID_STRIDE(t, n) x[t] = t;
 }
 
 __global__ void OceanKernelColumnCounts(const int32_t *colidx, int64_t nnz, unsigned long long *counts)
 {
-  OCEAN_T_STRIDE(t, nnz) atomicAdd(&counts[colidx[t]], 1ULL);
+  OCEAN_GRID_STRIDE(t, nnz) atomicAdd(&counts[colidx[t]], 1ULL);
 }
 
 /* M^T's columns (M's rows) and values through the permutation */
 __global__ void OceanKernelTransposeGather(int64_t nnz, const int64_t *perm, const int32_t *row_of, const double *values, int32_t *tcolidx, double *tvalues)
 {
-  OCEAN_T_STRIDE(t, nnz)
+  OCEAN_GRID_STRIDE(t, nnz)
   {
     const int64_t s = perm[t];
     tcolidx[t]      = row_of[s];
@@ -51,7 +42,7 @@ __global__ void OceanKernelTransposeGather(int64_t nnz, const int64_t *perm, con
 
 __global__ void OceanKernelGatherValues(int64_t n, const int64_t *perm, const double *src, double *dst)
 {
-  OCEAN_T_STRIDE(t, n) dst[t] = src[perm[t]];
+  OCEAN_GRID_STRIDE(t, n) dst[t] = src[perm[t]];
 }
 
 extern "C" OceanError OceanCudaTranspose(OceanCudaDevice dev, OceanDevCSR M, int64_t nnz, int64_t *d_trowptr, int32_t *d_tcolidx, double *d_tvalues, int64_t *d_perm)
@@ -72,15 +63,15 @@ extern "C" OceanError OceanCudaTranspose(OceanCudaDevice dev, OceanDevCSR M, int
     if ((err = OceanCudaAlloc(dev, (size_t)nnz * sizeof(int32_t), (void **)&row_of)) || (err = OceanCudaAlloc(dev, (size_t)nnz * sizeof(int32_t), (void **)&keys)) ||
         (err = OceanCudaAlloc(dev, (size_t)nnz * sizeof(int64_t), (void **)&iota)))
       goto done;
-    OceanKernelColumnCounts<<<OceanTransposeGrid(nnz), OCEAN_T_THREADS>>>(M.colidx, nnz, (unsigned long long *)counts);
-    OceanKernelEntryRows<<<OceanTransposeGrid(M.nrows * 32), OCEAN_T_THREADS>>>(M, row_of);
-    OceanKernelIota64<<<OceanTransposeGrid(nnz), OCEAN_T_THREADS>>>(nnz, iota);
+    OceanKernelColumnCounts<<<OceanGrid(nnz, OCEAN_THREADS), OCEAN_THREADS>>>(M.colidx, nnz, (unsigned long long *)counts);
+    OceanKernelEntryRows<<<OceanGrid(M.nrows * 32, OCEAN_THREADS), OCEAN_THREADS>>>(M, row_of);
+    OceanKernelIota64<<<OceanGrid(nnz, OCEAN_THREADS), OCEAN_THREADS>>>(nnz, iota);
     if (cudaGetLastError() != cudaSuccess) goto device_error;
     /* stable: entries of a column stay in row order */
     if (cub::DeviceRadixSort::SortPairs(NULL, bytes, M.colidx, keys, iota, d_perm, nnz, 0, bits) != cudaSuccess) goto device_error;
     if ((err = OceanCudaAlloc(dev, bytes ? bytes : 1, &temp))) goto done;
     if (cub::DeviceRadixSort::SortPairs(temp, bytes, M.colidx, keys, iota, d_perm, nnz, 0, bits) != cudaSuccess) goto device_error;
-    OceanKernelTransposeGather<<<OceanTransposeGrid(nnz), OCEAN_T_THREADS>>>(nnz, d_perm, row_of, M.values, d_tcolidx, d_tvalues);
+    OceanKernelTransposeGather<<<OceanGrid(nnz, OCEAN_THREADS), OCEAN_THREADS>>>(nnz, d_perm, row_of, M.values, d_tcolidx, d_tvalues);
     if (cudaGetLastError() != cudaSuccess) goto device_error;
   }
   if ((err = OceanCudaScanCounts(dev, NULL, M.ncols, counts, d_trowptr, NULL, &total))) goto done;
@@ -101,7 +92,7 @@ done:
 extern "C" OceanError OceanCudaGatherValues(const int64_t *d_perm, int64_t n, const double *d_src, double *d_dst)
 {
   if (n == 0) return OCEAN_SUCCESS;
-  OceanKernelGatherValues<<<OceanTransposeGrid(n), OCEAN_T_THREADS>>>(n, d_perm, d_src, d_dst);
-  if (cudaGetLastError() != cudaSuccess) return OceanSetError(OCEAN_ERR_DEVICE, "gathering %lld values: launch failed", (long long)n);
+  OceanKernelGatherValues<<<OceanGrid(n, OCEAN_THREADS), OCEAN_THREADS>>>(n, d_perm, d_src, d_dst);
+  OCEAN_CUDA_LAUNCHED("gathering values through a transpose's permutation");
   return OCEAN_SUCCESS;
 }

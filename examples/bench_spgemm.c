@@ -554,17 +554,20 @@ static void destroy_descrs(cusparseSpMatDescr_t a, cusparseSpMatDescr_t b, cuspa
   if (d) warn_sparse(cusparseSpGEMM_destroyDescr(d), "cusparseSpGEMM_destroyDescr");
 }
 
-static int elapsed_ms(SpgemmCtx *x, double *ms)
+/* Milliseconds since start was recorded (stop recorded now and waited for); 1 with r's status on a CUDA error. */
+static int event_ms(cudaEvent_t start, cudaEvent_t stop, BenchResult *r, double *ms)
 {
   float f = 0;
-  TRY_CUDA(x->r, cudaEventRecord(x->stop, 0));
-  TRY_CUDA(x->r, cudaEventSynchronize(x->stop));
-  TRY_CUDA(x->r, cudaEventElapsedTime(&f, x->start, x->stop));
+  TRY_CUDA(r, cudaEventRecord(stop, 0));
+  TRY_CUDA(r, cudaEventSynchronize(stop));
+  TRY_CUDA(r, cudaEventElapsedTime(&f, start, stop));
   *ms = f;
   return 0;
 done:
   return 1;
 }
+
+static int elapsed_ms(SpgemmCtx *x, double *ms) { return event_ms(x->start, x->stop, x->r, ms); }
 
 /* Compares cuSPARSE's product count with ours: a disagreement means the inputs are not what we think. */
 static void check_num_products(SpgemmCtx *x, cusparseSpGEMMDescr_t d)
@@ -1035,17 +1038,7 @@ done:
   return 1;
 }
 
-static int ocean_elapsed(OceanBench *x, double *ms)
-{
-  float f = 0;
-  TRY_CUDA(x->r, cudaEventRecord(x->g->stop, 0));
-  TRY_CUDA(x->r, cudaEventSynchronize(x->g->stop));
-  TRY_CUDA(x->r, cudaEventElapsedTime(&f, x->g->start, x->g->stop));
-  *ms = f;
-  return 0;
-done:
-  return 1;
-}
+static int ocean_elapsed(OceanBench *x, double *ms) { return event_ms(x->g->start, x->g->stop, x->r, ms); }
 
 /* The statistics of a plan's last call into x->stats: stage 0's, with PtAP's phase times summed over both stages. */
 static int ocean_stats(OceanBench *x, OceanProduct p)

@@ -633,22 +633,6 @@ OceanError OceanCudaStageNumeric(OceanContext ctx, OceanStage *st, const OceanCS
   return OceanCudaTimerStop(dev, &st->stats.t_numeric);
 }
 
-static OceanError OceanCudaStageDownloadC_Private(OceanContext ctx, OceanStage *st, OceanCudaStage *d, int64_t n);
-
-OceanError OceanCudaStageDownloadC(OceanContext ctx, OceanStage *st)
-{
-  OceanCudaStage *d = (OceanCudaStage *)st->dev;
-  const int64_t   n = st->nrows;
-  OceanError      err;
-  double          t0;
-
-  OceanCheck(d && d->c_rowptr, OCEAN_ERR_STATE, "%s: no C on the device", st->name);
-  t0                   = OceanPhaseBegin(ctx, OCEAN_PHASE_DOWNLOAD);
-  err                  = OceanCudaStageDownloadC_Private(ctx, st, d, n);
-  st->stats.t_download += OceanPhaseEnd(ctx, OCEAN_PHASE_DOWNLOAD, 0.0, t0);
-  return err;
-}
-
 static OceanError OceanCudaStageDownloadC_Private(OceanContext ctx, OceanStage *st, OceanCudaStage *d, int64_t n)
 {
   if (!st->host_structure) {
@@ -669,6 +653,20 @@ static OceanError OceanCudaStageDownloadC_Private(OceanContext ctx, OceanStage *
     st->host_values = 1;
   }
   return OCEAN_SUCCESS;
+}
+
+OceanError OceanCudaStageDownloadC(OceanContext ctx, OceanStage *st)
+{
+  OceanCudaStage *d = (OceanCudaStage *)st->dev;
+  const int64_t   n = st->nrows;
+  OceanError      err;
+  double          t0;
+
+  OceanCheck(d && d->c_rowptr, OCEAN_ERR_STATE, "%s: no C on the device", st->name);
+  t0                   = OceanPhaseBegin(ctx, OCEAN_PHASE_DOWNLOAD);
+  err                  = OceanCudaStageDownloadC_Private(ctx, st, d, n);
+  st->stats.t_download += OceanPhaseEnd(ctx, OCEAN_PHASE_DOWNLOAD, 0.0, t0);
+  return err;
 }
 
 void OceanCudaStageExactCounts(const OceanStage *st, OceanStats *s)

@@ -28,6 +28,7 @@ if [ -f petsc-rt.tar.xz ]; then
   mkdir -p /opt/prt && tar xJf petsc-rt.tar.xz -C /opt/prt && have_petsc=1
 fi
 export LD_LIBRARY_PATH=/opt/prt/lib:$W/lib:${LD_LIBRARY_PATH:-}
+MPI="mpirun --allow-run-as-root --oversubscribe --bind-to none"
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
 for s in $stages; do
   case $s in
@@ -51,7 +52,6 @@ for s in $stages; do
     summary+=("examples: see examples.txt") ;;
   ex56)
     if [ $have_petsc = 0 ]; then summary+=("ex56: skipped (no PETSc runtime in the bundle)"); continue; fi
-    MPI="mpirun --allow-run-as-root --oversubscribe --bind-to none"
     EX56="build/examples/ksp_ex56 -ne ${EX56_NE:-63} -alpha 1.e-3 -ksp_type cg -pc_type gamg -pc_gamg_agg_nsmooths 1 -pc_gamg_reuse_interpolation true -two_solves
           -use_mat_nearnullspace -ksp_converged_reason -ksp_rtol 1e-8 -log_view"
     for np in ${EX56_NPS:-1 8}; do
@@ -74,7 +74,6 @@ for s in $stages; do
     summary+=("galerkin: exit $?; see galerkin.txt") ;;
   mpi)
     if [ $have_petsc = 0 ]; then summary+=("mpi: skipped (no PETSc runtime in the bundle)"); continue; fi
-    MPI="mpirun --allow-run-as-root --oversubscribe --bind-to none"
     OMP_NUM_THREADS=4 timeout 200 $MPI -n 4 build/examples/elasticity_amg -problem laplace -nx 129 -resetups 1 > "$OUT/mpi_laplace4.txt" 2>&1
     echo "laplace 4 ranks: exit $?" >> "$OUT/mpi.txt"
     grep -E "^(petsc-ocean|mat_type|aij|speedup)" "$OUT/mpi_laplace4.txt" >> "$OUT/mpi.txt"

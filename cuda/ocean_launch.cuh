@@ -1,0 +1,31 @@
+/*
+  ocean_launch.cuh - host-side launch helpers of the .cu files: grid sizes, the grid-stride loop and the check after
+  a launch.  Included by .cu files only.
+*/
+#ifndef OCEAN_LAUNCH_CUH
+#define OCEAN_LAUNCH_CUH
+
+#include <cuda_runtime.h>
+#include "ocean_cuda.h"
+
+#define OCEAN_CUDA_LAUNCHED(what) \
+  do { \
+    cudaError_t e_ = cudaGetLastError(); \
+    if (e_ != cudaSuccess) return OceanSetError(OCEAN_ERR_DEVICE, "%s: launch failed: %s (%s:%d)", what, cudaGetErrorString(e_), __FILE__, __LINE__); \
+  } while (0)
+
+#define OCEAN_THREADS 256
+#define OCEAN_MAX_GRID (1 << 20)
+
+/* Blocks for n items at per_block items a block: at least 1, at most OCEAN_MAX_GRID (grid-stride loops do the rest). */
+static inline unsigned OceanGrid(int64_t n, int per_block)
+{
+  int64_t g = (n + per_block - 1) / per_block;
+  if (g < 1) g = 1;
+  if (g > OCEAN_MAX_GRID) g = OCEAN_MAX_GRID;
+  return (unsigned)g;
+}
+
+#define OCEAN_GRID_STRIDE(i, n) for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (int64_t)gridDim.x * blockDim.x)
+
+#endif
