@@ -41,27 +41,51 @@ struct OceanTemp {
 
 /* ------------------------------------------------------------------------------------------------ analysis */
 
-__global__ void OceanKernelRowRange(OceanDevCSR B, int32_t *first, int32_t *last)
+/* Long rows (OceanWideRows) get a warp each, lanes over the entries, reduced by shuffles: integer sums and extremes,
+   so the results are a thread per row's. */
+#define OCEAN_FULL_MASK 0xffffffffu
+
+__device__ static inline void OceanWarpRange(int32_t *lo, int32_t *hi)
 {
-  OCEAN_GRID_STRIDE(k, B.nrows)
-  {
-    int32_t lo = INT32_MAX, hi = -1;
-    for (int64_t t = B.rowptr[k]; t < B.rowptr[k + 1]; t++) {
-      lo = min(lo, B.colidx[t]);
-      hi = max(hi, B.colidx[t]);
-    }
-    first[k] = lo;
-    last[k]  = hi;
+  for (int o = 16; o; o >>= 1) {
+    *lo = min(*lo, __shfl_xor_sync(OCEAN_FULL_MASK, *lo, o));
+    *hi = max(*hi, __shfl_xor_sync(OCEAN_FULL_MASK, *hi, o));
   }
 }
 
-__global__ void OceanKernelRowShapes(OceanDevCSR A, OceanDevCSR B, const int32_t *first, const int32_t *last, OceanRowShape *shapes, uint8_t *nonempty, int64_t *products)
+/* first/last column of every row of B (first > last for an empty row); LANES threads per row (1 or 32) */
+template <int LANES>
+__global__ void OceanKernelRowRange(OceanDevCSR B, int32_t *first, int32_t *last)
 {
-  OCEAN_GRID_STRIDE(i, A.nrows)
+  const int lane = LANES == 1 ? 0 : threadIdx.x & 31;
+  OCEAN_GRID_STRIDE(g, B.nrows * LANES)
   {
-    int64_t q  = 0;
-    int32_t lo = INT32_MAX, hi = -1;
-    for (int64_t t = A.rowptr[i]; t < A.rowptr[i + 1]; t++) {
+    const int64_t k  = g / LANES;
+    int32_t       lo = INT32_MAX, hi = -1;
+    for (int64_t t = B.rowptr[k] + lane; t < B.rowptr[k + 1]; t += LANES) {
+      lo = min(lo, B.colidx[t]);
+      hi = max(hi, B.colidx[t]);
+    }
+    if (LANES > 1) OceanWarpRange(&lo, &hi);
+    if (lane == 0) {
+      first[k] = lo;
+      last[k]  = hi;
+    }
+  }
+}
+
+/* products, span, first column and upper bound of every row of A*B; LANES threads per row (1 or 32) */
+template <int LANES>
+__global__ void OceanKernelRowShapes(OceanDevCSR A, OceanDevCSR B, const int32_t *first, const int32_t *last, OceanRowShape *shapes, uint8_t *nonempty, int64_t *products,
+                                     int64_t *bounds)
+{
+  const int lane = LANES == 1 ? 0 : threadIdx.x & 31;
+  OCEAN_GRID_STRIDE(g, A.nrows * LANES)
+  {
+    const int64_t i  = g / LANES;
+    int64_t       q  = 0;
+    int32_t       lo = INT32_MAX, hi = -1;
+    for (int64_t t = A.rowptr[i] + lane; t < A.rowptr[i + 1]; t += LANES) {
       int32_t k  = A.colidx[t];
       int64_t nk = B.rowptr[k + 1] - B.rowptr[k];
       if (!nk) continue;
@@ -69,46 +93,67 @@ __global__ void OceanKernelRowShapes(OceanDevCSR A, OceanDevCSR B, const int32_t
       lo = min(lo, first[k]);
       hi = max(hi, last[k]);
     }
-    OceanRowShape r;
-    r.products  = q;
-    r.span      = q ? (int64_t)hi - lo + 1 : 0;
-    r.colmin    = q ? lo : 0;
-    r.ub        = OceanMin64(OceanMin64(q, r.span), B.ncols);
-    shapes[i]   = r;
-    products[i] = q;
-    if (nonempty) nonempty[i] = (uint8_t)(q > 0);
+    if (LANES > 1) {
+      for (int o = 16; o; o >>= 1) q += __shfl_xor_sync(OCEAN_FULL_MASK, q, o);
+      OceanWarpRange(&lo, &hi);
+    }
+    if (lane == 0) {
+      OceanRowShape r;
+      r.products  = q;
+      r.span      = q ? (int64_t)hi - lo + 1 : 0;
+      r.colmin    = q ? lo : 0;
+      r.ub        = OceanMin64(OceanMin64(q, r.span), B.ncols);
+      shapes[i]   = r;
+      products[i] = q;
+      bounds[i]   = r.ub;
+      if (nonempty) nonempty[i] = (uint8_t)(q > 0);
+    }
   }
 }
 
-extern "C" OceanError OceanCudaAnalyzeRows(OceanCudaDevice dev, OceanDevCSR A, OceanDevCSR B, OceanRowShape *d_shapes, uint8_t *d_nonempty, int64_t *products)
+/* A kernel over the rows of M with LANES threads per row: 32 when its rows average a warp's worth of entries. */
+#define OCEAN_LAUNCH_PER_ROW(kernel, nrows, nnz, ...) \
+  do { \
+    if (OceanWideRows(nrows, nnz)) kernel<32><<<OceanGrid((nrows) * 32, OCEAN_THREADS), OCEAN_THREADS>>>(__VA_ARGS__); \
+    else kernel<1><<<OceanGrid(nrows, OCEAN_THREADS), OCEAN_THREADS>>>(__VA_ARGS__); \
+  } while (0)
+
+extern "C" OceanError OceanCudaAnalyzeRows(OceanCudaDevice dev, OceanDevCSR A, int64_t nnz_a, OceanDevCSR B, int64_t nnz_b, OceanRowShape *d_shapes, uint8_t *d_nonempty,
+                                           int64_t *products, int64_t *bound_total)
 {
   int32_t   *first = NULL, *last = NULL;
-  int64_t   *q = NULL, *sum = NULL;
+  int64_t   *q = NULL, *ub = NULL, *sums = NULL, h[2];
   OceanTemp  temp(dev);
   size_t     bytes = 0;
   OceanError err;
 
-  *products = 0;
+  *products = *bound_total = 0;
   if (A.nrows == 0) return OCEAN_SUCCESS;
   if ((err = OceanCudaAlloc(dev, (size_t)B.nrows * sizeof(int32_t), (void **)&first)) || (err = OceanCudaAlloc(dev, (size_t)B.nrows * sizeof(int32_t), (void **)&last)) ||
-      (err = OceanCudaAlloc(dev, (size_t)A.nrows * sizeof(int64_t), (void **)&q)) || (err = OceanCudaAlloc(dev, sizeof(int64_t), (void **)&sum)))
+      (err = OceanCudaAlloc(dev, (size_t)A.nrows * sizeof(int64_t), (void **)&q)) || (err = OceanCudaAlloc(dev, (size_t)A.nrows * sizeof(int64_t), (void **)&ub)) ||
+      (err = OceanCudaAlloc(dev, 2 * sizeof(int64_t), (void **)&sums)))
     goto done;
-  if (B.nrows) OceanKernelRowRange<<<OceanGrid(B.nrows, OCEAN_THREADS), OCEAN_THREADS>>>(B, first, last);
-  OceanKernelRowShapes<<<OceanGrid(A.nrows, OCEAN_THREADS), OCEAN_THREADS>>>(A, B, first, last, d_shapes, d_nonempty, q);
+  if (B.nrows) OCEAN_LAUNCH_PER_ROW(OceanKernelRowRange, B.nrows, nnz_b, B, first, last);
+  OCEAN_LAUNCH_PER_ROW(OceanKernelRowShapes, A.nrows, nnz_a, A, B, first, last, d_shapes, d_nonempty, q, ub);
   if (cudaGetLastError() != cudaSuccess) {
     err = OceanSetError(OCEAN_ERR_DEVICE, "analysis kernels: launch failed");
     goto done;
   }
-  if (cub::DeviceReduce::Sum(NULL, bytes, q, sum, A.nrows) != cudaSuccess || (err = temp.get(bytes)) || cub::DeviceReduce::Sum(temp.ptr, bytes, q, sum, A.nrows) != cudaSuccess) {
-    if (!err) err = OceanSetError(OCEAN_ERR_DEVICE, "analysis: sum of products failed: %s", cudaGetErrorString(cudaGetLastError()));
+  /* both totals in one readback */
+  if (cub::DeviceReduce::Sum(NULL, bytes, q, sums, A.nrows) != cudaSuccess || (err = temp.get(bytes)) || cub::DeviceReduce::Sum(temp.ptr, bytes, q, sums, A.nrows) != cudaSuccess ||
+      cub::DeviceReduce::Sum(temp.ptr, bytes, ub, sums + 1, A.nrows) != cudaSuccess) {
+    if (!err) err = OceanSetError(OCEAN_ERR_DEVICE, "analysis: sums of products and bounds failed: %s", cudaGetErrorString(cudaGetLastError()));
     goto done;
   }
-  err = OceanCudaReadback(dev, products, sum, sizeof(int64_t));
+  if ((err = OceanCudaReadback(dev, h, sums, sizeof(h)))) goto done;
+  *products    = h[0];
+  *bound_total = h[1];
 done:
   OceanCudaFree(dev, first);
   OceanCudaFree(dev, last);
   OceanCudaFree(dev, q);
-  OceanCudaFree(dev, sum);
+  OceanCudaFree(dev, ub);
+  OceanCudaFree(dev, sums);
   return err;
 }
 
@@ -914,74 +959,54 @@ extern "C" OceanError OceanCudaSketchBuild(OceanDevCSR B, int registers, uint8_t
   return OCEAN_SUCCESS;
 }
 
-/* A warp per 32 rows of A: for each row the lanes merge its registers (OR of the unpacked sets) into shared memory,
-   then each lane estimates one row (the serial maximum-likelihood solve is most of the work: a lane per row keeps
-   the warp busy and the result bitwise the CPU's). */
-#define OCEAN_ESTIMATE_WARPS 2
-__global__ void OceanKernelSketchEstimate(OceanDevCSR A, const uint8_t *sketches, int registers, double *estimate)
+/*
+  The estimate of every row of A: a warp takes a batch of consecutive rows (1 to 32), merges each row's registers
+  (the OR of the unpacked registers of B's rows, which is order-free), keeps the packed result in shared memory,
+  then a lane per row solves (the maximum-likelihood solve is serial and costly: many rows need many lanes on it).
+  The merge is atomic-free: registers/8 lanes share an entry, each loading 8 of its registers as one 64-bit word,
+  so 256/registers entries go per step; the lanes holding the same registers then OR their sets by shuffles.
+  Bitwise OceanSketchEstimate's merge and solve, so the CPU's estimates.
+*/
+#define OCEAN_ESTIMATE_WARPS 4
+__global__ void OceanKernelSketchEstimate(OceanDevCSR A, const uint8_t *sketches, int registers, int batch, double *estimate)
 {
-  extern __shared__ uint8_t ocean_merged[]; /* [warp][32 rows][registers] */
+  extern __shared__ uint8_t ocean_merged[]; /* [warp][batch rows][registers] */
   const int                 lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-  uint8_t                  *merged = ocean_merged + (size_t)w * 32 * (size_t)registers;
+  const int                 group = registers / 8, part = lane % group, step = 32 / group;
+  uint8_t                  *merged = ocean_merged + (size_t)w * (size_t)batch * (size_t)registers;
 
-  for (int64_t i0 = ((int64_t)blockIdx.x * OCEAN_ESTIMATE_WARPS + w) * 32; i0 < A.nrows; i0 += (int64_t)gridDim.x * OCEAN_ESTIMATE_WARPS * 32) {
-    const int nr = (int)(A.nrows - i0 < 32 ? A.nrows - i0 : 32);
-    for (int r = 0; r < nr; r++)
-      for (int j = lane; j < registers; j += 32) {
-        uint64_t set = 0;
-        for (int64_t t = A.rowptr[i0 + r]; t < A.rowptr[i0 + r + 1]; t++) set |= OceanRegisterUnpack(sketches[(size_t)A.colidx[t] * (size_t)registers + j]);
-        merged[r * registers + j] = OceanRegisterPack(set);
+  for (int64_t i0 = ((int64_t)blockIdx.x * OCEAN_ESTIMATE_WARPS + w) * batch; i0 < A.nrows; i0 += (int64_t)gridDim.x * OCEAN_ESTIMATE_WARPS * batch) {
+    const int nr = (int)(A.nrows - i0 < batch ? A.nrows - i0 : batch);
+    for (int r = 0; r < nr; r++) {
+      uint64_t set[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+      for (int64_t t = A.rowptr[i0 + r] + lane / group; t < A.rowptr[i0 + r + 1]; t += step) {
+        const uint64_t word = *(const uint64_t *)(sketches + (size_t)A.colidx[t] * (size_t)registers + 8 * (size_t)part);
+        if (word) /* an empty register adds nothing */
+          for (int b = 0; b < 8; b++) set[b] |= OceanRegisterUnpack((uint8_t)(word >> (8 * b)));
       }
+      for (int o = group; o < 32; o <<= 1)
+        for (int b = 0; b < 8; b++) set[b] |= __shfl_xor_sync(OCEAN_FULL_MASK, set[b], o);
+      if (lane < group)
+        for (int b = 0; b < 8; b++) merged[r * registers + 8 * part + b] = OceanRegisterPack(set[b]);
+    }
     __syncwarp();
     if (lane < nr) estimate[i0 + lane] = OceanSketchEstimateRegisters(merged + lane * registers, registers);
     __syncwarp();
   }
 }
 
-/* Rows of A with many entries (Galerkin products of coarse levels: hundreds to thousands per row, few rows): a warp
-   per row, its lanes over the row's entries, OR-ing the unpacked registers into shared memory; one lane solves.  The
-   same merged registers as OceanKernelSketchEstimate (OR is order-free), so the same estimates, bitwise. */
-#define OCEAN_ESTIMATE_WIDE_WARPS 4
-#define OCEAN_ESTIMATE_WIDE_MAX_ROWS 4096
-__global__ void OceanKernelSketchEstimateWide(OceanDevCSR A, const uint8_t *sketches, int registers, double *estimate)
+extern "C" OceanError OceanCudaSketchEstimate(OceanDevCSR A, const uint8_t *d_sketches, int registers, double *d_estimate)
 {
-  __shared__ unsigned long long sets[OCEAN_ESTIMATE_WIDE_WARPS][OCEAN_HLL_MAX_REGISTERS];
-  __shared__ uint8_t            packed[OCEAN_ESTIMATE_WIDE_WARPS][OCEAN_HLL_MAX_REGISTERS];
-  const int                     lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  int64_t warps, batch = 32;
 
-  for (int64_t i = (int64_t)blockIdx.x * OCEAN_ESTIMATE_WIDE_WARPS + w; i < A.nrows; i += (int64_t)gridDim.x * OCEAN_ESTIMATE_WIDE_WARPS) {
-    for (int j = lane; j < registers; j += 32) sets[w][j] = 0;
-    __syncwarp();
-    for (int64_t t = A.rowptr[i] + lane; t < A.rowptr[i + 1]; t += 32) {
-      const uint8_t *sk = sketches + (size_t)A.colidx[t] * (size_t)registers;
-      for (int j = 0; j < registers; j++) {
-        const uint8_t r = sk[j];
-        if (r) atomicOr(&sets[w][j], (unsigned long long)OceanRegisterUnpack(r)); /* an empty register adds nothing */
-      }
-    }
-    __syncwarp();
-    for (int j = lane; j < registers; j += 32) packed[w][j] = OceanRegisterPack((uint64_t)sets[w][j]);
-    __syncwarp();
-    if (lane == 0) estimate[i] = OceanSketchEstimateRegisters(packed[w], registers);
-    __syncwarp();
-  }
-}
-
-extern "C" OceanError OceanCudaSketchEstimate(OceanDevCSR A, int64_t nnz_a, const uint8_t *d_sketches, int registers, double *d_estimate)
-{
   if (A.nrows == 0) return OCEAN_SUCCESS;
-  if (registers > OCEAN_HLL_MAX_REGISTERS) return OceanSetError(OCEAN_ERR_ARG, "sketch estimate: %d registers, at most %d", registers, OCEAN_HLL_MAX_REGISTERS);
-  /* few rows (a warp per 32 rows would leave the GPU idle) with a warp's worth of entries each on average: merge in
-     parallel over the entries.  Its shared-memory atomics cost more than the per-32-rows merge once rows are many:
-     on the H200 the Galerkin levels' estimates went 12.9 -> 71.7 ms with 786K rows of 78 entries, 5.7 -> 8.1 ms with
-     25K rows of 246, and 11.6 -> 5.4 ms with 2.5K rows of 800 (and 72 of 1900). */
-  if (A.nrows <= OCEAN_ESTIMATE_WIDE_MAX_ROWS && nnz_a >= 32 * A.nrows) {
-    OceanKernelSketchEstimateWide<<<OceanGrid(A.nrows, OCEAN_ESTIMATE_WIDE_WARPS), 32 * OCEAN_ESTIMATE_WIDE_WARPS>>>(A, d_sketches, registers, d_estimate);
-    OCEAN_CUDA_LAUNCHED("sketch estimate (wide rows)");
-    return OCEAN_SUCCESS;
-  }
-  OceanKernelSketchEstimate<<<OceanGrid(A.nrows, 32 * OCEAN_ESTIMATE_WARPS), 32 * OCEAN_ESTIMATE_WARPS, (size_t)OCEAN_ESTIMATE_WARPS * 32 * (size_t)registers>>>(A, d_sketches, registers,
-                                                                                                                                           d_estimate);
+  if (registers < 8 || registers > OCEAN_HLL_MAX_REGISTERS || (registers & (registers - 1)))
+    return OceanSetError(OCEAN_ERR_ARG, "sketch estimate: %d registers, a power of two from 8 to %d expected", registers, OCEAN_HLL_MAX_REGISTERS);
+  /* batches as large as keep every resident warp busy (64 per SM), up to a lane per row */
+  warps = (int64_t)(OceanDeviceSMs() > 0 ? OceanDeviceSMs() : 1) * 64;
+  while (batch > 1 && A.nrows < batch * warps) batch /= 2;
+  OceanKernelSketchEstimate<<<OceanGrid((A.nrows + batch - 1) / batch, OCEAN_ESTIMATE_WARPS), 32 * OCEAN_ESTIMATE_WARPS,
+                              (size_t)OCEAN_ESTIMATE_WARPS * (size_t)batch * (size_t)registers>>>(A, d_sketches, registers, (int)batch, d_estimate);
   OCEAN_CUDA_LAUNCHED("sketch estimate");
   return OCEAN_SUCCESS;
 }

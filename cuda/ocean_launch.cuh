@@ -26,6 +26,21 @@ static inline unsigned OceanGrid(int64_t n, int per_block)
   return (unsigned)g;
 }
 
+/* Rows averaging a warp's worth of entries or more: kernels that walk a row's entries give it a warp (a thread per
+   row would walk hundreds of entries one after another while most of the GPU idles). */
+static inline bool OceanWideRows(int64_t nrows, int64_t nnz) { return nrows > 0 && nnz >= 32 * nrows; }
+
+/* The streaming multiprocessors of the current device (0 when it cannot be read). */
+static inline int OceanDeviceSMs()
+{
+  int device, sms = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return sms;
+}
+
 #define OCEAN_GRID_STRIDE(i, n) for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (int64_t)gridDim.x * blockDim.x)
 
 #endif

@@ -886,8 +886,12 @@ static void print_ocean_phases(const Summary *s)
   const OceanStats *st = &s->ostats;
   char              wf[64];
   workflow_name(st, wf, sizeof(wf));
-  printf("  %-15s %s, ER %.1f, sampled CR %.2f (conservative %.2f), overflow rows %lld, allocated %.2f x nnz(C)\n", "ocean workflow", wf,
-         st->er, st->cr_sampled, st->cr_conservative, (long long)st->overflow_rows, st->nnz_c ? (double)st->allocated_entries / (double)st->nnz_c : 0.0);
+  if (st->sampled_rows)
+    printf("  %-15s %s, ER %.1f, sampled CR %.2f (conservative %.2f), overflow rows %lld, allocated %.2f x nnz(C)\n", "ocean workflow", wf, st->er, st->cr_sampled, st->cr_conservative,
+           (long long)st->overflow_rows, st->nnz_c ? (double)st->allocated_entries / (double)st->nnz_c : 0.0);
+  else
+    printf("  %-15s %s, ER %.1f, not sampled (tight upper bound: CR >= %.2f), overflow rows %lld, allocated %.2f x nnz(C)\n", "ocean workflow", wf, st->er,
+           st->bound_nnz ? (double)st->products / (double)st->bound_nnz : 0.0, (long long)st->overflow_rows, st->nnz_c ? (double)st->allocated_entries / (double)st->nnz_c : 0.0);
   printf("  %-15s analysis %.3f, estimate %.3f, symbolic %.3f, numeric %.3f, fallback %.3f, compact %.3f ms; numeric-only %.3f ms\n", "ocean phases",
          1e3 * st->t_analysis, 1e3 * st->t_estimate, 1e3 * st->t_symbolic, 1e3 * st->t_numeric, 1e3 * st->t_fallback, 1e3 * st->t_compact,
          1e3 * s->ostats_reuse.t_numeric);

@@ -35,14 +35,17 @@ const char *OceanErrorString(OceanError err);
 const char *OceanGetLastErrorMessage(void);
 
 /* A CSR matrix the caller owns.  Rows need not be sorted, but must not repeat a column.  structure_id names
-   the sparsity pattern: equal nonzero ids promise an identical pattern (used to reuse sketches, transposes and
-   the structure of C); 0 means "unknown, never reuse". */
+   the sparsity pattern: equal nonzero ids promise an identical pattern (used to reuse sketches, transposes, the
+   structure of C and the CUDA backend's device copies of host operands); 0 means "unknown, never reuse".
+   values_id names the values of that pattern: equal nonzero ids (with equal structure ids) promise identical values,
+   so a device copy is not uploaded again; 0 means "unknown, always upload".  Zero-initialize what you do not set. */
 typedef struct {
   int64_t        nrows, ncols;
   const int64_t *rowptr; /* nrows + 1 offsets */
   const int32_t *colidx; /* rowptr[nrows] column indices in [0, ncols) */
   const double  *values; /* rowptr[nrows] values */
   uint64_t       structure_id;
+  uint64_t       values_id;
 } OceanCSR;
 
 typedef enum { OCEAN_BACKEND_CPU = 0, OCEAN_BACKEND_CUDA = 1 } OceanBackend;
@@ -229,12 +232,13 @@ typedef struct {
   int64_t       nrows, ncols;
   int64_t       nnz_a, nnz_b, nnz_c;
   int64_t       products;            /* intermediate products */
+  int64_t       bound_nnz;           /* sum of the rows' upper bounds min(products, column span, columns): nnz(C) <= this */
   double        er;                  /* products / nnz(A) */
   double        cr;                  /* products / nnz(C), exact */
   double        cr_sampled;          /* sum of sampled products / sum of sampled nnz */
   double        cr_mean, cr_std;     /* per sampled row */
   double        cr_conservative;     /* max(1, mean - 2 std): sizes the exact symbolic bins */
-  int64_t       sampled_rows;
+  int64_t       sampled_rows;        /* 0 when the workflow needed no sample (a tight upper bound) */
   int           bitmap_query;        /* dense accumulators query the bitmap before writing */
   int64_t       rows_per_bin[OCEAN_NUM_BINS];  /* the numeric bins of the pipeline's run */
   int64_t       dense_rows, hash_rows, esc_rows, global_rows; /* global: LONG rows (global-memory hash or dense) */
@@ -247,6 +251,7 @@ typedef struct {
   int64_t       symbolic_calls, numeric_calls;
   double        t_analysis, t_estimate, t_symbolic, t_numeric, t_fallback, t_compact, t_transpose; /* seconds, last call */
   double        t_upload, t_download; /* seconds (host wall time) copying operands up and C down since the last call began */
+  int64_t       uploaded_bytes;      /* operand bytes copied to the device by the last call (0: its device copies were current) */
 } OceanStats;
 
 OceanError OceanProductGetNumStages(OceanProduct prod, int *nstages);

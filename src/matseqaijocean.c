@@ -27,17 +27,20 @@ static PetscErrorCode MatProductDataDestroy_SeqAIJOcean(void *ptr)
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
-/* The structure id promises "same sparsity": the object id and the nonzero state together. */
-static PetscErrorCode MatOceanStructureId(Mat A, uint64_t *sid)
+/* The structure id promises "same sparsity": the object id and the nonzero state together.  The values id promises
+   "same values": the object id and the object state, which PETSc advances whenever the values may have changed. */
+static PetscErrorCode MatOceanIds(Mat A, uint64_t *sid, uint64_t *vid)
 {
   PetscObjectId    id;
-  PetscObjectState nz;
+  PetscObjectState nz, state;
 
   PetscFunctionBegin;
   PetscCall(PetscObjectGetId((PetscObject)A, &id));
   PetscCall(MatGetNonzeroState(A, &nz));
+  PetscCall(PetscObjectStateGet((PetscObject)A, &state));
   PetscCheck(id < ((PetscObjectId)1 << 32), PETSC_COMM_SELF, PETSC_ERR_SUP, "PETSc object id %" PetscInt64_FMT " exceeds the 32 bits of a structure id", (PetscInt64)id);
   *sid = ((uint64_t)id << 32) | ((uint64_t)nz & 0xffffffffu);
+  *vid = ((uint64_t)id << 32) | ((uint64_t)state & 0xffffffffu);
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
@@ -75,7 +78,7 @@ static PetscErrorCode MatOceanGetCSR(MatProductData_SeqAIJOcean *data, int k, Ma
   csr->ncols  = A->cmap->n;
   csr->rowptr = data->rowptr[k];
   csr->values = (const double *)aa;
-  PetscCall(MatOceanStructureId(A, &csr->structure_id));
+  PetscCall(MatOceanIds(A, &csr->structure_id, &csr->values_id));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 

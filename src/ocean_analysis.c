@@ -37,12 +37,12 @@ static OceanError OceanRowColumnRange(const OceanCSR *B, int32_t **first, int32_
 static OceanError OceanAnalyzeRows(const OceanCSR *A, const OceanCSR *B, OceanAnalysis *an)
 {
   int32_t   *first = NULL, *last = NULL;
-  int64_t    i, products = 0;
+  int64_t    i, products = 0, bound_total = 0;
   OceanError err;
 
   err = OceanRowColumnRange(B, &first, &last);
   if (!err) {
-#pragma omp parallel for schedule(static) reduction(+ : products)
+#pragma omp parallel for schedule(static) reduction(+ : products, bound_total)
     for (i = 0; i < A->nrows; i++) {
       OceanRowShape *r  = &an->rows[i];
       int64_t        q  = 0, t;
@@ -61,11 +61,13 @@ static OceanError OceanAnalyzeRows(const OceanCSR *A, const OceanCSR *B, OceanAn
       r->colmin   = q ? lo : 0;
       r->ub       = OceanMin64(OceanMin64(q, r->span), B->ncols);
       products += q;
+      bound_total += r->ub;
     }
   }
   OceanFree(first);
   OceanFree(last);
-  an->products = products;
+  an->products    = products;
+  an->bound_total = bound_total;
   return err;
 }
 
@@ -186,27 +188,49 @@ OceanError OceanAnalyze(OceanContext ctx, const OceanCSR *A, const OceanCSR *B, 
   }
   OceanCall(OceanAnalyzeRows(A, B, an));
   OceanAnalysisFinishRows(an, nnz_a);
-  OceanCall(OceanAnalyzeSample(ctx, A, B, an));
+  if (OceanAnalysisNeedsSample(&ctx->options, an)) OceanCall(OceanAnalyzeSample(ctx, A, B, an));
+  else OceanAnalysisSampleReset(an);
   return OCEAN_SUCCESS;
 }
+
+/*
+  The upper bound is tight when it already compresses the products at least as much as estimation requires
+  (cr_threshold): narrow B (Galerkin products of coarse levels, whose P has a few dozen columns) bounds every row by
+  its few columns.  Over-allocating the bound then costs less than a sample and sketches would, and
+  products / bound_total is a lower bound of CR.
+*/
+static int OceanBoundIsTight(const OceanOptions *o, const OceanAnalysis *an)
+{
+  return an->products > 0 && (double)an->products >= o->cr_threshold * (double)an->bound_total;
+}
+
+/* The automatic selection takes the upper bound before it looks at CR: then no sample is needed. */
+static int OceanUpperBoundWithoutSample(const OceanOptions *o, const OceanAnalysis *an)
+{
+  return an->products_per_row >= o->ub_products_per_row && OceanBoundIsTight(o, an);
+}
+
+int OceanAnalysisNeedsSample(const OceanOptions *o, const OceanAnalysis *an) { return o->workflow != OCEAN_WORKFLOW_AUTO || !OceanUpperBoundWithoutSample(o, an); }
 
 /*
   The paper's Table 1.  Upper bound when the average products per row is below 64 (a row is then cheap to
   over-allocate and a symbolic or estimation pass would cost more than it saves); estimation when ER >= 8 (merging
   one-byte registers then reads no more than a symbolic pass reads four-byte columns) and the sampled CR >= 8 (enough
   compression to amortise the compaction); else the exact symbolic pass, binned by products / conservative CR.
+  Ours on top: the upper bound also when it is tight (OceanBoundIsTight), decided before any sample is taken; the
+  bitmap query then follows from the bound's CR, a lower bound of the true one.
 */
 void OceanSelectWorkflow(const OceanOptions *o, const OceanAnalysis *an, OceanDecision *d)
 {
   d->forced = o->workflow != OCEAN_WORKFLOW_AUTO;
   if (d->forced) d->workflow = o->workflow;
-  else if (an->products_per_row < o->ub_products_per_row) d->workflow = OCEAN_WORKFLOW_UPPER_BOUND;
+  else if (an->products_per_row < o->ub_products_per_row || OceanUpperBoundWithoutSample(o, an)) d->workflow = OCEAN_WORKFLOW_UPPER_BOUND;
   else if (an->er >= o->er_threshold && an->cr_sampled >= o->cr_threshold) d->workflow = OCEAN_WORKFLOW_ESTIMATE;
   else d->workflow = OCEAN_WORKFLOW_EXACT;
 
   d->registers    = o->hll_registers ? o->hll_registers : (an->er < o->hll_er_64 ? 32 : 64);
   d->coefficient  = o->estimate_coefficient > 0 ? o->estimate_coefficient : (d->registers <= 32 ? 2.0 : 1.5);
-  d->bitmap_query = an->cr_sampled > o->bitmap_cr_threshold;
+  d->bitmap_query = (an->sampled_rows ? an->cr_sampled : an->bound_total ? (double)an->products / (double)an->bound_total : 0.0) > o->bitmap_cr_threshold;
 }
 
 /* THE routing decision is OceanRouteRowBins (ocean_shared.h), shared with the CUDA kernels. */

@@ -14,8 +14,9 @@
                rowptr (CUB scan); numeric per bin (rows written sorted but LONG's); LONG rows sorted
     numeric-only  values added into C's known structure by the kernels of ocean_numeric.cu (binary search in the
                row of C, no routes, no sort); their grouping of C's rows is made by the first such call and kept
-  Operands: host CSR are uploaded into the stage's own buffers (numeric: values only); device CSR
-  (OCEAN_MEMORY_DEVICE) are used in place.  C stays on the device (numeric reuse, OceanProductGetDeviceC) and is
+  Operands: host CSR with a structure id live in the context's device mirrors, shared by every plan and uploaded
+  only when new (values only when the values id says they changed); host CSR without one are uploaded into the
+  stage's own buffers (numeric: values only); device CSR (OCEAN_MEMORY_DEVICE) are used in place.  C stays on the device (numeric reuse, OceanProductGetDeviceC) and is
   copied to the host only when asked (OceanCudaStageDownloadC).  Statistics over rows (rows per bin and
   accumulator, estimate error, totals) are device reductions: only scalars come back (through a pinned buffer).  The
   per-row arrays (shapes, predicted, routes, counts, flags, estimates) come to the host stage's scratch only with
@@ -28,15 +29,36 @@
 
 #ifdef OCEAN_HAVE_CUDA
 
+/*
+  Device mirrors of host operands, kept by the context across plans (GAMG multiplies the same A by P, then forms
+  P^T A P): found by structure id (with equal sizes and nonzeros), their values current when the values ids are
+  equal and nonzero, otherwise only the values are uploaded.  The least recently used mirror makes room; a call uses
+  at most two, the two most recent, so a stage's operands are never evicted under it.
+*/
+#define OCEAN_CUDA_MIRRORS 8
+typedef struct {
+  uint64_t structure_id, values_id; /* 0: free */
+  int64_t  nrows, ncols, nnz;
+  int64_t *rowptr;
+  int32_t *colidx;
+  double  *values;
+  uint64_t last_use;
+} OceanCudaMirror;
+
 typedef struct {
   OceanCudaDevice dev;
+  OceanCudaMirror mirrors[OCEAN_CUDA_MIRRORS];
+  uint64_t        mirror_clock;
 } OceanCudaContext;
 
 /* Device state of one stage: operands (k = 0: A, 1: B), shapes, C and the exact routes for numeric reuse. */
 typedef struct {
   int64_t        nnz[2];      /* of the operands */
+  OceanDevCSR    view[2];     /* the operands of the current call on the device */
+  void          *mirror[2];   /* their mirrors (OceanCudaMirror), NULL where none */
+  const double  *host_values[2]; /* their host values */
   int            own_valid[2]; /* own_* hold operand k's uploaded structure */
-  int64_t       *own_rowptr[2]; /* host operands' uploads; device operands are not copied */
+  int64_t       *own_rowptr[2]; /* uploads of host operands without a structure id (those with one use mirrors) */
   int32_t       *own_colidx[2];
   double        *own_values[2];
   int64_t        c_nnz;
@@ -76,12 +98,27 @@ OceanError OceanCudaContextSetup(OceanContext ctx, int device, const OceanDevice
   return OCEAN_SUCCESS;
 }
 
+static void OceanCudaMirrorFree(OceanCudaDevice dev, OceanCudaMirror *m)
+{
+  OceanCudaFree(dev, m->rowptr);
+  OceanCudaFree(dev, m->colidx);
+  OceanCudaFree(dev, m->values);
+  memset(m, 0, sizeof(*m));
+}
+
+static void OceanCudaMirrorsFree(OceanCudaContext *c)
+{
+  int i;
+  for (i = 0; i < OCEAN_CUDA_MIRRORS; i++) OceanCudaMirrorFree(c->dev, &c->mirrors[i]);
+}
+
 void OceanCudaContextTeardown(OceanContext ctx)
 {
   OceanCudaContext *c = (OceanCudaContext *)ctx->cuda;
   int               i;
 
   if (!c) return;
+  OceanCudaMirrorsFree(c);
   for (i = 0; i < OCEAN_SKETCH_CACHE_SIZE; i++) OceanCudaFree(c->dev, ctx->dcache[i].sketches);
   OceanCudaDeviceDestroy(&c->dev);
   free(c);
@@ -144,46 +181,100 @@ void OceanCudaStageDestroy(OceanContext ctx, OceanStage *st)
   st->dev = NULL;
 }
 
+/* Uploads bytes for a stage (the upload phase and its statistics). */
+static OceanError OceanCudaStageUpload(OceanContext ctx, OceanStage *st, void *d_dst, const void *src, size_t bytes)
+{
+  const double t0  = OceanPhaseBegin(ctx, OCEAN_PHASE_UPLOAD);
+  OceanError   err = OceanCudaUploadStaged(OceanCtxDev(ctx), d_dst, src, bytes);
+  st->stats.t_upload += OceanPhaseEnd(ctx, OCEAN_PHASE_UPLOAD, 0.0, t0);
+  if (!err) st->stats.uploaded_bytes += (int64_t)bytes;
+  return err;
+}
+
+static int OceanCudaMirrorMatches(const OceanCudaMirror *m, const OceanCSR *M, int64_t nnz)
+{
+  return m->structure_id && m->structure_id == M->structure_id && m->nrows == M->nrows && m->ncols == M->ncols && m->nnz == nnz;
+}
+
+/* The mirror of host operand M (structure id nonzero): found, or made in the least recently used slot; values
+   uploaded unless the mirror's values id says they are M's. */
+static OceanError OceanCudaMirrorGet(OceanContext ctx, OceanStage *st, const OceanCSR *M, int64_t nnz, OceanDevCSR *view, void **mirror)
+{
+  OceanCudaContext *c = (OceanCudaContext *)ctx->cuda;
+  OceanCudaMirror  *m = NULL;
+  int               i;
+
+  for (i = 0; i < OCEAN_CUDA_MIRRORS && !m; i++)
+    if (OceanCudaMirrorMatches(&c->mirrors[i], M, nnz)) m = &c->mirrors[i];
+  if (!m) {
+    m = &c->mirrors[0];
+    for (i = 1; i < OCEAN_CUDA_MIRRORS; i++)
+      if (c->mirrors[i].last_use < m->last_use) m = &c->mirrors[i];
+    OceanCudaMirrorFree(OceanCtxDev(ctx), m);
+    OceanCall(OceanDevAlloc(ctx, M->nrows + 1, &m->rowptr));
+    OceanCall(OceanDevAlloc(ctx, nnz, &m->colidx));
+    OceanCall(OceanDevAlloc(ctx, nnz, &m->values));
+    OceanCall(OceanCudaStageUpload(ctx, st, m->rowptr, M->rowptr, (size_t)(M->nrows + 1) * sizeof(int64_t)));
+    OceanCall(OceanCudaStageUpload(ctx, st, m->colidx, M->colidx, (size_t)nnz * sizeof(int32_t)));
+    m->structure_id = M->structure_id; /* set once the structure is there: a failed upload leaves the slot free */
+    m->nrows        = M->nrows;
+    m->ncols        = M->ncols;
+    m->nnz          = nnz;
+  }
+  m->last_use = ++c->mirror_clock;
+  if (!(M->values_id && m->values_id == M->values_id)) {
+    m->values_id = 0;
+    OceanCall(OceanCudaStageUpload(ctx, st, m->values, M->values, (size_t)nnz * sizeof(double)));
+    m->values_id = M->values_id;
+  }
+  *view   = OceanDevView(M->nrows, M->ncols, m->rowptr, m->colidx, m->values);
+  *mirror = m;
+  return OCEAN_SUCCESS;
+}
+
+static void OceanCudaOwnFree(OceanContext ctx, OceanCudaStage *d, int k)
+{
+  d->own_valid[k] = 0;
+  OceanDevFree(ctx, d->own_rowptr[k]);
+  OceanDevFree(ctx, d->own_colidx[k]);
+  OceanDevFree(ctx, d->own_values[k]);
+}
+
 /*
-  Operand k (0: A, 1: B) of the current call as a device view.  Device operands (st->dev_operands) are the caller's
-  arrays, used in place.  Host operands are uploaded into the stage's own buffers: everything (symbolic: the
-  structure may have changed), or only the values when the buffers already hold this structure (numeric).
+  Operand k (0: A, 1: B) of the current call as a device view (also kept in d->view[k]).  Device operands
+  (st->dev_operands) are the caller's arrays, used in place.  Host operands with a structure id go through the
+  context's mirrors; without one they are uploaded into the stage's own buffers: everything (symbolic: the structure
+  may have changed), or only the values when the buffers already hold this structure (numeric).  B shares A's mirror
+  only with A's values (A*A): B with the same structure but other values takes its own buffers, as B without an id.
+  Operand 0 must be resolved before operand 1.
 */
 static OceanError OceanCudaOperand(OceanContext ctx, OceanStage *st, OceanCudaStage *d, int k, const OceanCSR *M, int values_only, OceanDevCSR *view)
 {
-  const int64_t nnz = OceanStageOperandNnz(st, k, M);
+  const int64_t          nnz    = OceanStageOperandNnz(st, k, M);
+  const OceanCudaMirror *taken  = k == 1 ? (const OceanCudaMirror *)d->mirror[0] : NULL;
+  const int              shares = taken && OceanCudaMirrorMatches(taken, M, nnz);
+  const int              mirror = M->structure_id && (!shares || (M->values_id && M->values_id == taken->values_id) || M->values == d->host_values[0]);
 
-  d->nnz[k] = nnz;
-  if (st->dev_operands) {
-    d->own_valid[k] = 0;
-    OceanDevFree(ctx, d->own_rowptr[k]);
-    OceanDevFree(ctx, d->own_colidx[k]);
-    OceanDevFree(ctx, d->own_values[k]);
-    *view = OceanDevView(M->nrows, M->ncols, M->rowptr, M->colidx, M->values);
-    return OCEAN_SUCCESS;
-  }
-  if (!(values_only && d->own_valid[k])) {
-    d->own_valid[k] = 0;
-    OceanDevFree(ctx, d->own_rowptr[k]);
-    OceanDevFree(ctx, d->own_colidx[k]);
-    OceanDevFree(ctx, d->own_values[k]);
-    OceanCall(OceanDevAlloc(ctx, M->nrows + 1, &d->own_rowptr[k]));
-    OceanCall(OceanDevAlloc(ctx, nnz, &d->own_colidx[k]));
-    OceanCall(OceanDevAlloc(ctx, nnz, &d->own_values[k]));
-  }
-  {
-    const double t0 = OceanPhaseBegin(ctx, OCEAN_PHASE_UPLOAD);
-    OceanError   err = OCEAN_SUCCESS;
-    if (!d->own_valid[k]) {
-      err = OceanCudaUploadStaged(OceanCtxDev(ctx), d->own_rowptr[k], M->rowptr, (size_t)(M->nrows + 1) * sizeof(int64_t));
-      if (!err) err = OceanCudaUploadStaged(OceanCtxDev(ctx), d->own_colidx[k], M->colidx, (size_t)nnz * sizeof(int32_t));
-      d->own_valid[k] = !err;
+  d->nnz[k]         = nnz;
+  d->mirror[k]      = NULL;
+  d->host_values[k] = st->dev_operands ? NULL : M->values;
+  if (st->dev_operands || mirror) OceanCudaOwnFree(ctx, d, k);
+  if (st->dev_operands) *view = OceanDevView(M->nrows, M->ncols, M->rowptr, M->colidx, M->values);
+  else if (mirror) OceanCall(OceanCudaMirrorGet(ctx, st, M, nnz, view, &d->mirror[k]));
+  else {
+    if (!(values_only && d->own_valid[k])) {
+      OceanCudaOwnFree(ctx, d, k);
+      OceanCall(OceanDevAlloc(ctx, M->nrows + 1, &d->own_rowptr[k]));
+      OceanCall(OceanDevAlloc(ctx, nnz, &d->own_colidx[k]));
+      OceanCall(OceanDevAlloc(ctx, nnz, &d->own_values[k]));
+      OceanCall(OceanCudaStageUpload(ctx, st, d->own_rowptr[k], M->rowptr, (size_t)(M->nrows + 1) * sizeof(int64_t)));
+      OceanCall(OceanCudaStageUpload(ctx, st, d->own_colidx[k], M->colidx, (size_t)nnz * sizeof(int32_t)));
+      d->own_valid[k] = 1;
     }
-    if (!err) err = OceanCudaUploadStaged(OceanCtxDev(ctx), d->own_values[k], M->values, (size_t)nnz * sizeof(double));
-    st->stats.t_upload += OceanPhaseEnd(ctx, OCEAN_PHASE_UPLOAD, 0.0, t0);
-    OceanCall(err);
+    OceanCall(OceanCudaStageUpload(ctx, st, d->own_values[k], M->values, (size_t)nnz * sizeof(double)));
+    *view = OceanDevView(M->nrows, M->ncols, d->own_rowptr[k], d->own_colidx[k], d->own_values[k]);
   }
-  *view = OceanDevView(M->nrows, M->ncols, d->own_rowptr[k], d->own_colidx[k], d->own_values[k]);
+  d->view[k] = *view;
   return OCEAN_SUCCESS;
 }
 
@@ -321,13 +412,13 @@ static OceanError OceanCudaAnalyze(OceanContext ctx, OceanStage *st, OceanCudaSt
   OceanAnalysisSampleReset(an);
   OceanCall(OceanDevAlloc(ctx, A.nrows, &d->shapes));
   /* s->cflags: the rows with products (the symbolic counts below reuse it as their overflow flags) */
-  OceanCall(OceanCudaAnalyzeRows(dev, A, B, d->shapes, s->cflags, &an->products));
+  OceanCall(OceanCudaAnalyzeRows(dev, A, d->nnz[0], B, d->nnz[1], d->shapes, s->cflags, &an->products, &an->bound_total));
   OceanAnalysisFinishRows(an, d->nnz[0]);
   if (record) {
     OceanCall(OceanMalloc(A.nrows, &an->rows, "analysis: rows"));
     OceanCall(OceanCudaDownload(an->rows, d->shapes, (size_t)A.nrows * sizeof(OceanRowShape)));
   }
-  if (A.nrows == 0) return OCEAN_SUCCESS;
+  if (A.nrows == 0 || !OceanAnalysisNeedsSample(&ctx->options, an)) return OCEAN_SUCCESS;
   OceanCall(OceanCudaSelectFlagged(dev, NULL, A.nrows, s->cflags, s->list, &nq));
   ns = OceanAnalysisSampleSize(&ctx->options, A.nrows, nq);
   if (ns == 0) return OCEAN_SUCCESS;
@@ -529,7 +620,7 @@ static OceanError OceanCudaStageSymbolic_Private(OceanContext ctx, OceanStage *s
     OceanCall(OceanCudaTimerStart(dev));
     OceanCall(OceanDevAlloc(ctx, n, &s->estimate));
     OceanCall(OceanCudaGetSketches(ctx, Bh, d->nnz[1], B, st->dec.registers, s, &sk, &reused));
-    OceanCall(OceanCudaSketchEstimate(A, d->nnz[0], sk, st->dec.registers, s->estimate));
+    OceanCall(OceanCudaSketchEstimate(A, sk, st->dec.registers, s->estimate));
     OceanCall(OceanCudaPredictRows(OCEAN_CUDA_PREDICT_ESTIMATE, NULL, n, d->shapes, s->estimate, NULL, st->dec.coefficient, s->p));
     OceanCall(OceanCudaTimerStop(dev, &st->stats.t_estimate));
     (void)OceanPhaseEnd(ctx, OCEAN_PHASE_ESTIMATE, 0.0, t0);
@@ -697,13 +788,11 @@ OceanError OceanCudaStageGetDeviceOperand(OceanStage *st, int k, const OceanCSR 
 {
   OceanCudaStage *d = (OceanCudaStage *)st->dev;
 
-  OceanCheck(d && (st->dev_operands || d->own_valid[k]), OCEAN_ERR_STATE, "%s: operand %s is not on the device", st->name, k ? "B" : "A");
-  *view = *M;
-  if (!st->dev_operands) {
-    view->rowptr = d->own_rowptr[k];
-    view->colidx = d->own_colidx[k];
-    view->values = d->own_values[k];
-  }
+  OceanCheck(d && (d->view[k].rowptr || d->view[k].nrows == 0), OCEAN_ERR_STATE, "%s: operand %s is not on the device", st->name, k ? "B" : "A");
+  *view        = *M;
+  view->rowptr = d->view[k].rowptr;
+  view->colidx = d->view[k].colidx;
+  view->values = d->view[k].values;
   return OCEAN_SUCCESS;
 }
 
@@ -780,7 +869,8 @@ OceanError OceanContextTrimDeviceMemory(OceanContext ctx)
 
   OceanCheck(ctx, OCEAN_ERR_ARG, "OceanContextTrimDeviceMemory: NULL context");
   if (!ctx->cuda) return OCEAN_SUCCESS;
-  for (i = 0; i < OCEAN_SKETCH_CACHE_SIZE; i++) { /* the device sketch cache is only a cache: rebuilt on demand */
+  OceanCudaMirrorsFree((OceanCudaContext *)ctx->cuda); /* mirrors and sketches are only caches: rebuilt on demand */
+  for (i = 0; i < OCEAN_SKETCH_CACHE_SIZE; i++) {
     OceanCudaFree(OceanCtxDev(ctx), ctx->dcache[i].sketches);
     memset(&ctx->dcache[i], 0, sizeof(ctx->dcache[i]));
   }

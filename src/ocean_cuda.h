@@ -59,8 +59,10 @@ OceanError OceanCudaReadback(OceanCudaDevice dev, void *dst, const void *d_src, 
 OceanError OceanCudaTimerStart(OceanCudaDevice dev);
 OceanError OceanCudaTimerStop(OceanCudaDevice dev, double *seconds); /* synchronizes */
 
-/* ---- analysis: per-row shapes of A*B, d_nonempty[row] = (products > 0), and the total of products */
-OceanError OceanCudaAnalyzeRows(OceanCudaDevice dev, OceanDevCSR A, OceanDevCSR B, OceanRowShape *d_shapes, uint8_t *d_nonempty, int64_t *products);
+/* ---- analysis: per-row shapes of A*B, d_nonempty[row] = (products > 0), the totals of products and of the per-row
+   upper bounds (one readback).  nnz_a, nnz_b: the operands' nonzeros (long rows get a warp each). */
+OceanError OceanCudaAnalyzeRows(OceanCudaDevice dev, OceanDevCSR A, int64_t nnz_a, OceanDevCSR B, int64_t nnz_b, OceanRowShape *d_shapes, uint8_t *d_nonempty,
+                                int64_t *products, int64_t *bound_total);
 /* The CR sample (OceanAnalysisSampleSelect's rows): d_sample[j] = d_nonempty_rows[OceanSampleIndex(j, nq, ns)], j < ns,
    where d_nonempty_rows lists the nq rows with products in order. */
 OceanError OceanCudaSampleRows(const int64_t *d_nonempty_rows, int64_t nq, int64_t ns, int64_t *d_sample);
@@ -121,8 +123,7 @@ OceanError OceanCudaNumericKnown(OceanCudaDevice dev, const OceanCudaKnownPlan *
 
 /* ---- sketches: one of m registers per row of B; merged per row of A and estimated */
 OceanError OceanCudaSketchBuild(OceanDevCSR B, int registers, uint8_t *d_sketches);
-/* nnz_a: A's nonzeros (a few thousand rows with a warp's worth of entries on average are merged a warp per row) */
-OceanError OceanCudaSketchEstimate(OceanDevCSR A, int64_t nnz_a, const uint8_t *d_sketches, int registers, double *d_estimate);
+OceanError OceanCudaSketchEstimate(OceanDevCSR A, const uint8_t *d_sketches, int registers, double *d_estimate);
 
 /* ---- transposes (cuda/ocean_transpose.cu): M^T (M.ncols x M.nrows, nnz entries, rows sorted) into d_trowptr
    (M.ncols + 1), d_tcolidx, d_tvalues, with d_perm (nnz): entry t of M^T is entry d_perm[t] of M.  New values of

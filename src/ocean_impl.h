@@ -204,6 +204,7 @@ typedef struct {
   int64_t        products;        /* total */
   double         er;              /* products / nnz(A) */
   double         products_per_row;
+  int64_t        bound_total;     /* sum of the rows' upper bounds: nnz(C) <= bound_total */
   double         cr_sampled, cr_mean, cr_std, cr_conservative;
   int64_t        sampled_rows;
 } OceanAnalysis;
@@ -212,6 +213,8 @@ OceanError OceanAnalyze(OceanContext ctx, const OceanCSR *A, const OceanCSR *B, 
 void       OceanAnalysisDestroy(OceanAnalysis *an);
 /* The pieces of OceanAnalyze a device backend runs around its own row analysis and sampled counts: */
 void       OceanAnalysisFinishRows(OceanAnalysis *an, int64_t nnz_a); /* er, products per row (an->products set) */
+/* Whether the workflow selection needs the CR sample: not when it is automatic and the upper bound is tight. */
+int        OceanAnalysisNeedsSample(const OceanOptions *o, const OceanAnalysis *an);
 /* The CR fields before sampling (no sample: cr_conservative 1, the rest 0). */
 void       OceanAnalysisSampleReset(OceanAnalysis *an);
 /* How many rows the sample takes when nq of the nrows rows have products. */

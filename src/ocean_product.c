@@ -398,9 +398,11 @@ void OceanStageStatsFromAnalysis(OceanStage *st, const OceanCSR *A, const OceanC
   OceanStats *s = &st->stats;
   int64_t     symbolic_calls = s->symbolic_calls, numeric_calls = s->numeric_calls;
   double      t_upload = s->t_upload; /* the operands' upload precedes the analysis */
+  int64_t     uploaded = s->uploaded_bytes;
 
   memset(s, 0, sizeof(*s));
   s->t_upload        = t_upload;
+  s->uploaded_bytes  = uploaded;
   s->symbolic_calls  = symbolic_calls + 1;
   s->numeric_calls   = numeric_calls;
   s->workflow        = st->dec.workflow;
@@ -410,6 +412,7 @@ void OceanStageStatsFromAnalysis(OceanStage *st, const OceanCSR *A, const OceanC
   s->nnz_a           = OceanStageOperandNnz(st, 0, A);
   s->nnz_b           = OceanStageOperandNnz(st, 1, B);
   s->products        = st->an.products;
+  s->bound_nnz       = st->an.bound_total;
   s->er              = st->an.er;
   s->cr_sampled      = st->an.cr_sampled;
   s->cr_mean         = st->an.cr_mean;
@@ -586,6 +589,7 @@ static OceanError OceanStageSymbolic(OceanContext ctx, OceanStage *st, const Oce
   OceanError err;
 
   st->stats.t_upload = st->stats.t_download = 0;
+  st->stats.uploaded_bytes                  = 0;
   err                = OceanStageSymbolic_Private(ctx, st, A, B);
   OceanStageScratchFree(&st->tmp);
   if (err) OceanStageFreeC(st);
@@ -619,6 +623,7 @@ static OceanError OceanStageNumeric(OceanContext ctx, OceanStage *st, const Ocea
   double          t0, seconds;
 
   st->stats.t_upload = st->stats.t_download = 0;
+  st->stats.uploaded_bytes                  = 0;
   OceanCheck(OceanStageSameOperands(st, A, B), OCEAN_ERR_STATE,
              "%s: numeric needs the operands of the last symbolic phase (structure ids %llu, %llu; sizes %lld x %lld with %lld nonzeros and %lld x %lld with %lld), got ids %llu, %llu, sizes %lld x %lld (%lld) and %lld x %lld (%lld)",
              st->name, (unsigned long long)st->a_id, (unsigned long long)st->b_id, (long long)st->a_nrows, (long long)st->a_ncols, (long long)st->a_nnz, (long long)st->b_nrows,
@@ -705,6 +710,7 @@ static OceanError OceanTransposeUpdate(OceanTranspose *T, const OceanCSR *M)
   T->csr.colidx       = T->colidx;
   T->csr.values       = T->values;
   T->csr.structure_id = OceanDeriveStructureId(M->structure_id, 1, OCEAN_TAG_TRANSPOSE);
+  T->csr.values_id    = M->values_id ? OceanDeriveStructureId(M->values_id, 1, OCEAN_TAG_TRANSPOSE) : 0; /* gathered from M's values */
   return OCEAN_SUCCESS;
 }
 
@@ -815,6 +821,7 @@ static OceanError OceanProductAPView(OceanProduct prod, const OceanCSR *A, const
   AP->colidx           = st->colidx;
   AP->values           = st->values;
   AP->structure_id     = OceanDeriveStructureId(A->structure_id, P->structure_id, OCEAN_TAG_AP);
+  AP->values_id        = 0;
   return OCEAN_SUCCESS;
 }
 
@@ -833,9 +840,11 @@ static OceanError OceanProductDeviceChain(OceanProduct prod, const OceanCSR *A, 
   *seconds = OceanPhaseEnd(prod->ctx, OCEAN_PHASE_TRANSPOSE, 0.0, t0);
   OceanCall(err);
   PT->structure_id = OceanDeriveStructureId(P->structure_id, 1, OCEAN_TAG_TRANSPOSE);
+  PT->values_id    = 0; /* device operands: never mirrored */
   AP->nrows        = s0->nrows;
   AP->ncols        = s0->ncols;
   AP->structure_id = OceanDeriveStructureId(A->structure_id, P->structure_id, OCEAN_TAG_AP);
+  AP->values_id    = 0;
   OceanCall(OceanCudaStageGetDeviceC(s0, &AP->rowptr, &AP->colidx, &AP->values));
   s1->dev_operands = 1;
   s1->op_nnz[0]    = OceanStageOperandNnz(s0, 1, P);

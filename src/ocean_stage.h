@@ -65,7 +65,7 @@ void       OceanCudaStageExactCounts(const OceanStage *st, OceanStats *s);
 /* C's device arrays. */
 OceanError OceanCudaStageGetDeviceC(OceanStage *st, const int64_t **d_rowptr, const int32_t **d_colidx, const double **d_values);
 /* Operand k (0: A, 1: B) of the stage's last call as a device CSR: *view is M (its sizes and structure id) with the
-   stage's uploaded arrays, or M itself when the call's operands were device-resident. */
+   device arrays that call read (a mirror, the stage's own upload, or M's own when device-resident). */
 OceanError OceanCudaStageGetDeviceOperand(OceanStage *st, int k, const OceanCSR *M, OceanCSR *view);
 /* A transpose kept on the device (PtAP's P^T): *T (device arrays, structure id left to the caller) = M^T of the device
    CSR M with nnz entries.  Made once per structure id (sizes equal); later calls gather the new values only. */

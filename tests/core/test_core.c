@@ -318,7 +318,7 @@ static int TestEmpty(OceanContext ctx)
   TRY(CheckAllWorkflows(ctx, &one, &one, "1x1"));
   MatFree(&one);
   { /* an empty matrix may come without row offsets */
-    OceanCSR     e = {0, 0, NULL, NULL, NULL, 0};
+    OceanCSR     e = {0, 0, NULL, NULL, NULL, 0, 0};
     OceanProduct prod;
     int64_t      m, nnz;
     CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &prod));
@@ -469,7 +469,7 @@ static int TestStats(OceanContext ctx)
   TRY(CheckAB(ctx, NULL, &L, &L, "2D 5-point squared", &stats));
   CHECK(stats.workflow == OCEAN_WORKFLOW_UPPER_BOUND && !stats.workflow_forced && stats.hll_registers == 0, "2D Laplacian: %s", OceanWorkflowName(stats.workflow));
 
-  MatStencil(&E, small ? 6 : 8, small ? 6 : 8, small ? 6 : 8, 3, 1, 92, 0);
+  MatStencil(&E, 8, 8, 8, 3, 1, 92, 0); /* at 6^3 its 648 columns would bound the rows tightly: not an estimate case */
   TRY(CheckAB(ctx, NULL, &E, &E, "elasticity squared", &stats));
   CHECK(stats.er >= 8 && stats.cr_sampled >= 8, "elasticity: ER %g, sampled CR %g", stats.er, stats.cr_sampled);
   CHECK(stats.workflow == OCEAN_WORKFLOW_ESTIMATE && stats.hll_registers == 64 && stats.estimate_coefficient == 1.5, "elasticity: %s with %d registers", OceanWorkflowName(stats.workflow),
@@ -483,6 +483,25 @@ static int TestStats(OceanContext ctx)
   CHECK(stats.workflow == OCEAN_WORKFLOW_EXACT && stats.cr < 2 && !stats.bitmap_query, "random: %s, CR %g", OceanWorkflowName(stats.workflow), stats.cr);
   CHECK(stats.sampled_rows == 600 && stats.t_symbolic > 0, "random: sampled %lld rows", (long long)stats.sampled_rows);
   CHECK(stats.allocated_entries == stats.nnz_c, "exact workflow allocated %lld entries for %lld", (long long)stats.allocated_entries, (long long)stats.nnz_c);
+
+  /* narrow B (a coarse level's P: 24 columns): the upper bound is tight, taken without a sample; forced, it samples */
+  {
+    Mat N, W;
+    MatRandom(&W, 700, 900, 120, 0, 97, 0);
+    MatRandom(&N, 900, 24, 6, 0, 98, 0);
+    TRY(CheckAB(ctx, NULL, &W, &N, "wide A times narrow B", &stats));
+    CHECK(stats.workflow == OCEAN_WORKFLOW_UPPER_BOUND && !stats.workflow_forced && stats.sampled_rows == 0 && stats.bitmap_query, "narrow B: %s, %lld sampled rows",
+          OceanWorkflowName(stats.workflow), (long long)stats.sampled_rows);
+    CHECK(stats.bound_nnz <= 700 * 24 && stats.products >= 8 * stats.bound_nnz && stats.nnz_c <= stats.bound_nnz && stats.allocated_entries == stats.bound_nnz,
+          "narrow B: bound %lld for %lld products, nnz(C) %lld, allocated %lld", (long long)stats.bound_nnz, (long long)stats.products, (long long)stats.nnz_c,
+          (long long)stats.allocated_entries);
+    OceanOptionsDefault(&opts);
+    opts.workflow = OCEAN_WORKFLOW_EXACT;
+    TRY(CheckAB(ctx, &opts, &W, &N, "wide A times narrow B, exact", &stats));
+    CHECK(stats.sampled_rows == 600, "narrow B, forced exact: %lld sampled rows", (long long)stats.sampled_rows);
+    MatFree(&W);
+    MatFree(&N);
+  }
 
   /* the same B (structure id 77) under a second plan and another A: sketches come from the cache */
   MatRandom(&B, 1000, 1000, 40, 0, 94, 77);

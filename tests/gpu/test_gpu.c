@@ -568,6 +568,105 @@ static int CaseLong(int64_t ncols, OceanAccumulator acc, int workflow, int regis
   return CaseAB(&D, &B, workflow, registers, coef, expect_overflow, 1);
 }
 
+static int64_t CsrBytes(const Mat *M) { return (M->m + 1) * (int64_t)sizeof(int64_t) + Nnz(M) * (int64_t)(sizeof(int32_t) + sizeof(double)); }
+
+/* Host operands with structure ids go through the context's device mirrors: a later plan with the same ids and
+   values ids uploads nothing (PtAP after A*P, as GAMG does), a new values id uploads only those values, a values id
+   of 0 always uploads them, and B with A's structure but other values is not read from A's mirror. */
+static int CaseMirrors(void)
+{
+  Mat          A, B, P, R;
+  double      *absval = NULL;
+  OceanCSR     a, b, p;
+  OceanProduct ab = NULL, ptap = NULL, ptapc = NULL, aa = NULL;
+  OceanOptions o;
+  OceanStats   st;
+  int          r = 1;
+
+  memset(&R, 0, sizeof(R));
+  MatStencil(&A, 12, 12, 12, 1, 1, 95, 95);
+  MatInterpolation(&P, A.m, A.m / 8, 96, 96);
+  Options(&o, OCEAN_WORKFLOW_AUTO, 0, 0);
+  CALL(OceanContextSetOptions(gpu, &o));
+  CALL(OceanContextSetOptions(cpu, &o));
+  CALL(OceanContextTrimDeviceMemory(gpu)); /* no mirrors left by earlier cases */
+  a           = View(&A);
+  p           = View(&P);
+  a.values_id = 1;
+  p.values_id = 2;
+  CALL(OceanProductCreate(gpu, OCEAN_PRODUCT_AB, &ab));
+  CALL(OceanProductSymbolic(ab, &a, &p));
+  CALL(OceanProductGetStats(ab, 0, &st));
+  if (st.uploaded_bytes != CsrBytes(&A) + CsrBytes(&P)) {
+    snprintf(msg, sizeof(msg), "A*P uploaded %lld bytes, its operands have %lld", (long long)st.uploaded_bytes, (long long)(CsrBytes(&A) + CsrBytes(&P)));
+    goto out;
+  }
+  RefMultiply(&A, &P, &R, &absval);
+  if (CompareRef(ab, &R, absval)) goto out;
+
+  CALL(OceanProductCreate(gpu, OCEAN_PRODUCT_PtAP, &ptap));
+  CALL(OceanProductCreate(cpu, OCEAN_PRODUCT_PtAP, &ptapc));
+  CALL(OceanProductSymbolic(ptap, &a, &p));
+  CALL(OceanProductSymbolic(ptapc, &a, &p));
+  CALL(OceanProductGetStats(ptap, 0, &st));
+  if (st.uploaded_bytes != 0) {
+    snprintf(msg, sizeof(msg), "PtAP after A*P with the same ids uploaded %lld bytes", (long long)st.uploaded_bytes);
+    goto out;
+  }
+  if (CompareBackends(ptap, ptapc)) goto out;
+
+  MatNewValues(&A, 97);
+  a.values_id = 3;
+  CALL(OceanProductNumeric(ab, &a, &p));
+  CALL(OceanProductGetStats(ab, 0, &st));
+  if (st.uploaded_bytes != Nnz(&A) * (int64_t)sizeof(double)) {
+    snprintf(msg, sizeof(msg), "new values of A: %lld bytes uploaded, %lld expected", (long long)st.uploaded_bytes, (long long)(Nnz(&A) * (int64_t)sizeof(double)));
+    goto out;
+  }
+  MatFree(&R);
+  free(absval);
+  RefMultiply(&A, &P, &R, &absval);
+  if (CompareRef(ab, &R, absval)) goto out;
+  CALL(OceanProductNumeric(ptap, &a, &p)); /* A's mirror is current: nothing to upload */
+  CALL(OceanProductNumeric(ptapc, &a, &p));
+  CALL(OceanProductGetStats(ptap, 0, &st));
+  if (st.uploaded_bytes != 0 || CompareBackends(ptap, ptapc)) {
+    if (!msg[0]) snprintf(msg, sizeof(msg), "PtAP numeric after A's values went up: %lld bytes uploaded", (long long)st.uploaded_bytes);
+    goto out;
+  }
+  a.values_id = 0; /* unknown values: uploaded every time */
+  CALL(OceanProductNumeric(ab, &a, &p));
+  CALL(OceanProductGetStats(ab, 0, &st));
+  if (st.uploaded_bytes != Nnz(&A) * (int64_t)sizeof(double)) {
+    snprintf(msg, sizeof(msg), "values id 0: %lld bytes uploaded, %lld expected", (long long)st.uploaded_bytes, (long long)(Nnz(&A) * (int64_t)sizeof(double)));
+    goto out;
+  }
+
+  MatCopy(&A, &B); /* A's structure id and structure, other values */
+  MatNewValues(&B, 98);
+  b           = View(&B);
+  a.values_id = 3;
+  b.values_id = 4;
+  CALL(OceanProductCreate(gpu, OCEAN_PRODUCT_AB, &aa));
+  CALL(OceanProductSymbolic(aa, &a, &b));
+  MatFree(&R);
+  free(absval);
+  RefMultiply(&A, &B, &R, &absval);
+  if (CompareRef(aa, &R, absval)) goto out;
+  MatFree(&B);
+  r = 0;
+out:
+  OceanProductDestroy(&ab);
+  OceanProductDestroy(&ptap);
+  OceanProductDestroy(&ptapc);
+  OceanProductDestroy(&aa);
+  MatFree(&R);
+  free(absval);
+  MatFree(&A);
+  MatFree(&P);
+  return r;
+}
+
 int main(int argc, char **argv)
 {
   OceanDeviceProfile prof;
@@ -683,6 +782,7 @@ int main(int argc, char **argv)
   MatStencil(&A, 6, 6, 6, 3, 1, 45, 45);
   MatInterpolation(&B, A.m, A.m / 6, 46, 46);
   CASE("PtAP elasticity device operands (+reuse)", CaseDevice(OCEAN_PRODUCT_PtAP, &A, &B));
+  CASE("device mirrors of host operands across plans (AB, then PtAP; new values; values id 0; B sharing A's structure)", CaseMirrors());
   /* without record_rows: statistics from device reductions, the sample selected on the device */
   MatStencil(&A, 8, 8, 8, 3, 1, 50, 50);
   MatCopy(&A, &B);
