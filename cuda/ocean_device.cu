@@ -69,7 +69,9 @@ struct _p_OceanCudaDevice {
   int             device;
   OceanPoolBlock *blocks;
   int64_t         in_use, peak, reserved, mallocs;
-  cudaEvent_t     ev0, ev1;
+  cudaEvent_t     ev0[OCEAN_CUDA_TIMERS], ev1[OCEAN_CUDA_TIMERS]; /* the timers' start and stop events */
+  double         *timed[OCEAN_CUDA_TIMERS];                    /* where each stopped timer's seconds go */
+  int             timers;                                      /* stopped timers not yet read */
   void           *pinned; /* staging buffer of OceanCudaReadback (cudaMallocHost) */
   size_t          pinned_size;
   void           *staging[2]; /* the chunks of the staged copies (cudaMallocHost, OCEAN_STAGING_CHUNK each) */
@@ -91,11 +93,16 @@ extern "C" OceanError OceanCudaDeviceCreate(int device, OceanCudaDevice *dev)
   d = (OceanCudaDevice)calloc(1, sizeof(*d));
   if (!d) return OceanSetError(OCEAN_ERR_MEMORY, "CUDA device context: out of host memory");
   d->device = device;
-  if (cudaEventCreate(&d->ev0) != cudaSuccess || cudaEventCreate(&d->ev1) != cudaSuccess) {
-    (void)cudaGetLastError();
-    free(d);
-    return OceanSetError(OCEAN_ERR_DEVICE, "CUDA device %d: could not create events", device);
-  }
+  for (int k = 0; k < OCEAN_CUDA_TIMERS; k++)
+    if (cudaEventCreate(&d->ev0[k]) != cudaSuccess || cudaEventCreate(&d->ev1[k]) != cudaSuccess) {
+      (void)cudaGetLastError();
+      for (int j = 0; j <= k; j++) {
+        if (d->ev0[j]) cudaEventDestroy(d->ev0[j]);
+        if (d->ev1[j]) cudaEventDestroy(d->ev1[j]);
+      }
+      free(d);
+      return OceanSetError(OCEAN_ERR_DEVICE, "CUDA device %d: could not create events", device);
+    }
   *dev = d;
   return OCEAN_SUCCESS;
 }
@@ -117,8 +124,10 @@ extern "C" void OceanCudaDeviceDestroy(OceanCudaDevice *dev)
       cudaEventDestroy((*dev)->staged[k]);
       cudaFreeHost((*dev)->staging[k]);
     }
-  cudaEventDestroy((*dev)->ev0);
-  cudaEventDestroy((*dev)->ev1);
+  for (int k = 0; k < OCEAN_CUDA_TIMERS; k++) {
+    cudaEventDestroy((*dev)->ev0[k]);
+    cudaEventDestroy((*dev)->ev1[k]);
+  }
   free(*dev);
   *dev = NULL;
 }
@@ -317,38 +326,78 @@ extern "C" OceanError OceanCudaDownloadStaged(OceanCudaDevice dev, void *dst, co
   return OCEAN_SUCCESS;
 }
 
+/* The pinned staging buffer of the readbacks, grown to at least bytes. */
+static OceanError OceanPinnedReserve(OceanCudaDevice dev, size_t bytes)
+{
+  size_t size = 4096;
+  void  *p    = NULL;
+
+  if (bytes <= dev->pinned_size) return OCEAN_SUCCESS;
+  while (size < bytes) size *= 2;
+  if (dev->pinned) cudaFreeHost(dev->pinned);
+  dev->pinned      = NULL;
+  dev->pinned_size = 0;
+  OCEAN_CUDA_TRY(cudaMallocHost(&p, size));
+  dev->pinned      = p;
+  dev->pinned_size = size;
+  return OCEAN_SUCCESS;
+}
+
 extern "C" OceanError OceanCudaReadback(OceanCudaDevice dev, void *dst, const void *d_src, size_t bytes)
 {
+  OceanError err;
+
   if (!bytes) return OCEAN_SUCCESS;
-  if (bytes > dev->pinned_size) {
-    size_t size = 4096;
-    void  *p    = NULL;
-    while (size < bytes) size *= 2;
-    if (dev->pinned) cudaFreeHost(dev->pinned);
-    dev->pinned      = NULL;
-    dev->pinned_size = 0;
-    OCEAN_CUDA_TRY(cudaMallocHost(&p, size));
-    dev->pinned      = p;
-    dev->pinned_size = size;
-  }
+  if ((err = OceanPinnedReserve(dev, bytes))) return err;
   OCEAN_CUDA_TRY(cudaMemcpyAsync(dev->pinned, d_src, bytes, cudaMemcpyDeviceToHost, 0));
   OCEAN_CUDA_TRY(cudaStreamSynchronize(0));
   memcpy(dst, dev->pinned, bytes);
   return OCEAN_SUCCESS;
 }
 
-extern "C" OceanError OceanCudaTimerStart(OceanCudaDevice dev)
+extern "C" OceanError OceanCudaReadbackWords(OceanCudaDevice dev, int n, const void *const *d_src, void *const *dst)
 {
-  OCEAN_CUDA_TRY(cudaEventRecord(dev->ev0, 0));
+  OceanError err;
+
+  if (n < 0 || n > 16) return OceanSetError(OCEAN_ERR_ARG, "readback of %d words: 0 to 16 allowed", n);
+  if (n == 0) return OCEAN_SUCCESS;
+  if ((err = OceanPinnedReserve(dev, (size_t)n * sizeof(uint64_t)))) return err;
+  for (int k = 0; k < n; k++) OCEAN_CUDA_TRY(cudaMemcpyAsync((uint64_t *)dev->pinned + k, d_src[k], sizeof(uint64_t), cudaMemcpyDeviceToHost, 0));
+  OCEAN_CUDA_TRY(cudaStreamSynchronize(0));
+  for (int k = 0; k < n; k++) memcpy(dst[k], (uint64_t *)dev->pinned + k, sizeof(uint64_t));
   return OCEAN_SUCCESS;
 }
 
-extern "C" OceanError OceanCudaTimerStop(OceanCudaDevice dev, double *seconds)
+/* Timers: events on the default stream, read at once (sync) or together by OceanCudaTimersRead, so that timing a
+   phase does not stall the host between phases. */
+extern "C" OceanError OceanCudaTimerStart(OceanCudaDevice dev)
 {
-  float ms = 0;
-  OCEAN_CUDA_TRY(cudaEventRecord(dev->ev1, 0));
-  OCEAN_CUDA_TRY(cudaEventSynchronize(dev->ev1));
-  OCEAN_CUDA_TRY(cudaEventElapsedTime(&ms, dev->ev0, dev->ev1));
-  *seconds = 1e-3 * (double)ms;
+  if (dev->timers == OCEAN_CUDA_TIMERS) { /* all in use: read them first */
+    OceanError err = OceanCudaTimersRead(dev);
+    if (err) return err;
+  }
+  OCEAN_CUDA_TRY(cudaEventRecord(dev->ev0[dev->timers], 0));
+  return OCEAN_SUCCESS;
+}
+
+extern "C" OceanError OceanCudaTimerStop(OceanCudaDevice dev, double *seconds, int sync)
+{
+  OCEAN_CUDA_TRY(cudaEventRecord(dev->ev1[dev->timers], 0));
+  dev->timed[dev->timers++] = seconds;
+  return sync ? OceanCudaTimersRead(dev) : OCEAN_SUCCESS;
+}
+
+extern "C" OceanError OceanCudaTimersRead(OceanCudaDevice dev)
+{
+  const int n = dev->timers;
+
+  dev->timers = 0;
+  if (n == 0) return OCEAN_SUCCESS;
+  OCEAN_CUDA_TRY(cudaEventSynchronize(dev->ev1[n - 1]));
+  for (int k = 0; k < n; k++) {
+    float ms = 0;
+    OCEAN_CUDA_TRY(cudaEventElapsedTime(&ms, dev->ev0[k], dev->ev1[k]));
+    *dev->timed[k] = 1e-3 * (double)ms;
+  }
   return OCEAN_SUCCESS;
 }

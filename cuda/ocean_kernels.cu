@@ -211,13 +211,14 @@ __global__ void OceanKernelCountRoutes(const OceanRoute *routes, int64_t n, unsi
     if (h[b]) atomicAdd(&hist[b], (unsigned long long)h[b]);
 }
 
-extern "C" OceanError OceanCudaCountRoutes(OceanCudaDevice dev, const OceanRoute *d_routes, int64_t n, OceanCudaRouteCounts *counts)
+extern "C" OceanError OceanCudaCountRoutes(OceanCudaDevice dev, const OceanRoute *const *d_routes, int nsets, int64_t n, OceanCudaRouteCounts *counts)
 {
-  unsigned long long *d_hist = NULL, h[OCEAN_HIST_SIZE];
+  unsigned long long *d_hist = NULL, h[OCEAN_CUDA_ROUTE_SETS * OCEAN_HIST_SIZE];
   OceanError          err;
-  int                 b;
+  int                 b, k;
 
-  memset(counts, 0, sizeof(*counts));
+  memset(counts, 0, sizeof(*counts) * (size_t)nsets);
+  if (nsets < 1 || nsets > OCEAN_CUDA_ROUTE_SETS) return OceanSetError(OCEAN_ERR_ARG, "route counts: %d sets of routes, 1 to %d allowed", nsets, OCEAN_CUDA_ROUTE_SETS);
   if (n == 0) return OCEAN_SUCCESS;
   if ((err = OceanCudaAlloc(dev, sizeof(h), (void **)&d_hist))) return err;
   if (cudaMemsetAsync(d_hist, 0, sizeof(h), 0) != cudaSuccess) {
@@ -225,14 +226,17 @@ extern "C" OceanError OceanCudaCountRoutes(OceanCudaDevice dev, const OceanRoute
     goto done;
   }
   /* at most 4096 blocks: per-block counts of at most ~2^32 rows each would need n > 2^44 rows to wrap */
-  OceanKernelCountRoutes<<<OceanGrid(n, OCEAN_THREADS) < 4096 ? OceanGrid(n, OCEAN_THREADS) : 4096, OCEAN_THREADS>>>(d_routes, n, d_hist);
+  for (k = 0; k < nsets; k++)
+    OceanKernelCountRoutes<<<OceanGrid(n, OCEAN_THREADS) < 4096 ? OceanGrid(n, OCEAN_THREADS) : 4096, OCEAN_THREADS>>>(d_routes[k], n, d_hist + k * OCEAN_HIST_SIZE);
   if (cudaGetLastError() != cudaSuccess) {
     err = OceanSetError(OCEAN_ERR_DEVICE, "route counts: launch failed");
     goto done;
   }
-  if ((err = OceanCudaReadback(dev, h, d_hist, sizeof(h)))) goto done;
-  for (b = 0; b < OCEAN_NUM_BINS; b++) counts->bins[b] = (int64_t)h[b];
-  for (b = 0; b < OCEAN_CUDA_NUM_ACC; b++) counts->acc[b] = (int64_t)h[OCEAN_NUM_BINS + b];
+  if ((err = OceanCudaReadback(dev, h, d_hist, (size_t)nsets * OCEAN_HIST_SIZE * sizeof(unsigned long long)))) goto done; /* every set at once */
+  for (k = 0; k < nsets; k++) {
+    for (b = 0; b < OCEAN_NUM_BINS; b++) counts[k].bins[b] = (int64_t)h[k * OCEAN_HIST_SIZE + b];
+    for (b = 0; b < OCEAN_CUDA_NUM_ACC; b++) counts[k].acc[b] = (int64_t)h[k * OCEAN_HIST_SIZE + OCEAN_NUM_BINS + b];
+  }
 done:
   OceanCudaFree(dev, d_hist);
   return err;
@@ -780,7 +784,7 @@ static OceanError OceanCudaGroupRows(OceanCudaDevice dev, const OceanRoute *d_ro
 
 static OceanError OceanCudaRunGroupedRows(OceanCudaDevice dev, const OceanCudaRouteParams *rp, OceanDevCSR A, OceanDevCSR B, const OceanRowShape *d_shapes,
                                               const OceanRoute *d_routes, const int64_t *d_grouped, const int64_t bin_rows[OCEAN_NUM_BINS], int bitmap_query,
-                                              const int64_t *d_offsets, int32_t *d_cols, double *d_vals, int64_t *d_counts, uint8_t *d_flags)
+                                              const int64_t *d_offsets, int32_t *d_cols, double *d_vals, int64_t *d_counts, uint8_t *d_flags, int *global_hash)
 {
   static int smem_set = -1, smem_max = 0; /* the opt-in is per kernel and device: set once, to the most the device allows */
   int64_t            *gcap = NULL, *goff = NULL;
@@ -842,6 +846,7 @@ static OceanError OceanCudaRunGroupedRows(OceanCudaDevice dev, const OceanCudaRo
       if (cudaMemsetAsync(glong, 0, 2 * sizeof(unsigned long long), 0) != cudaSuccess) goto device_error;
       OceanKernelGlobalCapacity<<<OceanGrid(nb, OCEAN_THREADS), OCEAN_THREADS>>>(d_grouped + start, nb, d_routes, gcap, glong);
       if ((err = OceanCudaScanCounts(dev, NULL, nb, gcap, goff, NULL, &total)) || (err = OceanCudaReadback(dev, h, glong, sizeof(h)))) goto done;
+      *global_hash = total > 0;
       if (total) {
         if ((err = OceanCudaAlloc(dev, (size_t)total * sizeof(int32_t), (void **)&gkeys))) goto done;
         if (cudaMemsetAsync(gkeys, 0xff, (size_t)total * sizeof(int32_t), 0) != cudaSuccess) goto device_error;
@@ -908,16 +913,16 @@ done:
 
 extern "C" OceanError OceanCudaRunRows(OceanCudaDevice dev, const OceanCudaRouteParams *rp, OceanDevCSR A, OceanDevCSR B, const OceanRowShape *d_shapes, const OceanRoute *d_routes,
                                        const int64_t *d_list, int64_t n, int bitmap_query, const int64_t *d_offsets, int32_t *d_cols, double *d_vals, int64_t *d_counts,
-                                       uint8_t *d_flags, int64_t bin_rows[OCEAN_NUM_BINS])
+                                       uint8_t *d_flags, int *unsorted)
 {
   int64_t   *grouped = NULL, bins[OCEAN_NUM_BINS];
+  int        global_hash = 0;
   OceanError err;
 
-  if (bin_rows) memset(bin_rows, 0, sizeof(int64_t) * OCEAN_NUM_BINS);
   if (n == 0) return OCEAN_SUCCESS;
   err = OceanCudaGroupRows(dev, d_routes, d_list, n, &grouped, bins);
-  if (!err) err = OceanCudaRunGroupedRows(dev, rp, A, B, d_shapes, d_routes, grouped, bins, bitmap_query, d_offsets, d_cols, d_vals, d_counts, d_flags);
-  if (!err && bin_rows) memcpy(bin_rows, bins, sizeof(bins));
+  if (!err) err = OceanCudaRunGroupedRows(dev, rp, A, B, d_shapes, d_routes, grouped, bins, bitmap_query, d_offsets, d_cols, d_vals, d_counts, d_flags, &global_hash);
+  if (!err && unsorted && global_hash) *unsorted = 1;
   OceanCudaFree(dev, grouped);
   return err;
 }

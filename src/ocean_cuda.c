@@ -73,6 +73,10 @@ typedef struct {
 
 static OceanCudaDevice OceanCtxDev(OceanContext ctx) { return ((OceanCudaContext *)ctx->cuda)->dev; }
 
+/* A phase's device time into *seconds: at once when a phase callback (PETSc's log events) brackets the phases on the
+   host, so that they measure the phase; else read with the stage's other timers when it ends. */
+static OceanError OceanStageTimerStop(OceanContext ctx, double *seconds) { return OceanCudaTimerStop(OceanCtxDev(ctx), seconds, ctx->phase_callback != NULL); }
+
 #define OceanDevAlloc(ctx, n, p) OceanCudaAlloc(OceanCtxDev(ctx), (size_t)(n) * sizeof(**(p)), (void **)(p))
 #define OceanDevFree(ctx, p) \
   do { \
@@ -295,8 +299,11 @@ OceanError OceanCudaCheckDeviceCSR(OceanContext ctx, const OceanCSR *M, const ch
   OceanCall(OceanCudaIsDevicePointer(M->values, &ok[2]));
   OceanCheck(ok[0] && ok[1] && ok[2], OCEAN_ERR_ARG, "device-resident matrix %s (%lld x %lld): its %s pointer is not device memory (OceanProductSetOperandMemType(OCEAN_MEMORY_DEVICE) was set)",
              name, (long long)M->nrows, (long long)M->ncols, !ok[0] ? "rowptr" : !ok[1] ? "colidx" : "values");
-  OceanCall(OceanCudaReadback(OceanCtxDev(ctx), &r0, M->rowptr, sizeof(int64_t)));
-  OceanCall(OceanCudaReadback(OceanCtxDev(ctx), &rn, M->rowptr + M->nrows, sizeof(int64_t)));
+  {
+    const void *src[2] = {M->rowptr, M->rowptr + M->nrows};
+    void       *dst[2] = {&r0, &rn};
+    OceanCall(OceanCudaReadbackWords(OceanCtxDev(ctx), 2, src, dst)); /* one wait for both */
+  }
   OceanCheck(r0 == 0, OCEAN_ERR_ARG, "device-resident matrix %s: row offsets must start at 0, not %lld", name, (long long)r0);
   OceanCheck(rn >= 0, OCEAN_ERR_ARG, "device-resident matrix %s: rowptr[%lld] = %lld is negative", name, (long long)M->nrows, (long long)rn);
   OceanCheck(rn == 0 || (M->colidx && M->values), OCEAN_ERR_ARG, "device-resident matrix %s has %lld nonzeros but no column indices or values", name, (long long)rn);
@@ -494,7 +501,8 @@ static OceanError OceanCudaOverAllocated(OceanContext ctx, OceanStage *st, Ocean
   OceanCudaDevice dev = OceanCtxDev(ctx);
   OceanStats     *S   = &st->stats;
   int64_t         total, nover = 0, retried, fb_total = 0;
-  double          t0, sec;
+  int             unsorted = 0; /* global-hash rows written: C's rows need the sort */
+  double          t0;
 
   *switched = 0;
   OceanCall(OceanCudaRouteRows(rp, OCEAN_PASS_NUMERIC, NULL, st->nrows, s->p, d->shapes, s->routes));
@@ -509,8 +517,8 @@ static OceanError OceanCudaOverAllocated(OceanContext ctx, OceanStage *st, Ocean
 
   t0 = OceanPhaseBegin(ctx, OCEAN_PHASE_NUMERIC);
   OceanCall(OceanCudaTimerStart(dev));
-  OceanCall(OceanCudaRunRows(dev, rp, A, B, d->shapes, s->routes, NULL, st->nrows, st->dec.bitmap_query, s->offsets, s->bcols, s->bvals, s->counts, s->flags, NULL));
-  OceanCall(OceanCudaTimerStop(dev, &S->t_numeric));
+  OceanCall(OceanCudaRunRows(dev, rp, A, B, d->shapes, s->routes, NULL, st->nrows, st->dec.bitmap_query, s->offsets, s->bcols, s->bvals, s->counts, s->flags, &unsorted));
+  OceanCall(OceanStageTimerStop(ctx, &S->t_numeric));
   (void)OceanPhaseEnd(ctx, OCEAN_PHASE_NUMERIC, 2.0 * (double)st->an.products, t0);
 
   OceanCall(OceanCudaSelectFlagged(dev, NULL, st->nrows, s->flags, s->list, &nover));
@@ -531,8 +539,8 @@ static OceanError OceanCudaOverAllocated(OceanContext ctx, OceanStage *st, Ocean
     OceanCall(OceanDevAlloc(ctx, fb_total, &s->fvals));
     OceanCall(OceanCudaRouteRows(rp, OCEAN_PASS_NUMERIC, s->list, nover, s->counts, d->shapes, s->sroutes));
     /* the fallback's own counts and flags go to scratch: the over-allocated run's flags are the record */
-    OceanCall(OceanCudaRunRows(dev, rp, A, B, d->shapes, s->sroutes, s->list, nover, st->dec.bitmap_query, s->foffsets, s->fcols, s->fvals, s->p, s->nflags, NULL));
-    OceanCall(OceanCudaTimerStop(dev, &S->t_fallback));
+    OceanCall(OceanCudaRunRows(dev, rp, A, B, d->shapes, s->sroutes, s->list, nover, st->dec.bitmap_query, s->foffsets, s->fcols, s->fvals, s->p, s->nflags, &unsorted));
+    OceanCall(OceanStageTimerStop(ctx, &S->t_fallback));
     (void)OceanPhaseEnd(ctx, OCEAN_PHASE_FALLBACK, 0.0, t0);
   }
 
@@ -540,9 +548,8 @@ static OceanError OceanCudaOverAllocated(OceanContext ctx, OceanStage *st, Ocean
   OceanCall(OceanCudaTimerStart(dev));
   OceanCall(OceanCudaAllocC(ctx, st, d, s));
   OceanCall(OceanCudaCompact(st->nrows, d->c_rowptr, s->flags, s->offsets, s->bcols, s->bvals, s->foffsets, s->fcols, s->fvals, d->c_colidx, d->c_values));
-  OceanCall(OceanCudaSortRows(dev, st->nrows, d->c_nnz, d->c_rowptr, d->c_colidx, d->c_values));
-  OceanCall(OceanCudaTimerStop(dev, &sec));
-  S->t_compact = sec;
+  if (unsorted) OceanCall(OceanCudaSortRows(dev, st->nrows, d->c_nnz, d->c_rowptr, d->c_colidx, d->c_values));
+  OceanCall(OceanStageTimerStop(ctx, &S->t_compact));
   (void)OceanPhaseEnd(ctx, OCEAN_PHASE_COMPACT, 0.0, t0);
   return OCEAN_SUCCESS;
 }
@@ -553,13 +560,14 @@ static OceanError OceanCudaExact(OceanContext ctx, OceanStage *st, OceanCudaStag
   OceanCudaDevice dev = OceanCtxDev(ctx);
   OceanStats     *S   = &st->stats;
   int64_t         retried;
+  int             unsorted = 0;
   double          t0;
 
   t0 = OceanPhaseBegin(ctx, OCEAN_PHASE_SYMBOLIC);
   OceanCall(OceanCudaTimerStart(dev));
   OceanCall(OceanCudaPredictRows(OCEAN_CUDA_PREDICT_EXACT, NULL, st->nrows, d->shapes, NULL, NULL, st->an.cr_conservative, s->p));
   OceanCall(OceanCudaCountRows(ctx, rp, A, B, s, d->shapes, NULL, st->nrows, &retried));
-  OceanCall(OceanCudaTimerStop(dev, &S->t_symbolic));
+  OceanCall(OceanStageTimerStop(ctx, &S->t_symbolic));
   (void)OceanPhaseEnd(ctx, OCEAN_PHASE_SYMBOLIC, 0.0, t0);
   S->symbolic_retry_rows = retried;
 
@@ -569,9 +577,9 @@ static OceanError OceanCudaExact(OceanContext ctx, OceanStage *st, OceanCudaStag
   t0 = OceanPhaseBegin(ctx, OCEAN_PHASE_NUMERIC);
   OceanCall(OceanCudaTimerStart(dev));
   /* numeric counts and flags into scratch (s->p, s->nflags): the exact routes never overflow */
-  OceanCall(OceanCudaRunRows(dev, rp, A, B, d->shapes, s->routes, NULL, st->nrows, st->dec.bitmap_query, d->c_rowptr, d->c_colidx, d->c_values, s->p, s->nflags, NULL));
-  OceanCall(OceanCudaSortRows(dev, st->nrows, d->c_nnz, d->c_rowptr, d->c_colidx, d->c_values));
-  OceanCall(OceanCudaTimerStop(dev, &S->t_numeric));
+  OceanCall(OceanCudaRunRows(dev, rp, A, B, d->shapes, s->routes, NULL, st->nrows, st->dec.bitmap_query, d->c_rowptr, d->c_colidx, d->c_values, s->p, s->nflags, &unsorted));
+  if (unsorted) OceanCall(OceanCudaSortRows(dev, st->nrows, d->c_nnz, d->c_rowptr, d->c_colidx, d->c_values));
+  OceanCall(OceanStageTimerStop(ctx, &S->t_numeric));
   (void)OceanPhaseEnd(ctx, OCEAN_PHASE_NUMERIC, 2.0 * (double)st->an.products, t0);
   return OCEAN_SUCCESS;
 }
@@ -584,7 +592,7 @@ static OceanError OceanCudaStageSymbolic_Private(OceanContext ctx, OceanStage *s
   OceanDevCSR          A, B;
   int64_t              n = st->nrows;
   int                  switched = 0, reused = 0;
-  double               t0, sec;
+  double               t0;
 
   OceanCudaRouteParamsGet(ctx, &rp);
   t0 = OceanPhaseBegin(ctx, OCEAN_PHASE_ANALYSIS);
@@ -606,10 +614,9 @@ static OceanError OceanCudaStageSymbolic_Private(OceanContext ctx, OceanStage *s
   OceanCall(OceanDevAlloc(ctx, n, &s->nflags));
   OceanCall(OceanCudaAnalyze(ctx, st, d, &rp, A, B, s));
   OceanSelectWorkflow(&ctx->options, &st->an, &st->dec);
-  OceanCall(OceanCudaTimerStop(dev, &sec));
+  OceanCall(OceanStageTimerStop(ctx, &st->stats.t_analysis)); /* kept by OceanStageStatsFromAnalysis */
   (void)OceanPhaseEnd(ctx, OCEAN_PHASE_ANALYSIS, 0.0, t0);
   OceanStageStatsFromAnalysis(st, Ah, Bh);
-  st->stats.t_analysis = sec;
 
   if (st->dec.workflow == OCEAN_WORKFLOW_UPPER_BOUND) {
     OceanCall(OceanCudaPredictRows(OCEAN_CUDA_PREDICT_UB, NULL, n, d->shapes, NULL, NULL, 0.0, s->p));
@@ -622,7 +629,7 @@ static OceanError OceanCudaStageSymbolic_Private(OceanContext ctx, OceanStage *s
     OceanCall(OceanCudaGetSketches(ctx, Bh, d->nnz[1], B, st->dec.registers, s, &sk, &reused));
     OceanCall(OceanCudaSketchEstimate(A, sk, st->dec.registers, s->estimate));
     OceanCall(OceanCudaPredictRows(OCEAN_CUDA_PREDICT_ESTIMATE, NULL, n, d->shapes, s->estimate, NULL, st->dec.coefficient, s->p));
-    OceanCall(OceanCudaTimerStop(dev, &st->stats.t_estimate));
+    OceanCall(OceanStageTimerStop(ctx, &st->stats.t_estimate));
     (void)OceanPhaseEnd(ctx, OCEAN_PHASE_ESTIMATE, 0.0, t0);
     st->stats.sketches_reused      = reused;
     st->stats.hll_registers        = st->dec.registers;
@@ -642,16 +649,18 @@ static OceanError OceanCudaStageSymbolic_Private(OceanContext ctx, OceanStage *s
 
   /* the statistics over rows, reduced on the device (FinishStats leaves them; with record_rows it checks them) */
   {
-    OceanCudaRouteCounts rc;
-    OceanStats          *S = &st->stats;
+    OceanCudaRouteCounts rcs[2], rc;
+    const OceanRoute    *sets[2] = {s->routes, d->exact};
+    OceanStats          *S       = &st->stats;
     int                  b;
-    OceanCall(OceanCudaCountRoutes(dev, s->routes, n, &rc));
+    OceanCall(OceanCudaCountRoutes(dev, sets, 2, n, rcs));
+    rc              = rcs[0];
+    d->exact_counts = rcs[1];
     for (b = 0; b < OCEAN_NUM_BINS; b++) S->rows_per_bin[b] = rc.bins[b];
     S->dense_rows  = rc.acc[OCEAN_ACC_DENSE];
     S->hash_rows   = rc.acc[OCEAN_ACC_HASH];
     S->esc_rows    = rc.acc[OCEAN_ACC_ESC];
     S->global_rows = rc.acc[OCEAN_ACC_GLOBAL_HASH] + rc.acc[OCEAN_ACC_GLOBAL_DENSE];
-    OceanCall(OceanCudaCountRoutes(dev, d->exact, n, &d->exact_counts));
     if (st->dec.workflow == OCEAN_WORKFLOW_ESTIMATE) OceanCall(OceanCudaEstimateError(dev, n, d->shapes, s->estimate, st->dec.coefficient, s->counts, &S->estimate_mean_rel_error));
   }
   st->host_structure = st->host_values = 0;
@@ -695,6 +704,10 @@ OceanError OceanCudaStageSymbolic(OceanContext ctx, OceanStage *st, const OceanC
   OceanCall(OceanCalloc(1, (OceanCudaStage **)&st->dev, "CUDA stage"));
   memset(&s, 0, sizeof(s));
   err = OceanCudaStageSymbolic_Private(ctx, st, (OceanCudaStage *)st->dev, A, B, &s);
+  {
+    OceanError terr = OceanCudaTimersRead(OceanCtxDev(ctx)); /* the phase times, while the stage's statistics exist */
+    if (!err) err = terr;
+  }
   OceanCudaScratchFree(ctx, &s);
   if (err) OceanCudaStageDestroy(ctx, st);
   return err;
@@ -703,7 +716,7 @@ OceanError OceanCudaStageSymbolic(OceanContext ctx, OceanStage *st, const OceanC
 /* Values only: new values (uploaded, or the caller's device arrays) added into C's known structure (no routes, no
    sort).  A product outside that structure is an error (the operands' structure changed under the same ids).  C's
    host copy is then stale until asked for. */
-OceanError OceanCudaStageNumeric(OceanContext ctx, OceanStage *st, const OceanCSR *Ah, const OceanCSR *Bh)
+static OceanError OceanCudaStageNumeric_Private(OceanContext ctx, OceanStage *st, const OceanCSR *Ah, const OceanCSR *Bh)
 {
   OceanCudaDevice dev = OceanCtxDev(ctx);
   OceanCudaStage *d   = (OceanCudaStage *)st->dev;
@@ -721,7 +734,14 @@ OceanError OceanCudaStageNumeric(OceanContext ctx, OceanStage *st, const OceanCS
   if (err == OCEAN_ERR_STATE)
     return OceanSetError(err, "%s: C does not have the structure of the symbolic phase although the operands' structure ids match (a product falls outside it)", st->name);
   OceanCall(err);
-  return OceanCudaTimerStop(dev, &st->stats.t_numeric);
+  return OceanStageTimerStop(ctx, &st->stats.t_numeric);
+}
+
+OceanError OceanCudaStageNumeric(OceanContext ctx, OceanStage *st, const OceanCSR *Ah, const OceanCSR *Bh)
+{
+  OceanError err  = OceanCudaStageNumeric_Private(ctx, st, Ah, Bh);
+  OceanError terr = OceanCudaTimersRead(OceanCtxDev(ctx));
+  return err ? err : terr;
 }
 
 static OceanError OceanCudaStageDownloadC_Private(OceanContext ctx, OceanStage *st, OceanCudaStage *d, int64_t n)

@@ -56,8 +56,15 @@ OceanError OceanCudaDownloadStaged(OceanCudaDevice dev, void *dst, const void *d
 /* A small download (scalars, the CR sample): through the context's pinned staging buffer (grown on demand), an
    asynchronous copy on the default stream, then a wait for that stream only. */
 OceanError OceanCudaReadback(OceanCudaDevice dev, void *dst, const void *d_src, size_t bytes);
+/* n (at most 16) scattered 8-byte words: *dst[k] = *d_src[k], with one wait. */
+OceanError OceanCudaReadbackWords(OceanCudaDevice dev, int n, const void *const *d_src, void *const *dst);
+/* Phase timers (CUDA events): Stop sets *seconds at once when sync is set, else at the next OceanCudaTimersRead (one
+   wait for all), which must come while *seconds is still valid.  At most OCEAN_CUDA_TIMERS wait at a time (a Start
+   beyond that reads them first). */
+#define OCEAN_CUDA_TIMERS 8
 OceanError OceanCudaTimerStart(OceanCudaDevice dev);
-OceanError OceanCudaTimerStop(OceanCudaDevice dev, double *seconds); /* synchronizes */
+OceanError OceanCudaTimerStop(OceanCudaDevice dev, double *seconds, int sync);
+OceanError OceanCudaTimersRead(OceanCudaDevice dev);
 
 /* ---- analysis: per-row shapes of A*B, d_nonempty[row] = (products > 0), the totals of products and of the per-row
    upper bounds (one readback).  nnz_a, nnz_b: the operands' nonzeros (long rows get a warp each). */
@@ -75,8 +82,10 @@ typedef struct {
   int64_t bins[OCEAN_NUM_BINS]; /* rows per OceanBin */
   int64_t acc[OCEAN_CUDA_NUM_ACC]; /* rows per OceanAccumulator */
 } OceanCudaRouteCounts;
-/* Rows per bin and per accumulator of d_routes[0..n-1] (exact integer counts). */
-OceanError OceanCudaCountRoutes(OceanCudaDevice dev, const OceanRoute *d_routes, int64_t n, OceanCudaRouteCounts *counts);
+/* counts[k]: rows per bin and per accumulator of d_routes[k][0..n-1] (exact integer counts), for nsets
+   (1..OCEAN_CUDA_ROUTE_SETS) sets of routes with one readback. */
+#define OCEAN_CUDA_ROUTE_SETS 2
+OceanError OceanCudaCountRoutes(OceanCudaDevice dev, const OceanRoute *const *d_routes, int nsets, int64_t n, OceanCudaRouteCounts *counts);
 /* OceanStats.estimate_mean_rel_error: the mean over rows with d_counts[row] > 0 of
    OceanEstimateRelError(OceanPredictFromEstimate(d_estimate[row], coefficient, shape), coefficient, d_counts[row]).
    The terms are the CPU's bitwise; their sum is a CUB tree sum (the CPU's is serial: last bits may differ). */
@@ -95,11 +104,11 @@ OceanError OceanCudaRouteRows(const OceanCudaRouteParams *rp, OceanPass pass, co
 
 /* ---- the accumulators: every listed row (d_list NULL: rows 0..n-1) by its route, launched per bin.  Numeric when
    d_cols and d_vals are given (row entries at d_offsets[row], in column order but for the global-hash LONG rows);
-   always d_counts[row] (nonzeros, or slot + 1 on overflow) and d_flags[row] (overflowed).  bin_rows (host, optional):
-   the rows per bin of this launch. */
+   always d_counts[row] (nonzeros, or slot + 1 on overflow) and d_flags[row] (overflowed).  *unsorted (optional) is
+   set to 1 when global-hash LONG rows were written, unsorted (only then does C need OceanCudaSortRows). */
 OceanError OceanCudaRunRows(OceanCudaDevice dev, const OceanCudaRouteParams *rp, OceanDevCSR A, OceanDevCSR B, const OceanRowShape *d_shapes, const OceanRoute *d_routes,
                             const int64_t *d_list, int64_t n, int bitmap_query, const int64_t *d_offsets, int32_t *d_cols, double *d_vals, int64_t *d_counts, uint8_t *d_flags,
-                            int64_t bin_rows[OCEAN_NUM_BINS]);
+                            int *unsorted);
 
 /* Rows grouped by a small key: d_keys[j] (< nkeys <= 256) for the listed rows (d_list NULL: 0..n-1); *d_grouped
    (n rows from the pool, the caller frees it) lists them by key, in their order inside a key; counts[key] of each. */

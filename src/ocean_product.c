@@ -397,11 +397,12 @@ void OceanStageStatsFromAnalysis(OceanStage *st, const OceanCSR *A, const OceanC
 {
   OceanStats *s = &st->stats;
   int64_t     symbolic_calls = s->symbolic_calls, numeric_calls = s->numeric_calls;
-  double      t_upload = s->t_upload; /* the operands' upload precedes the analysis */
+  double      t_upload = s->t_upload, t_analysis = s->t_analysis; /* the upload and analysis precede this */
   int64_t     uploaded = s->uploaded_bytes;
 
   memset(s, 0, sizeof(*s));
   s->t_upload        = t_upload;
+  s->t_analysis      = t_analysis;
   s->uploaded_bytes  = uploaded;
   s->symbolic_calls  = symbolic_calls + 1;
   s->numeric_calls   = numeric_calls;

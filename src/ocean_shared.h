@@ -115,6 +115,27 @@ OCEAN_HD void OceanRouteSet(OceanRoute *r, int bin, int acc, int64_t slot, int64
   r->capacity = capacity;
 }
 
+/* Products a thread of a row's team may have to itself before the row is moved to a bigger team. */
+#define OCEAN_TEAM_PRODUCTS_PER_THREAD 256
+
+/* The threads a bin gives one row (a GPU team is at least a warp). */
+OCEAN_HD int64_t OceanBinTeamThreads(const OceanBinConfig *c, int64_t warp)
+{
+  const int64_t t = c->threads / (c->rows_per_block > 0 ? c->rows_per_block : 1);
+  return t < warp ? warp : t;
+}
+
+/* A SHORT or N0..N3 row with more products than its team should take (OCEAN_TEAM_PRODUCTS_PER_THREAD each: rows of
+   Galerkin products of coarse levels have tens of thousands of products for a few dozen columns) moves up to the
+   bin whose team is big enough (N4 at most).  Its slot stays; a hash row takes the bigger bin's table. */
+OCEAN_HD void OceanRoutePromote(const OceanBinConfig *bins, int64_t warp, OceanPass ph, const OceanRowShape *row, OceanRoute *r)
+{
+  while (r->bin >= OCEAN_BIN_SHORT && r->bin < OCEAN_BIN_N4 && row->products > OCEAN_TEAM_PRODUCTS_PER_THREAD * OceanBinTeamThreads(&bins[r->bin], warp)) {
+    r->bin = (uint8_t)(r->bin == OCEAN_BIN_SHORT ? OCEAN_BIN_N0 : r->bin + 1);
+    if (r->acc == OCEAN_ACC_HASH) r->capacity = OceanBinHashCapacity(&bins[r->bin], ph);
+  }
+}
+
 /*
   Where a row goes, given its predicted nonzeros p and its shape (q products, span s, upper bound ub):
     q == 0                          -> EMPTY
@@ -124,6 +145,7 @@ OCEAN_HD void OceanRouteSet(OceanRoute *r, int bin, int acc, int64_t slot, int64
                           or where p <= hash limit -> HASH; slot min(limit, ub)
     otherwise, s <= LONG's dense columns -> LONG, dense in global memory (bitmap in shared); slot as DENSE's
     otherwise                       -> LONG, hash in global memory of capacity for p (at least N4's); slot min(limit, ub)
+  then SHORT and N0..N3 rows with too many products for their team move up (OceanRoutePromote).
   A row overflows when its nonzeros exceed its slot.  With p >= nnz (exact counts, upper bounds) no route
   overflows.  The symbolic phase uses the symbolic (column-only) capacities.
 */
@@ -141,6 +163,7 @@ OCEAN_HD void OceanRouteRowBins(const OceanBinConfig *bins, int64_t warp, double
   }
   if (p < warp && p <= OceanBinHashLimit(&bins[OCEAN_BIN_SHORT], ph)) {
     OceanRouteSet(r, OCEAN_BIN_SHORT, OCEAN_ACC_HASH, OceanMin64(OceanBinHashLimit(&bins[OCEAN_BIN_SHORT], ph), row->ub), OceanBinHashCapacity(&bins[OCEAN_BIN_SHORT], ph));
+    OceanRoutePromote(bins, warp, ph, row, r);
     return;
   }
   for (b = OCEAN_BIN_N0; b <= OCEAN_BIN_N4; b++) {
@@ -148,10 +171,12 @@ OCEAN_HD void OceanRouteRowBins(const OceanBinConfig *bins, int64_t warp, double
     if (row->span <= OceanBinDenseColumns(c, ph)) {
       int64_t slot = ph == OCEAN_PASS_NUMERIC ? OceanMin64(row->ub, (p + warp - 1) / warp * warp) : row->ub;
       OceanRouteSet(r, b, OCEAN_ACC_DENSE, slot, row->span);
+      OceanRoutePromote(bins, warp, ph, row, r);
       return;
     }
     if (p <= OceanBinHashLimit(c, ph)) {
       OceanRouteSet(r, b, OCEAN_ACC_HASH, OceanMin64(OceanBinHashLimit(c, ph), row->ub), OceanBinHashCapacity(c, ph));
+      OceanRoutePromote(bins, warp, ph, row, r);
       return;
     }
   }
