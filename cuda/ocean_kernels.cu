@@ -1037,13 +1037,13 @@ extern "C" OceanError OceanCudaScanCounts(OceanCudaDevice dev, const int64_t *d_
 
   /* the input gathered into n + 1 entries (the last 0) so that the exclusive sum's last entry is the total */
   if ((err = OceanCudaAlloc(dev, (size_t)(n + 1) * sizeof(int64_t), (void **)&tmp))) return err;
-  if (cudaMemset(tmp + n, 0, sizeof(int64_t)) != cudaSuccess) goto device_error;
+  if (cudaMemsetAsync(tmp + n, 0, sizeof(int64_t), 0) != cudaSuccess) goto device_error;
   if (n) OceanKernelGatherCounts<<<OceanGrid(n, OCEAN_THREADS), OCEAN_THREADS>>>(d_list, n, d_in, tmp);
   if (cub::DeviceScan::ExclusiveSum(NULL, bytes, tmp, d_out, n + 1) != cudaSuccess || (err = temp.get(bytes)) ||
       cub::DeviceScan::ExclusiveSum(temp.ptr, bytes, tmp, d_out, n + 1) != cudaSuccess)
     goto device_error;
   if (d_scatter && n) OceanKernelScatter<<<OceanGrid(n, OCEAN_THREADS), OCEAN_THREADS>>>(d_list, n, d_out, d_scatter);
-  if ((err = OceanCudaReadback(dev, total, d_out + n, sizeof(int64_t)))) goto device_error;
+  if (total && (err = OceanCudaReadback(dev, total, d_out + n, sizeof(int64_t)))) goto device_error;
   OceanCudaFree(dev, tmp);
   return OCEAN_SUCCESS;
 device_error:

@@ -846,6 +846,7 @@ typedef struct {
   BenchResult res[M_COUNT];
   int         have_ostats; /* ours: the statistics of its last timed run, and of its last numeric-only run */
   OceanStats  ostats, ostats_reuse;
+  OceanStats  ostage[2];   /* PtAP: each stage's own statistics of the last timed run */
 } Summary;
 
 typedef struct {
@@ -895,6 +896,14 @@ static void print_ocean_phases(const Summary *s)
   printf("  %-15s analysis %.3f, estimate %.3f, symbolic %.3f, numeric %.3f, fallback %.3f, compact %.3f ms; numeric-only %.3f ms\n", "ocean phases",
          1e3 * st->t_analysis, 1e3 * st->t_estimate, 1e3 * st->t_symbolic, 1e3 * st->t_numeric, 1e3 * st->t_fallback, 1e3 * st->t_compact,
          1e3 * s->ostats_reuse.t_numeric);
+  if (s->ptap)
+    for (int k = 0; k < 2; k++) {
+      const OceanStats *g = &s->ostage[k];
+      workflow_name(g, wf, sizeof(wf));
+      printf("  %-15s %s %s: %lld products, nnz %lld; analysis %.3f, estimate %.3f, symbolic %.3f, numeric %.3f, fallback %.3f, compact %.3f, transpose %.3f ms\n", "ocean stage",
+             k ? "1 (P^T*(AP))" : "0 (A*P)", wf, (long long)g->products, (long long)g->nnz_c, 1e3 * g->t_analysis, 1e3 * g->t_estimate, 1e3 * g->t_symbolic, 1e3 * g->t_numeric,
+             1e3 * g->t_fallback, 1e3 * g->t_compact, 1e3 * g->t_transpose);
+    }
   fflush(stdout);
 }
 
@@ -1001,6 +1010,7 @@ typedef struct {
   int64_t      base;           /* pool bytes in use before the probe */
   size_t       free0;          /* cudaMemGetInfo before the probe */
   OceanStats   stats;          /* of the last run */
+  OceanStats   stage[2];       /* PtAP: each stage's */
 } OceanBench;
 
 static void fail_ocean(BenchResult *r, OceanError e, const char *what)
@@ -1050,8 +1060,10 @@ static int ocean_stats(OceanBench *x, OceanProduct p)
   BenchResult *r = x->r;
   OceanStats   s1;
   TRY_OCEAN(r, OceanProductGetStats(p, 0, &x->stats));
+  x->stage[0] = x->stats;
   if (x->type == OCEAN_PRODUCT_PtAP) {
     TRY_OCEAN(r, OceanProductGetStats(p, 1, &s1));
+    x->stage[1] = s1;
     x->stats.t_analysis += s1.t_analysis, x->stats.t_estimate += s1.t_estimate, x->stats.t_symbolic += s1.t_symbolic;
     x->stats.t_numeric += s1.t_numeric, x->stats.t_fallback += s1.t_fallback, x->stats.t_compact += s1.t_compact;
     x->stats.t_transpose += s1.t_transpose;
@@ -1171,6 +1183,8 @@ static void bench_ocean(const Options *o, const Gpu *g, const BenchCSR *A, const
   time_method(ocean_once, &x, o, r);
   if (r->state != RES_OK) goto done;
   s->ostats      = x.stats;
+  s->ostage[0]   = x.stage[0];
+  s->ostage[1]   = x.stage[1];
   s->have_ostats = 1;
   verify_result(ref, r);
   bench_csr_free(&r->c);

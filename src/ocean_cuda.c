@@ -502,11 +502,15 @@ static OceanError OceanCudaOverAllocated(OceanContext ctx, OceanStage *st, Ocean
   OceanStats     *S   = &st->stats;
   int64_t         total, nover = 0, retried, fb_total = 0;
   int             unsorted = 0; /* global-hash rows written: C's rows need the sort */
+  const int       bounded  = st->dec.workflow == OCEAN_WORKFLOW_UPPER_BOUND;
   double          t0;
 
   *switched = 0;
   OceanCall(OceanCudaRouteRows(rp, OCEAN_PASS_NUMERIC, NULL, st->nrows, s->p, d->shapes, s->routes));
-  OceanCall(OceanCudaScanSlots(dev, s->routes, st->nrows, s->offsets, &total));
+  /* upper bounds: every route's slot is its row's bound (OceanRouteRowBins with p = ub), so the total is the
+     analysis's and no row can overflow: two waits fewer */
+  OceanCall(OceanCudaScanSlots(dev, s->routes, st->nrows, s->offsets, bounded ? NULL : &total));
+  if (bounded) total = st->an.bound_total;
   if (total > ctx->options.max_output_nnz) {
     *switched = 1;
     return OCEAN_SUCCESS;
@@ -521,7 +525,7 @@ static OceanError OceanCudaOverAllocated(OceanContext ctx, OceanStage *st, Ocean
   OceanCall(OceanStageTimerStop(ctx, &S->t_numeric));
   (void)OceanPhaseEnd(ctx, OCEAN_PHASE_NUMERIC, 2.0 * (double)st->an.products, t0);
 
-  OceanCall(OceanCudaSelectFlagged(dev, NULL, st->nrows, s->flags, s->list, &nover));
+  if (!bounded) OceanCall(OceanCudaSelectFlagged(dev, NULL, st->nrows, s->flags, s->list, &nover));
   S->overflow_rows = nover;
   if (nover) {
     t0 = OceanPhaseBegin(ctx, OCEAN_PHASE_FALLBACK);

@@ -142,10 +142,11 @@ OceanError OceanCudaTranspose(OceanCudaDevice dev, OceanDevCSR M, int64_t nnz, i
 OceanError OceanCudaGatherValues(const int64_t *d_perm, int64_t n, const double *d_src, double *d_dst);
 
 /* ---- scans, selections, gathers (CUB) */
-/* d_out[0..n]: exclusive sum of d_in[row] over the listed rows (d_list NULL: rows 0..n-1); *total = d_out[n].
+/* d_out[0..n]: exclusive sum of d_in[row] over the listed rows (d_list NULL: rows 0..n-1); *total = d_out[n]
+   (total NULL: not read back, no wait).
    With d_scatter, the sums go to d_scatter[row] instead (d_out is then scratch of n + 1). */
 OceanError OceanCudaScanCounts(OceanCudaDevice dev, const int64_t *d_list, int64_t n, const int64_t *d_in, int64_t *d_out, int64_t *d_scatter, int64_t *total);
-/* d_out[0..n]: exclusive sum of the routes' slots (rows 0..n-1); *total = d_out[n]. */
+/* d_out[0..n]: exclusive sum of the routes' slots (rows 0..n-1); *total = d_out[n] (total NULL: not read back). */
 OceanError OceanCudaScanSlots(OceanCudaDevice dev, const OceanRoute *d_routes, int64_t n, int64_t *d_out, int64_t *total);
 /* The listed rows (d_list NULL: 0..n-1) whose flag is set, in order, into d_out; *nout of them. */
 OceanError OceanCudaSelectFlagged(OceanCudaDevice dev, const int64_t *d_list, int64_t n, const uint8_t *d_flags, int64_t *d_out, int64_t *nout);

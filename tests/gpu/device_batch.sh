@@ -4,12 +4,14 @@
 #   tests     test_gpu, then compute-sanitizer memcheck and racecheck on the small set (run_gpu_tests.sh)
 #   petsc     the PETSc suite with the CUDA backend under auto (no valgrind there: those tests are left out)
 #   bench     bench_spgemm, the built-in set (BENCH_ARGS adds options, e.g. --reps 5 --only NAME)
-#   examples  the main job's program: elasticity + GAMG (-ne 48) and the Laplacian + PCMG (-nx 129), -resetups 1,
-#             with the -log_view lines of the product events
+#   examples  the main job's program: elasticity + GAMG (-ne 48), the Laplacian + PCMG (-nx 129) and elasticity with
+#             BoomerAMG's interpolation inside PCHMG (-ne 32, MAIJ), -resetups 1, with the -log_view lines of the
+#             product events
 #   ex56      PETSc's ex56 (3D elasticity, GAMG, -ne EX56_NE (63: 786K dof), -two_solves: a re-setup with new values
 #             and -pc_gamg_reuse_interpolation): aij and aijocean on 1 rank, then on 8 ranks (ex56 needs a cube number
 #             of ranks) sharing the GPU; the stage times of -log_view and the product events
-#   mpi       the main job's Laplacian on 4 ranks and elasticity on 8 ranks, sharing the GPU
+#   mpi       the main job's Laplacian on 4 ranks and elasticity on 8 ranks, sharing the GPU; then PETSc's aij alone
+#             on all 16 cores (elasticity -ne MPI16_NE, 63 by default: ex56 itself needs a cube number of ranks)
 #   galerkin  the Galerkin products of a real GAMG hierarchy (the main job's elasticity, -ne GAL_NE (63: 786K rows),
 #             PETSc's aij setup on the CPU, its MatPtAP timed per level), written as PETSc binary files, then
 #             bench_spgemm ptap:... on each level: our PtAP on device-resident operands against cuSPARSE's
@@ -44,7 +46,7 @@ for s in $stages; do
     summary+=("bench: exit $?; table in bench.txt") ;;
   examples)
     if [ $have_petsc = 0 ]; then summary+=("examples: skipped (no PETSc runtime in the bundle)"); continue; fi
-    for p in "-ne 48" "-problem laplace -nx 129"; do
+    for p in "-ne 48" "-problem laplace -nx 129" "-ne 32 -pc_type hmg -hmg_inner_pc_type hypre -pc_mg_galerkin pmat -pc_hmg_use_subspace_coarsening"; do
       timeout 270 build/examples/elasticity_amg $p -resetups 1 -log_view > "$OUT/example.txt" 2>&1
       grep -E "^(petsc-ocean|mat_type|aij|speedup)" "$OUT/example.txt" | tee -a "$OUT/examples.txt"
       grep -E "^(MatOcean|MatPtAP|MatMatMult|MatTrnMatMult)" "$OUT/example.txt" | cut -c1-100 | tee -a "$OUT/examples.txt"
@@ -80,6 +82,9 @@ for s in $stages; do
     OMP_NUM_THREADS=2 timeout 200 $MPI -n 8 build/examples/elasticity_amg -ne 48 -resetups 1 > "$OUT/mpi_elast8.txt" 2>&1
     echo "elasticity 8 ranks: exit $?" >> "$OUT/mpi.txt"
     grep -E "^(petsc-ocean|mat_type|aij|speedup)" "$OUT/mpi_elast8.txt" >> "$OUT/mpi.txt"
+    OMP_NUM_THREADS=1 timeout 200 $MPI -n 16 build/examples/elasticity_amg -ne ${MPI16_NE:-63} -mat_types aij -resetups 1 > "$OUT/mpi_elast16_aij.txt" 2>&1
+    echo "elasticity -ne ${MPI16_NE:-63}, aij on 16 ranks: exit $?" >> "$OUT/mpi.txt"
+    grep -E "^(petsc-ocean|mat_type|aij|speedup)" "$OUT/mpi_elast16_aij.txt" >> "$OUT/mpi.txt"
     summary+=("mpi: see mpi.txt") ;;
   profile)
     # ncu on the row kernels of one matrix (PROFILE_MATRIX, default rmat_s16_d32; PROFILE_KERNELS a regex, PROFILE_COUNT
