@@ -842,6 +842,7 @@ typedef struct {
   char        name[64];
   int         ptap; /* C = P^T A P (B is P); products: those of A*P and of P^T*(AP) */
   int64_t     rows, cols, nnz_a, nnz_b, products, nnz_c, max_row_nnz;
+  int64_t     a_rows; /* A's rows (rows: C's, which PtAP makes fewer) */
   double      t_gen, t_ref;
   BenchResult res[M_COUNT];
   int         have_ostats; /* ours: the statistics of its last timed run, and of its last numeric-only run */
@@ -1329,6 +1330,7 @@ static int read_inputs(const char *arg, BenchCSR *A, BenchCSR *B, int *two, int 
 static void matrix_stats(const BenchCSR *A, const BenchCSR *B, Summary *s)
 {
   s->rows     = A->nrows;
+  s->a_rows   = A->nrows;
   s->cols     = B->ncols;
   s->nnz_a    = bench_csr_nnz(A);
   s->nnz_b    = bench_csr_nnz(B);
@@ -1540,7 +1542,7 @@ static void print_list(const Summary *sums, int n)
     table_set(&t, i + 1, 1, "%lld", (long long)s->rows);
     table_set(&t, i + 1, 2, "%lld", (long long)s->cols);
     table_set(&t, i + 1, 3, "%lld", (long long)s->nnz_a);
-    table_set(&t, i + 1, 4, "%.2f", (double)s->nnz_a / (double)(s->rows ? s->rows : 1));
+    table_set(&t, i + 1, 4, "%.2f", (double)s->nnz_a / (double)(s->a_rows ? s->a_rows : 1));
     table_set(&t, i + 1, 5, "%lld", (long long)s->max_row_nnz);
     table_set(&t, i + 1, 6, "%lld", (long long)s->products);
     table_set(&t, i + 1, 7, "%lld", (long long)s->nnz_c);
@@ -1657,8 +1659,12 @@ int main(int argc, char **argv)
     if (s->ptap) host_ptap_operands(&A, &B, ops);
     matrix_stats(&A, two ? &B : &A, s);
     if (s->ptap) s->rows = ops[0].nrows, s->products += host_products(&ops[0], &ops[1]);
-    printf("%s: %lld x %lld, nnz(A) %lld, products %lld (generated in %.2f s)\n", s->name, (long long)s->rows,
-           (long long)s->cols, (long long)s->nnz_a, (long long)s->products, s->t_gen);
+    if (s->ptap)
+      printf("%s: C %lld x %lld from A %lld x %lld (nnz %lld) and P %lld x %lld (nnz %lld), products %lld (read in %.2f s)\n", s->name, (long long)s->rows, (long long)s->cols,
+             (long long)A.nrows, (long long)A.ncols, (long long)s->nnz_a, (long long)B.nrows, (long long)B.ncols, (long long)s->nnz_b, (long long)s->products, s->t_gen);
+    else
+      printf("%s: %lld x %lld, nnz(A) %lld, products %lld (generated in %.2f s)\n", s->name, (long long)s->rows, (long long)s->cols, (long long)s->nnz_a,
+             (long long)s->products, s->t_gen);
     fflush(stdout);
     static const char *methods[M_COUNT] = {"ocean", "cusparse_alg1", "cusparse_alg2", "cusparse_alg3", "cusparse_reuse"};
     for (int m = 0; m < M_COUNT; m++) result_init(&s->res[m], methods[m]);
