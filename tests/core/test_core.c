@@ -404,6 +404,67 @@ static int TestDenseRow(OceanContext ctx)
   return 0;
 }
 
+/* Rows with far more products than outputs (coarse Galerkin levels: thousands of products into a few dozen columns)
+   move up to a bin with a bigger team, keeping their accumulator kind and slot; C is right on every workflow. */
+static int CheckHeavyRows(OceanContext ctx, const Mat *A, const Mat *B, OceanBin expect_bin, OceanAccumulator expect_acc, const char *what)
+{
+  OceanOptions        opts;
+  OceanProduct        prod;
+  const OceanRowInfo *rows;
+  OceanCSR            a = View(A), b = View(B);
+  int64_t             nrows, i, moved = 0;
+
+  TRY(CheckAllWorkflows(ctx, A, B, what));
+  OceanOptionsDefault(&opts);
+  opts.record_rows = 1;
+  opts.workflow    = OCEAN_WORKFLOW_UPPER_BOUND;
+  CALL(OceanContextSetOptions(ctx, &opts));
+  CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &prod));
+  CALL(OceanProductSymbolic(prod, &a, &b));
+  CALL(OceanProductGetRowInfo(prod, 0, &rows, &nrows));
+  for (i = 0; i < nrows; i++) {
+    CHECK(rows[i].slot == rows[i].predicted, "%s, row %lld: slot %lld, its bound %lld (a promotion keeps the slot)", what, (long long)i, (long long)rows[i].slot, (long long)rows[i].predicted);
+    moved += rows[i].bin == expect_bin && rows[i].accumulator == expect_acc;
+  }
+  CHECK(moved == nrows, "%s: %lld of %lld rows in %s/%s", what, (long long)moved, (long long)nrows, OceanBinName(expect_bin), OceanAccumulatorName(expect_acc));
+  Say("  %s: every row in %s/%s\n", what, OceanBinName(expect_bin), OceanAccumulatorName(expect_acc));
+  CALL(OceanProductDestroy(&prod));
+  OceanOptionsDefault(&opts);
+  CALL(OceanContextSetOptions(ctx, &opts));
+  return 0;
+}
+
+static int TestHeavyRows(OceanContext ctx)
+{
+  OceanBinConfig n0;
+  Mat            A, B40, B16;
+  int            r = 0;
+
+  int64_t        i, k;
+
+  CALL(OceanContextGetBinConfig(ctx, OCEAN_BIN_N0, &n0));
+  /* every row of A full (2000 entries): each row's products are nnz(B), about 24,000 (12 per row of B), more than
+     256 per thread of N0's 64 threads, fewer than N1's 128 take */
+  MatAlloc(&A, 40, 2000, 40 * 2000, 0);
+  rng_state = 131;
+  for (i = 0; i < A.m; i++) {
+    for (k = 0; k < A.n; k++) {
+      A.ci[i * A.n + k] = (int32_t)k;
+      A.v[i * A.n + k]  = RandValue();
+    }
+    A.rp[i + 1] = (i + 1) * A.n;
+  }
+  MatRandom(&B40, 2000, 40, 12, 0, 132, 0); /* 40 columns: dense in N0, moved to N1 */
+  MatRandom(&B16, 2000, 16, 12, 0, 133, 0); /* 16 columns: a SHORT hash row, moved past N0 to N1 */
+  CHECK(Nnz(&B40) > 256 * 64 && Nnz(&B40) <= 256 * 128 && Nnz(&B16) > 256 * 64 && Nnz(&B16) <= 256 * 128, "B has %lld and %lld nonzeros", (long long)Nnz(&B40), (long long)Nnz(&B16));
+  CHECK(n0.threads == 64 && n0.dense_columns >= 40, "N0: %d threads, %lld dense columns (the H200 profile expected)", n0.threads, (long long)n0.dense_columns);
+  if (CheckHeavyRows(ctx, &A, &B40, OCEAN_BIN_N1, OCEAN_ACC_DENSE, "heavy rows, 40 columns") || CheckHeavyRows(ctx, &A, &B16, OCEAN_BIN_N1, OCEAN_ACC_HASH, "heavy rows, 16 columns")) r = 1;
+  MatFree(&A);
+  MatFree(&B40);
+  MatFree(&B16);
+  return r;
+}
+
 /* Rows given in any order give the sorted C of the sorted operands. */
 static int TestUnsorted(OceanContext ctx)
 {
@@ -1071,6 +1132,7 @@ int main(int argc, char **argv)
     {"rmat",            TestRMAT           },
     {"empty",           TestEmpty          },
     {"dense row",       TestDenseRow       },
+    {"heavy rows",      TestHeavyRows      },
     {"unsorted",        TestUnsorted       },
     {"overflow",        TestOverflow       },
     {"symbolic retry",  TestSymbolicRetry  },
