@@ -862,10 +862,13 @@ static OceanError OceanCudaRunGroupedRows(OceanCudaDevice dev, const OceanCudaRo
       a.next  = glong + 1;
       {
         /* as many blocks as are resident at once, each with its own dense values (zeroed once, left zeroed) */
-        int device, sms, per_sm = 0;
-        if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
-            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, OceanKernelRows<OCEAN_ROWS_GLOBAL>, team, (size_t)team_bytes) != cudaSuccess)
-          goto device_error;
+        const int sms    = OceanDeviceSMs();
+        int       per_sm = 0;
+        if (sms < 1) {
+          err = OceanSetError(OCEAN_ERR_DEVICE, "accumulators: the device's multiprocessor count could not be read");
+          goto done;
+        }
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, OceanKernelRows<OCEAN_ROWS_GLOBAL>, team, (size_t)team_bytes) != cudaSuccess) goto device_error;
         if (per_sm < 1) per_sm = 1;
         long_grid = (int64_t)sms * per_sm < nb ? (int64_t)sms * per_sm : nb;
       }
@@ -1002,13 +1005,13 @@ __global__ void OceanKernelSketchEstimate(OceanDevCSR A, const uint8_t *sketches
 
 extern "C" OceanError OceanCudaSketchEstimate(OceanDevCSR A, const uint8_t *d_sketches, int registers, double *d_estimate)
 {
-  int64_t warps, batch = 32;
+  const int sms   = OceanDeviceSMs();
+  int64_t   warps = (int64_t)(sms > 0 ? sms : 1) * 64, batch = 32;
 
   if (A.nrows == 0) return OCEAN_SUCCESS;
   if (registers < 8 || registers > OCEAN_HLL_MAX_REGISTERS || (registers & (registers - 1)))
     return OceanSetError(OCEAN_ERR_ARG, "sketch estimate: %d registers, a power of two from 8 to %d expected", registers, OCEAN_HLL_MAX_REGISTERS);
   /* batches as large as keep every resident warp busy (64 per SM), up to a lane per row */
-  warps = (int64_t)(OceanDeviceSMs() > 0 ? OceanDeviceSMs() : 1) * 64;
   while (batch > 1 && A.nrows < batch * warps) batch /= 2;
   OceanKernelSketchEstimate<<<OceanGrid((A.nrows + batch - 1) / batch, OCEAN_ESTIMATE_WARPS), 32 * OCEAN_ESTIMATE_WARPS,
                               (size_t)OCEAN_ESTIMATE_WARPS * (size_t)batch * (size_t)registers>>>(A, d_sketches, registers, (int)batch, d_estimate);

@@ -55,7 +55,7 @@ typedef struct {
 typedef struct {
   int64_t        nnz[2];      /* of the operands */
   OceanDevCSR    view[2];     /* the operands of the current call on the device */
-  void          *mirror[2];   /* their mirrors (OceanCudaMirror), NULL where none */
+  const OceanCudaMirror *mirror[2]; /* their mirrors, NULL where none */
   const double  *host_values[2]; /* their host values */
   int            own_valid[2]; /* own_* hold operand k's uploaded structure */
   int64_t       *own_rowptr[2]; /* uploads of host operands without a structure id (those with one use mirrors) */
@@ -202,7 +202,7 @@ static int OceanCudaMirrorMatches(const OceanCudaMirror *m, const OceanCSR *M, i
 
 /* The mirror of host operand M (structure id nonzero): found, or made in the least recently used slot; values
    uploaded unless the mirror's values id says they are M's. */
-static OceanError OceanCudaMirrorGet(OceanContext ctx, OceanStage *st, const OceanCSR *M, int64_t nnz, OceanDevCSR *view, void **mirror)
+static OceanError OceanCudaMirrorGet(OceanContext ctx, OceanStage *st, const OceanCSR *M, int64_t nnz, OceanDevCSR *view, const OceanCudaMirror **mirror)
 {
   OceanCudaContext *c = (OceanCudaContext *)ctx->cuda;
   OceanCudaMirror  *m = NULL;
@@ -255,7 +255,7 @@ static void OceanCudaOwnFree(OceanContext ctx, OceanCudaStage *d, int k)
 static OceanError OceanCudaOperand(OceanContext ctx, OceanStage *st, OceanCudaStage *d, int k, const OceanCSR *M, int values_only, OceanDevCSR *view)
 {
   const int64_t          nnz    = OceanStageOperandNnz(st, k, M);
-  const OceanCudaMirror *taken  = k == 1 ? (const OceanCudaMirror *)d->mirror[0] : NULL;
+  const OceanCudaMirror *taken  = k == 1 ? d->mirror[0] : NULL;
   const int              shares = taken && OceanCudaMirrorMatches(taken, M, nnz);
   const int              mirror = M->structure_id && (!shares || (M->values_id && M->values_id == taken->values_id) || M->values == d->host_values[0]);
 
