@@ -68,10 +68,16 @@ typedef enum {
   OCEAN_WORKFLOW_AUTO        = -1, /* the paper's selection from the analysis */
   OCEAN_WORKFLOW_UPPER_BOUND = 0,  /* bins by intermediate products: no symbolic, no estimation */
   OCEAN_WORKFLOW_ESTIMATE    = 1,  /* HyperLogLog estimates size the accumulators; overflow falls back */
-  OCEAN_WORKFLOW_EXACT       = 2   /* exact symbolic pass (binned by products / conservative CR) */
+  OCEAN_WORKFLOW_EXACT       = 2,  /* exact symbolic pass (binned by products / conservative CR) */
+  OCEAN_WORKFLOW_NARROW      = 3   /* B has few columns: each row of C summed densely over them by a team, no
+                                      analysis pass, no routing (Galerkin products of coarse levels); chosen from
+                                      the sizes before any analysis (OceanOptions.narrow_*) */
 } OceanWorkflow;
 
 const char *OceanWorkflowName(OceanWorkflow w);
+
+/* The NARROW workflow's limit: the columns of B a warp's dense row in shared memory holds (8 per lane). */
+#define OCEAN_NARROW_MAX_COLUMNS 256
 
 typedef struct {
   OceanWorkflow workflow;             /* AUTO, or a forced workflow */
@@ -87,6 +93,10 @@ typedef struct {
   double        hash_load;            /* a hash accumulator admits at most this fraction of its slots (0.8) */
   int64_t       acc_smem_per_sm;      /* shared memory per SM given to accumulation (128 KB, capped by the device) */
   int64_t       max_output_nnz;       /* nnz(C) limit; over-allocation beyond it switches to exact counting */
+  int64_t       narrow_max_columns;   /* NARROW when B has at most this many columns (256, the most; 0: never
+                                         automatically) ... */
+  double        narrow_min_density;   /* ... nnz(B) >= this x rows(B) x columns(B) (0.25) ... */
+  int64_t       narrow_max_entries;   /* ... and rows(A) x columns(B) <= this (2^22: its dense rows, 12 bytes each) */
   int           record_rows;          /* keep the per-row decisions (OceanProductGetRowInfo) */
 } OceanOptions;
 
@@ -104,6 +114,7 @@ typedef enum {
   OCEAN_BIN_N3,
   OCEAN_BIN_N4,
   OCEAN_BIN_LONG, /* largest configuration, accumulating in global memory: dense (bitmap in shared memory) or hash */
+  OCEAN_BIN_NARROW, /* the NARROW workflow's rows: dense over B's few columns, one team of warps per row */
   OCEAN_NUM_BINS
 } OceanBin;
 

@@ -7,7 +7,7 @@ static MatOceanCounters MatOceanCount;
 static PetscLogEvent    MAT_OCEAN_Symbolic, MAT_OCEAN_Numeric, MAT_OCEAN_SetC, MAT_OCEAN_Phase[OCEAN_NUM_PHASES];
 
 static const char *const MatOceanBackendNames[]  = {"auto", "cpu", "cuda", "MatOceanBackendChoice", "MAT_OCEAN_BACKEND_", NULL};
-static const char *const MatOceanWorkflowNames[] = {"auto", "upper_bound", "estimate", "exact", "OceanWorkflowOption", "OCEAN_WORKFLOW_", NULL};
+static const char *const MatOceanWorkflowNames[] = {"auto", "upper_bound", "estimate", "exact", "narrow", "OceanWorkflowOption", "OCEAN_WORKFLOW_", NULL};
 
 PetscErrorCode MatOceanPetscErrorCode(OceanError err)
 {
@@ -102,21 +102,28 @@ PetscErrorCode MatOceanGetOptions_Private(Mat C, MatOceanOptions *opts)
   const char *prefix   = ((PetscObject)C)->prefix;
   PetscInt    backend  = MAT_OCEAN_BACKEND_AUTO, workflow = 0, registers, nnz_limit = PETSC_MAX_INT;
   PetscReal   coefficient;
-  PetscInt    smem;
+  PetscInt    smem, narrow_columns, narrow_entries;
+  PetscReal   narrow_density;
 
   PetscFunctionBegin;
   PetscCall(PetscMemzero(opts, sizeof(*opts)));
   OceanOptionsDefault(&opts->core);
   registers   = opts->core.hll_registers;
   coefficient = opts->core.estimate_coefficient;
-  smem        = (PetscInt)opts->core.acc_smem_per_sm;
+  smem           = (PetscInt)opts->core.acc_smem_per_sm;
+  narrow_columns = (PetscInt)opts->core.narrow_max_columns;
+  narrow_density = (PetscReal)opts->core.narrow_min_density;
+  narrow_entries = (PetscInt)opts->core.narrow_max_entries;
   PetscOptionsBegin(PetscObjectComm((PetscObject)C), prefix, "petsc-ocean SpGEMM options", "Mat");
   PetscCall(PetscOptionsEList("-mat_ocean_backend", "Where products run", "MatOceanInitializePackage", MatOceanBackendNames, 3, MatOceanBackendNames[backend], &backend, NULL));
-  PetscCall(PetscOptionsEList("-mat_ocean_workflow", "Force a workflow (auto: the Ocean selection)", "MatOceanInitializePackage", MatOceanWorkflowNames, 4, MatOceanWorkflowNames[workflow], &workflow, NULL));
+  PetscCall(PetscOptionsEList("-mat_ocean_workflow", "Force a workflow (auto: the Ocean selection)", "MatOceanInitializePackage", MatOceanWorkflowNames, 5, MatOceanWorkflowNames[workflow], &workflow, NULL));
   PetscCall(PetscOptionsInt("-mat_ocean_hll_registers", "HyperLogLog registers per sketch (0: 32, or 64 when ER >= 48)", "MatOceanInitializePackage", registers, &registers, NULL));
   PetscCall(PetscOptionsReal("-mat_ocean_estimate_coefficient", "Estimate multiplier (0: 2.0 at 32 registers, else 1.5)", "MatOceanInitializePackage", coefficient, &coefficient, NULL));
   PetscCall(PetscOptionsInt("-mat_ocean_acc_smem_per_sm", "Shared memory per SM given to accumulators (bytes)", "MatOceanInitializePackage", smem, &smem, NULL));
   PetscCall(PetscOptionsInt("-mat_ocean_nnz_limit", "Largest nnz(C) accepted", "MatOceanInitializePackage", nnz_limit, &nnz_limit, NULL));
+  PetscCall(PetscOptionsInt("-mat_ocean_narrow_max_columns", "Narrow workflow when P (B) has at most this many columns (0: never automatically)", "MatOceanInitializePackage", narrow_columns, &narrow_columns, NULL));
+  PetscCall(PetscOptionsReal("-mat_ocean_narrow_min_density", "... and nnz(P) >= this x rows x columns", "MatOceanInitializePackage", narrow_density, &narrow_density, NULL));
+  PetscCall(PetscOptionsInt("-mat_ocean_narrow_max_entries", "... and rows(A) x columns(P) at most this", "MatOceanInitializePackage", narrow_entries, &narrow_entries, NULL));
   PetscCall(PetscOptionsBool("-mat_ocean_view", "Print each product's decisions and statistics", "MatOceanProductGetStats", opts->view, &opts->view, NULL));
   PetscOptionsEnd();
   PetscCheck(registers == 0 || (registers >= 16 && registers <= 256 && !(registers & (registers - 1))), PetscObjectComm((PetscObject)C), PETSC_ERR_ARG_OUTOFRANGE,
@@ -124,12 +131,20 @@ PetscErrorCode MatOceanGetOptions_Private(Mat C, MatOceanOptions *opts)
   PetscCheck(coefficient >= 0, PetscObjectComm((PetscObject)C), PETSC_ERR_ARG_OUTOFRANGE, "-mat_ocean_estimate_coefficient %g must be >= 0", (double)coefficient);
   PetscCheck(smem >= 4096, PetscObjectComm((PetscObject)C), PETSC_ERR_ARG_OUTOFRANGE, "-mat_ocean_acc_smem_per_sm %" PetscInt_FMT " must be at least 4096 bytes", smem);
   PetscCheck(nnz_limit >= 0, PetscObjectComm((PetscObject)C), PETSC_ERR_ARG_OUTOFRANGE, "-mat_ocean_nnz_limit %" PetscInt_FMT " must be >= 0", nnz_limit);
+  PetscCheck(narrow_columns >= 0 && narrow_columns <= OCEAN_NARROW_MAX_COLUMNS, PetscObjectComm((PetscObject)C), PETSC_ERR_ARG_OUTOFRANGE,
+             "-mat_ocean_narrow_max_columns %" PetscInt_FMT " must lie in [0, %d]", narrow_columns, OCEAN_NARROW_MAX_COLUMNS);
+  PetscCheck(narrow_density >= 0 && narrow_density <= 1, PetscObjectComm((PetscObject)C), PETSC_ERR_ARG_OUTOFRANGE, "-mat_ocean_narrow_min_density %g must lie in [0, 1]",
+             (double)narrow_density);
+  PetscCheck(narrow_entries >= 0, PetscObjectComm((PetscObject)C), PETSC_ERR_ARG_OUTOFRANGE, "-mat_ocean_narrow_max_entries %" PetscInt_FMT " must be >= 0", narrow_entries);
   opts->backend                   = (MatOceanBackendChoice)backend;
   opts->core.workflow             = (OceanWorkflow)(workflow - 1); /* "auto" is OCEAN_WORKFLOW_AUTO = -1 */
   opts->core.hll_registers        = (int)registers;
   opts->core.estimate_coefficient = (double)coefficient;
   opts->core.acc_smem_per_sm      = (int64_t)smem;
   opts->core.max_output_nnz       = (int64_t)nnz_limit;
+  opts->core.narrow_max_columns   = (int64_t)narrow_columns;
+  opts->core.narrow_min_density   = (double)narrow_density;
+  opts->core.narrow_max_entries   = (int64_t)narrow_entries;
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 

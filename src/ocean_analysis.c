@@ -176,10 +176,8 @@ static OceanError OceanAnalyzeSample(OceanContext ctx, const OceanCSR *A, const 
   return OceanParallelReport(&st, "analysis: sampling");
 }
 
-OceanError OceanAnalyze(OceanContext ctx, const OceanCSR *A, const OceanCSR *B, OceanAnalysis *an)
+OceanError OceanAnalyzeShapes(const OceanCSR *A, const OceanCSR *B, OceanAnalysis *an)
 {
-  int64_t nnz_a = OceanCSRNnz(A);
-
   if (an->nrows != A->nrows || !an->rows) {
     OceanFree(an->rows);
     an->nrows = 0;
@@ -187,10 +185,49 @@ OceanError OceanAnalyze(OceanContext ctx, const OceanCSR *A, const OceanCSR *B, 
     an->nrows = A->nrows;
   }
   OceanCall(OceanAnalyzeRows(A, B, an));
-  OceanAnalysisFinishRows(an, nnz_a);
-  if (OceanAnalysisNeedsSample(&ctx->options, an)) OceanCall(OceanAnalyzeSample(ctx, A, B, an));
-  else OceanAnalysisSampleReset(an);
+  OceanAnalysisFinishRows(an, OceanCSRNnz(A));
+  OceanAnalysisSampleReset(an);
   return OCEAN_SUCCESS;
+}
+
+OceanError OceanAnalyze(OceanContext ctx, const OceanCSR *A, const OceanCSR *B, OceanAnalysis *an)
+{
+  OceanCall(OceanAnalyzeShapes(A, B, an));
+  if (OceanAnalysisNeedsSample(&ctx->options, an)) OceanCall(OceanAnalyzeSample(ctx, A, B, an));
+  return OCEAN_SUCCESS;
+}
+
+/*
+  NARROW is decided from the sizes alone, before any analysis: B has few columns (at most narrow_max_columns), its
+  rows fill a good part of them (nnz(B) >= narrow_min_density x rows x columns) and C's dense rows fit the workspace
+  (rows(A) x columns(B) <= narrow_max_entries).  Galerkin products of coarse AMG levels are like that: a few dozen
+  columns, rows of tens of thousands of products, where the analysis, the routing and their host waits cost more
+  than the product.  Each row's team then sums in its own dense rows, without atomics across warps, and writes the
+  row in column order.  Forced (OCEAN_WORKFLOW_NARROW), only the hard limits apply: an error when B has more
+  than OCEAN_NARROW_MAX_COLUMNS columns or the dense rows pass narrow_max_entries.
+*/
+OceanError OceanSelectNarrow(const OceanOptions *o, const char *name, int64_t a_nrows, int64_t b_nrows, int64_t b_ncols, int64_t b_nnz, int *narrow)
+{
+  const double dense = (double)a_nrows * (double)b_ncols;
+
+  *narrow = 0;
+  if (o->workflow == OCEAN_WORKFLOW_NARROW) {
+    OceanCheck(b_ncols <= OCEAN_NARROW_MAX_COLUMNS && dense <= (double)o->narrow_max_entries, OCEAN_ERR_ARG,
+               "%s: the narrow workflow was forced but needs B with at most %d columns and rows(A) x columns(B) <= narrow_max_entries = %lld; A has %lld rows, B is %lld x %lld", name,
+               OCEAN_NARROW_MAX_COLUMNS, (long long)o->narrow_max_entries, (long long)a_nrows, (long long)b_nrows, (long long)b_ncols);
+    *narrow = 1;
+  } else if (o->workflow == OCEAN_WORKFLOW_AUTO) {
+    *narrow = b_ncols >= 1 && b_nrows >= 1 && b_ncols <= o->narrow_max_columns && dense <= (double)o->narrow_max_entries &&
+              (double)b_nnz >= o->narrow_min_density * (double)b_nrows * (double)b_ncols;
+  }
+  return OCEAN_SUCCESS;
+}
+
+void OceanDecideNarrow(const OceanOptions *o, OceanDecision *d)
+{
+  memset(d, 0, sizeof(*d));
+  d->workflow = OCEAN_WORKFLOW_NARROW;
+  d->forced   = o->workflow == OCEAN_WORKFLOW_NARROW;
 }
 
 /*

@@ -132,13 +132,14 @@ const char *OceanWorkflowName(OceanWorkflow w)
   case OCEAN_WORKFLOW_UPPER_BOUND: return "upper_bound";
   case OCEAN_WORKFLOW_ESTIMATE: return "estimate";
   case OCEAN_WORKFLOW_EXACT: return "exact";
+  case OCEAN_WORKFLOW_NARROW: return "narrow";
   }
   return "unknown";
 }
 
 const char *OceanBinName(OceanBin bin)
 {
-  static const char *names[OCEAN_NUM_BINS] = {"empty", "esc4", "esc2", "short", "n0", "n1", "n2", "n3", "n4", "long"};
+  static const char *names[OCEAN_NUM_BINS] = {"empty", "esc4", "esc2", "short", "n0", "n1", "n2", "n3", "n4", "long", "narrow"};
   return (bin >= 0 && bin < OCEAN_NUM_BINS) ? names[bin] : "unknown";
 }
 
@@ -202,12 +203,15 @@ void OceanOptionsDefault(OceanOptions *opts)
   opts->hash_load            = 0.8;
   opts->acc_smem_per_sm      = 128 * 1024;
   opts->max_output_nnz       = INT64_MAX;
+  opts->narrow_max_columns   = OCEAN_NARROW_MAX_COLUMNS;
+  opts->narrow_min_density   = 0.25;
+  opts->narrow_max_entries   = (int64_t)1 << 22;
   opts->record_rows          = 0;
 }
 
 static OceanError OceanOptionsValidate(const OceanOptions *o)
 {
-  OceanCheck(o->workflow >= OCEAN_WORKFLOW_AUTO && o->workflow <= OCEAN_WORKFLOW_EXACT, OCEAN_ERR_ARG, "options: workflow %d is not AUTO (-1), UPPER_BOUND, ESTIMATE or EXACT", (int)o->workflow);
+  OceanCheck(o->workflow >= OCEAN_WORKFLOW_AUTO && o->workflow <= OCEAN_WORKFLOW_NARROW, OCEAN_ERR_ARG, "options: workflow %d is not AUTO (-1), UPPER_BOUND, ESTIMATE, EXACT or NARROW", (int)o->workflow);
   OceanCheck(o->hll_registers == 0 || OceanSketchRegistersValid(o->hll_registers), OCEAN_ERR_ARG, "options: hll_registers %d must be 0 or a power of two in [%d, %d]", o->hll_registers,
              OCEAN_HLL_MIN_REGISTERS, OCEAN_HLL_MAX_REGISTERS);
   OceanCheck(o->estimate_coefficient >= 0.0, OCEAN_ERR_ARG, "options: estimate_coefficient %g must be 0 (the paper's rule) or positive", o->estimate_coefficient);
@@ -217,6 +221,10 @@ static OceanError OceanOptionsValidate(const OceanOptions *o)
   OceanCheck(o->hash_load > 0.0 && o->hash_load <= 1.0, OCEAN_ERR_ARG, "options: hash_load %g must lie in (0, 1]", o->hash_load);
   OceanCheck(o->acc_smem_per_sm > 0, OCEAN_ERR_ARG, "options: acc_smem_per_sm %lld must be positive", (long long)o->acc_smem_per_sm);
   OceanCheck(o->max_output_nnz >= 0, OCEAN_ERR_ARG, "options: max_output_nnz %lld must not be negative", (long long)o->max_output_nnz);
+  OceanCheck(o->narrow_max_columns >= 0 && o->narrow_max_columns <= OCEAN_NARROW_MAX_COLUMNS, OCEAN_ERR_ARG, "options: narrow_max_columns %lld must lie in [0, %d]",
+             (long long)o->narrow_max_columns, OCEAN_NARROW_MAX_COLUMNS);
+  OceanCheck(o->narrow_min_density >= 0.0 && o->narrow_min_density <= 1.0, OCEAN_ERR_ARG, "options: narrow_min_density %g must lie in [0, 1]", o->narrow_min_density);
+  OceanCheck(o->narrow_max_entries >= 0, OCEAN_ERR_ARG, "options: narrow_max_entries %lld must not be negative", (long long)o->narrow_max_entries);
   return OCEAN_SUCCESS;
 }
 
@@ -299,6 +307,14 @@ OceanError OceanBinTableCompute(const OceanDeviceProfile *profile, const OceanOp
   bins[OCEAN_BIN_LONG]                        = bins[OCEAN_BIN_N4];
   bins[OCEAN_BIN_LONG].dense_columns          = bins[OCEAN_BIN_LONG].smem_bytes * 8;
   bins[OCEAN_BIN_LONG].symbolic_dense_columns = bins[OCEAN_BIN_LONG].smem_bytes * 8;
+
+  /* NARROW: a value and a seen flag per column of B for every warp of a row's team (the team's size follows A's
+     rows); described here for its smallest block of eight one-warp teams */
+  bins[OCEAN_BIN_NARROW].threads                = 8 * warp;
+  bins[OCEAN_BIN_NARROW].rows_per_block         = 8;
+  bins[OCEAN_BIN_NARROW].smem_bytes             = 8 * OCEAN_NARROW_MAX_COLUMNS * (int64_t)(sizeof(double) + 1);
+  bins[OCEAN_BIN_NARROW].dense_columns          = OCEAN_NARROW_MAX_COLUMNS;
+  bins[OCEAN_BIN_NARROW].symbolic_dense_columns = OCEAN_NARROW_MAX_COLUMNS;
   return OCEAN_SUCCESS;
 }
 

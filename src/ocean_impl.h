@@ -210,6 +210,8 @@ typedef struct {
 } OceanAnalysis;
 
 OceanError OceanAnalyze(OceanContext ctx, const OceanCSR *A, const OceanCSR *B, OceanAnalysis *an);
+/* The rows' shapes and totals only, no CR sample (the NARROW workflow's analysis on the CPU). */
+OceanError OceanAnalyzeShapes(const OceanCSR *A, const OceanCSR *B, OceanAnalysis *an);
 void       OceanAnalysisDestroy(OceanAnalysis *an);
 /* The pieces of OceanAnalyze a device backend runs around its own row analysis and sampled counts: */
 void       OceanAnalysisFinishRows(OceanAnalysis *an, int64_t nnz_a); /* er, products per row (an->products set) */
@@ -234,6 +236,10 @@ typedef struct {
 } OceanDecision;
 
 void OceanSelectWorkflow(const OceanOptions *opts, const OceanAnalysis *an, OceanDecision *d);
+/* Whether a stage takes the NARROW workflow, from the sizes (before any analysis); an error when it is forced on
+   operands it cannot take.  OceanDecideNarrow fills the decision. */
+OceanError OceanSelectNarrow(const OceanOptions *opts, const char *name, int64_t a_nrows, int64_t b_nrows, int64_t b_ncols, int64_t b_nnz, int *narrow);
+void       OceanDecideNarrow(const OceanOptions *opts, OceanDecision *d);
 
 /* THE row-routing decision: predicted size p (estimate x coefficient, upper bound, exact count or products /
    conservative CR) and the row's shape -> bin, accumulator, slot and capacity. */

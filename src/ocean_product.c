@@ -108,10 +108,15 @@ static OceanError OceanStageAllocC(OceanContext ctx, OceanStage *st, const int64
   return OCEAN_SUCCESS;
 }
 
-/* Routes every row by predicted[i] in the given phase. */
+/* Routes every row by predicted[i] in the given phase (the NARROW workflow has its single route). */
 static void OceanStageRouteRows(OceanContext ctx, const OceanStage *st, OceanPass ph, const int64_t *predicted, OceanRoute *routes)
 {
   int64_t i;
+  if (st->dec.workflow == OCEAN_WORKFLOW_NARROW) {
+#pragma omp parallel for schedule(static)
+    for (i = 0; i < st->nrows; i++) OceanRouteNarrow(predicted[i], &st->an.rows[i], &routes[i]);
+    return;
+  }
 #pragma omp parallel for schedule(static)
   for (i = 0; i < st->nrows; i++) OceanRouteRow(ctx, ph, predicted[i], &st->an.rows[i], &routes[i]);
 }
@@ -232,8 +237,9 @@ static OceanError OceanStageCompact(OceanContext ctx, OceanStage *st)
   return OCEAN_SUCCESS;
 }
 
-/* UPPER_BOUND and ESTIMATE: route by t->predicted, numeric into slots, fallback, compaction.  Sets *switched
-   (and does nothing) when the slots would pass max_output_nnz. */
+/* UPPER_BOUND, ESTIMATE and NARROW: route by t->predicted, numeric into slots, fallback, compaction.  Sets *switched
+   (and does nothing) when the slots would pass max_output_nnz; NARROW never switches (its dense rows are bounded
+   by narrow_max_entries, and C's exact size is checked). */
 static OceanError OceanStageOverAllocated(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B, int *switched)
 {
   OceanStageScratch *t = &st->tmp;
@@ -251,7 +257,7 @@ static OceanError OceanStageOverAllocated(OceanContext ctx, OceanStage *st, cons
   t->offsets[0] = 0;
   for (i = 0; i < st->nrows; i++) t->offsets[i + 1] = t->offsets[i] + t->routes[i].slot;
   total = t->offsets[st->nrows];
-  if (total > ctx->options.max_output_nnz) {
+  if (total > ctx->options.max_output_nnz && st->dec.workflow != OCEAN_WORKFLOW_NARROW) {
     *switched = 1;
     OceanFree(t->routes);
     return OCEAN_SUCCESS;
@@ -533,6 +539,7 @@ static OceanError OceanStageSymbolic_Private(OceanContext ctx, OceanStage *st, c
   st->nrows = A->nrows;
   st->ncols = B->ncols;
   st->nnz   = 0;
+  OceanCall(OceanSelectNarrow(&ctx->options, st->name, A->nrows, B->nrows, B->ncols, OceanStageOperandNnz(st, 1, B), &st->narrow));
   if (ctx->backend == OCEAN_BACKEND_CUDA) {
     OceanCall(OceanCudaStageSymbolic(ctx, st, A, B));
     OceanCall(OceanStageFinishStats(ctx, st, NULL));
@@ -543,16 +550,21 @@ static OceanError OceanStageSymbolic_Private(OceanContext ctx, OceanStage *st, c
   OceanCall(OceanContextGetWorkspaces(ctx, &ws));
   OceanWorkspacesResetPacked(ws, ctx->nws);
 
-  t0  = OceanPhaseBegin(ctx, OCEAN_PHASE_ANALYSIS);
-  err = OceanAnalyze(ctx, A, B, &st->an);
-  if (!err) OceanSelectWorkflow(&ctx->options, &st->an, &st->dec);
+  t0 = OceanPhaseBegin(ctx, OCEAN_PHASE_ANALYSIS);
+  if (st->narrow) { /* the shapes only: the statistics and row records of the device's NARROW pass */
+    err = OceanAnalyzeShapes(A, B, &st->an);
+    OceanDecideNarrow(&ctx->options, &st->dec);
+  } else {
+    err = OceanAnalyze(ctx, A, B, &st->an);
+    if (!err) OceanSelectWorkflow(&ctx->options, &st->an, &st->dec);
+  }
   seconds = OceanPhaseEnd(ctx, OCEAN_PHASE_ANALYSIS, 0.0, t0);
   OceanCall(err);
   OceanStageStatsFromAnalysis(st, A, B);
   st->stats.t_analysis = seconds;
 
   OceanCall(OceanMalloc(st->nrows, &st->tmp.predicted, "predicted sizes"));
-  if (st->dec.workflow == OCEAN_WORKFLOW_UPPER_BOUND) {
+  if (st->dec.workflow == OCEAN_WORKFLOW_UPPER_BOUND || st->dec.workflow == OCEAN_WORKFLOW_NARROW) {
     for (i = 0; i < st->nrows; i++) st->tmp.predicted[i] = st->an.rows[i].ub;
     OceanCall(OceanStageOverAllocated(ctx, st, A, B, &switched));
   } else if (st->dec.workflow == OCEAN_WORKFLOW_ESTIMATE) {

@@ -191,6 +191,14 @@ OCEAN_HD void OceanRouteRowBins(const OceanBinConfig *bins, int64_t warp, double
   }
 }
 
+/* NARROW's route of a row predicted at p nonzeros (its upper bound, or its exact count for numeric reuse): every row
+   with products is summed densely over B's columns by its team; no other bin, no overflow. */
+OCEAN_HD void OceanRouteNarrow(int64_t p, const OceanRowShape *row, OceanRoute *r)
+{
+  if (row->products == 0) OceanRouteSet(r, OCEAN_BIN_EMPTY, OCEAN_ACC_NONE, 0, 0);
+  else OceanRouteSet(r, OCEAN_BIN_NARROW, OCEAN_ACC_DENSE, p, row->span);
+}
+
 /* ESTIMATE's prediction: min(ub, max(1, ceil(estimate x coefficient))), 0 for a row without products. */
 OCEAN_HD int64_t OceanPredictFromEstimate(double estimate, double coefficient, const OceanRowShape *r)
 {

@@ -28,6 +28,7 @@ typedef struct {
   int64_t           a_nrows, a_ncols, a_nnz, b_nrows, b_ncols, b_nnz;
   OceanAnalysis     an;
   OceanDecision     dec;
+  int               narrow; /* the current symbolic call takes the NARROW workflow (OceanSelectNarrow, both backends) */
   OceanRoute       *exact; /* routes with p = nnz: numeric-only reuse */
   int64_t           nrows, ncols, nnz;
   int64_t          *rowptr; /* C on the host: the CPU backend's result; the CUDA backend's copy, made lazily */

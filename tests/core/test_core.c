@@ -101,7 +101,8 @@ static int CheckAB(OceanContext ctx, const OceanOptions *opts, const Mat *A, con
   return 0;
 }
 
-/* Every workflow forced, and auto: each C checked against the reference and all bitwise identical. */
+/* Every workflow forced, and auto: each C checked against the reference and all bitwise identical (the CPU
+   accumulators add in product order).  NARROW forced where B is too wide must fail with OCEAN_ERR_ARG. */
 static int CheckAllWorkflows(OceanContext ctx, const Mat *A, const Mat *B, const char *what)
 {
   OceanOptions opts;
@@ -111,7 +112,7 @@ static int CheckAllWorkflows(OceanContext ctx, const Mat *A, const Mat *B, const
   int64_t      nnz0 = 0;
   int          w;
 
-  for (w = OCEAN_WORKFLOW_AUTO; w <= OCEAN_WORKFLOW_EXACT; w++) {
+  for (w = OCEAN_WORKFLOW_AUTO; w <= OCEAN_WORKFLOW_NARROW; w++) {
     OceanProduct   prod;
     const double  *v;
     int64_t        nnz;
@@ -119,6 +120,16 @@ static int CheckAllWorkflows(OceanContext ctx, const Mat *A, const Mat *B, const
     OceanOptionsDefault(&opts);
     opts.workflow = (OceanWorkflow)w;
     snprintf(name, sizeof(name), "%s [%s]", what, OceanWorkflowName((OceanWorkflow)w));
+    if (w == OCEAN_WORKFLOW_NARROW && (B->n > OCEAN_NARROW_MAX_COLUMNS || (double)A->m * (double)B->n > (double)opts.narrow_max_entries)) {
+      OceanError err;
+      CALL(OceanContextSetOptions(ctx, &opts));
+      CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &prod));
+      err = OceanProductSymbolic(prod, &a, &b);
+      CHECK(err == OCEAN_ERR_ARG && strstr(OceanGetLastErrorMessage(), "narrow workflow was forced"), "%s: B with %lld columns accepted (%s: %s)", name, (long long)B->n,
+            OceanErrorString(err), OceanGetLastErrorMessage());
+      CALL(OceanProductDestroy(&prod));
+      continue;
+    }
     TRY(CheckAB(ctx, &opts, A, B, name, &stats));
     CHECK(w == OCEAN_WORKFLOW_AUTO || stats.workflow == (OceanWorkflow)w, "%s: took %s", name, OceanWorkflowName(stats.workflow));
     CHECK(stats.workflow_forced == (w != OCEAN_WORKFLOW_AUTO), "%s: workflow_forced %d", name, stats.workflow_forced);
@@ -550,7 +561,9 @@ static int TestStats(OceanContext ctx)
     Mat N, W;
     MatRandom(&W, 700, 900, 120, 0, 97, 0);
     MatRandom(&N, 900, 24, 6, 0, 98, 0);
-    TRY(CheckAB(ctx, NULL, &W, &N, "wide A times narrow B", &stats));
+    OceanOptionsDefault(&opts);
+    opts.narrow_max_columns = 0; /* the upper bound's own case: not the NARROW workflow */
+    TRY(CheckAB(ctx, &opts, &W, &N, "wide A times narrow B", &stats));
     CHECK(stats.workflow == OCEAN_WORKFLOW_UPPER_BOUND && !stats.workflow_forced && stats.sampled_rows == 0 && stats.bitmap_query, "narrow B: %s, %lld sampled rows",
           OceanWorkflowName(stats.workflow), (long long)stats.sampled_rows);
     CHECK(stats.bound_nnz <= 700 * 24 && stats.products >= 8 * stats.bound_nnz && stats.nnz_c <= stats.bound_nnz && stats.allocated_entries == stats.bound_nnz,
@@ -705,33 +718,29 @@ static int TestSymbolicRetry(OceanContext ctx)
 }
 
 /* PtAP against P^T (A P) of the reference, then numeric reuse with new values of A and P. */
-static int TestPtAP(OceanContext ctx)
+/* PtAP of A and P in three rounds (symbolic; numeric with new values; symbolic with the same ids, which runs as
+   numeric), each C against the reference; the plan is left in *prod. */
+static int CheckPtAPRounds(OceanContext ctx, Mat *A, Mat *P, const char *what, OceanProduct *prod)
 {
-  OceanProduct prod;
-  Mat          A, P, Pt, AP, R;
-  OceanCSR     a, p;
-  double      *absval, *absap;
-  OceanStats   s0, s1;
-  int          ns, round;
-  int          n = small ? 6 : 9;
+  OceanCSR a = View(A), p = View(P);
+  double  *absval, *absap;
+  int      ns, round;
+  char     name[96];
 
-  MatStencil(&A, n, n, n, 3, 1, 111, 111);
-  MatInterpolation(&P, A.m, A.m / 8, 112, 112);
-  a = View(&A);
-  p = View(&P);
-  CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_PtAP, &prod));
-  CALL(OceanProductGetNumStages(prod, &ns));
-  CHECK(ns == 2, "PtAP has %d stages", ns);
+  CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_PtAP, prod));
+  CALL(OceanProductGetNumStages(*prod, &ns));
+  CHECK(ns == 2, "%s: PtAP has %d stages", what, ns);
   for (round = 0; round < 3; round++) {
-    if (round == 0) CALL(OceanProductSymbolic(prod, &a, &p));
+    Mat Pt, AP, R;
+    if (round == 0) CALL(OceanProductSymbolic(*prod, &a, &p));
     else {
-      MatNewValues(&A, 113 + (uint64_t)round);
-      MatNewValues(&P, 117 + (uint64_t)round);
-      if (round == 1) CALL(OceanProductNumeric(prod, &a, &p));
-      else CALL(OceanProductSymbolic(prod, &a, &p)); /* same ids: runs as numeric */
+      MatNewValues(A, 113 + (uint64_t)round);
+      MatNewValues(P, 117 + (uint64_t)round);
+      if (round == 1) CALL(OceanProductNumeric(*prod, &a, &p));
+      else CALL(OceanProductSymbolic(*prod, &a, &p)); /* same ids: runs as numeric */
     }
-    MatTranspose(&P, &Pt);
-    RefMultiply(&A, &P, &AP, &absap);
+    MatTranspose(P, &Pt);
+    RefMultiply(A, P, &AP, &absap);
     RefMultiply(&Pt, &AP, &R, &absval);
     { /* the tolerance of the second product: |P^T| (|A||P|) */
       int64_t i, t, u;
@@ -748,13 +757,29 @@ static int TestPtAP(OceanContext ctx)
       MatFree(&APabs);
       free(dummy);
     }
-    TRY(CompareC(prod, &R, absval, round == 0 ? "PtAP" : "PtAP reuse"));
+    snprintf(name, sizeof(name), "%s%s", what, round == 0 ? "" : " reuse");
+    TRY(CompareC(*prod, &R, absval, name));
     MatFree(&Pt);
     MatFree(&AP);
     MatFree(&R);
     free(absval);
     free(absap);
   }
+  return 0;
+}
+
+static int TestPtAP(OceanContext ctx)
+{
+  OceanProduct prod;
+  Mat          A, P;
+  OceanCSR     a;
+  OceanStats   s0, s1;
+  int          n = small ? 6 : 9;
+
+  MatStencil(&A, n, n, n, 3, 1, 111, 111);
+  MatInterpolation(&P, A.m, A.m / 8, 112, 112);
+  a = View(&A);
+  TRY(CheckPtAPRounds(ctx, &A, &P, "PtAP", &prod));
   CALL(OceanProductGetStats(prod, 0, &s0));
   CALL(OceanProductGetStats(prod, 1, &s1));
   CHECK(s0.symbolic_calls == 1 && s0.numeric_calls == 2 && s1.symbolic_calls == 1 && s1.numeric_calls == 2, "calls: stage 0 %lld/%lld, stage 1 %lld/%lld", (long long)s0.symbolic_calls,
@@ -772,6 +797,98 @@ static int TestPtAP(OceanContext ctx)
   CALL(OceanProductDestroy(&prod));
   MatFree(&A);
   MatFree(&P);
+  return 0;
+}
+
+/*
+  NARROW: taken automatically, without a sample, for B with few and well-filled columns (a coarse level's P), every
+  row with products in its bin with the slot of its upper bound; not taken below the density, beyond the dense
+  rows' entries or when disabled (forced beyond the entries: an error); forced on a sparse B and on 256 columns;
+  PtAP with both stages narrow, numeric reuse included.
+*/
+static int TestNarrow(OceanContext ctx)
+{
+  OceanOptions        opts;
+  OceanStats          stats, s1;
+  OceanProduct        prod;
+  const OceanRowInfo *rows;
+  Mat                 A, P, Ps, W, S;
+  OceanCSR            a, p;
+  int64_t             i, nrows, empty = 0;
+
+  MatRandom(&A, 400, 300, 120, 7, 141, 141); /* every 7th row empty */
+  MatRandom(&P, 300, 40, 16, 0, 142, 142);   /* 16 of 40 columns per row on average */
+  for (i = 0; i < A.m; i++) empty += A.rp[i + 1] == A.rp[i];
+  OceanOptionsDefault(&opts);
+  opts.record_rows = 1;
+  TRY(CheckAB(ctx, &opts, &A, &P, "coarse level A*P", &stats));
+  CHECK(stats.workflow == OCEAN_WORKFLOW_NARROW && !stats.workflow_forced && stats.sampled_rows == 0 && stats.hll_registers == 0, "coarse A*P: %s%s, %lld sampled rows",
+        OceanWorkflowName(stats.workflow), stats.workflow_forced ? " (forced)" : "", (long long)stats.sampled_rows);
+  CHECK(stats.rows_per_bin[OCEAN_BIN_NARROW] == A.m - empty && stats.rows_per_bin[OCEAN_BIN_EMPTY] == empty && stats.dense_rows == A.m - empty && stats.overflow_rows == 0,
+        "coarse A*P: %lld narrow and %lld empty rows (want %lld and %lld)", (long long)stats.rows_per_bin[OCEAN_BIN_NARROW], (long long)stats.rows_per_bin[OCEAN_BIN_EMPTY],
+        (long long)(A.m - empty), (long long)empty);
+  CHECK(stats.allocated_entries == stats.bound_nnz && stats.nnz_c <= stats.bound_nnz && stats.bound_nnz <= A.m * P.n, "coarse A*P: bound %lld, allocated %lld, nnz(C) %lld",
+        (long long)stats.bound_nnz, (long long)stats.allocated_entries, (long long)stats.nnz_c);
+  a = View(&A);
+  p = View(&P);
+  CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &prod));
+  CALL(OceanProductSymbolic(prod, &a, &p));
+  CALL(OceanProductGetRowInfo(prod, 0, &rows, &nrows));
+  for (i = 0; i < nrows; i++) {
+    const OceanRowInfo *r = &rows[i];
+    const int           ok = r->products ? r->bin == OCEAN_BIN_NARROW && r->accumulator == OCEAN_ACC_DENSE && r->slot == r->predicted && r->nnz <= r->slot && r->nnz > 0
+                                         : r->bin == OCEAN_BIN_EMPTY && r->nnz == 0;
+    CHECK(ok && !r->overflowed && r->estimate == 0, "coarse A*P row %lld: bin %s, accumulator %s, products %lld, predicted %lld, slot %lld, nnz %lld", (long long)i,
+          OceanBinName((OceanBin)r->bin), OceanAccumulatorName((OceanAccumulator)r->accumulator), (long long)r->products, (long long)r->predicted, (long long)r->slot,
+          (long long)r->nnz);
+  }
+  CALL(OceanProductDestroy(&prod));
+
+  /* not narrow: a sparse B, NARROW disabled, or dense rows beyond the entries (then forcing it is an error) */
+  MatRandom(&Ps, 300, 40, 2, 0, 143, 143);
+  OceanOptionsDefault(&opts);
+  TRY(CheckAB(ctx, &opts, &A, &Ps, "coarse level, sparse P", &stats));
+  CHECK(stats.workflow != OCEAN_WORKFLOW_NARROW, "sparse P (density %.3f) took NARROW", (double)Nnz(&Ps) / (300.0 * 40.0));
+  opts.narrow_max_columns = 0;
+  TRY(CheckAB(ctx, &opts, &A, &P, "coarse level, NARROW disabled", &stats));
+  CHECK(stats.workflow != OCEAN_WORKFLOW_NARROW, "narrow_max_columns 0: took NARROW");
+  OceanOptionsDefault(&opts);
+  opts.narrow_max_entries = A.m * P.n - 1;
+  TRY(CheckAB(ctx, &opts, &A, &P, "coarse level, too many entries", &stats));
+  CHECK(stats.workflow != OCEAN_WORKFLOW_NARROW, "rows(A) x columns(P) beyond narrow_max_entries: took NARROW");
+  opts.workflow = OCEAN_WORKFLOW_NARROW;
+  CALL(OceanContextSetOptions(ctx, &opts));
+  CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &prod));
+  CHECK(OceanProductSymbolic(prod, &a, &p) == OCEAN_ERR_ARG && strstr(OceanGetLastErrorMessage(), "narrow_max_entries"), "forced NARROW beyond the entries accepted: %s",
+        OceanGetLastErrorMessage());
+  CALL(OceanProductDestroy(&prod));
+
+  /* forced: on the sparse P, and on B with the most columns */
+  OceanOptionsDefault(&opts);
+  opts.workflow = OCEAN_WORKFLOW_NARROW;
+  TRY(CheckAB(ctx, &opts, &A, &Ps, "coarse level, sparse P, forced narrow", &stats));
+  CHECK(stats.workflow == OCEAN_WORKFLOW_NARROW && stats.workflow_forced, "forced NARROW on a sparse P: %s", OceanWorkflowName(stats.workflow));
+  MatRandom(&W, 300, OCEAN_NARROW_MAX_COLUMNS, 60, 5, 144, 144);
+  TRY(CheckAB(ctx, &opts, &A, &W, "B with 256 columns, forced narrow", &stats));
+  CHECK(stats.workflow == OCEAN_WORKFLOW_NARROW, "256 columns: %s", OceanWorkflowName(stats.workflow));
+
+  /* PtAP of a square operator and the narrow P: both stages NARROW, numeric reuse with new values */
+  OceanOptionsDefault(&opts);
+  CALL(OceanContextSetOptions(ctx, &opts));
+  MatRandom(&S, 300, 300, 90, 11, 145, 145);
+  TRY(CheckPtAPRounds(ctx, &S, &P, "coarse level PtAP", &prod));
+  CALL(OceanProductGetStats(prod, 0, &stats));
+  CALL(OceanProductGetStats(prod, 1, &s1));
+  CHECK(stats.workflow == OCEAN_WORKFLOW_NARROW && s1.workflow == OCEAN_WORKFLOW_NARROW && stats.numeric_calls == 2 && s1.numeric_calls == 2,
+        "coarse PtAP: stages %s and %s, numeric calls %lld and %lld", OceanWorkflowName(stats.workflow), OceanWorkflowName(s1.workflow), (long long)stats.numeric_calls,
+        (long long)s1.numeric_calls);
+  CHECK(stats.rows_per_bin[OCEAN_BIN_NARROW] + stats.rows_per_bin[OCEAN_BIN_EMPTY] == S.m, "coarse PtAP: numeric reuse's bins");
+  CALL(OceanProductDestroy(&prod));
+  MatFree(&A);
+  MatFree(&P);
+  MatFree(&Ps);
+  MatFree(&W);
+  MatFree(&S);
   return 0;
 }
 
@@ -1139,6 +1256,7 @@ int main(int argc, char **argv)
     {"stats",           TestStats          },
     {"AtB",             TestAtB            },
     {"PtAP",            TestPtAP           },
+    {"narrow",          TestNarrow         },
     {"reuse",           TestReuse          },
     {"index overflow",  TestIndexOverflow  },
     {"small profile",   TestSmallProfileCtx},
