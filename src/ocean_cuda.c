@@ -588,6 +588,91 @@ static OceanError OceanCudaExact(OceanContext ctx, OceanStage *st, OceanCudaStag
   return OCEAN_SUCCESS;
 }
 
+/*
+  NARROW (OceanSelectNarrow): one pass of a team per row into a dense-row workspace, which also gives every row's shape
+  and the totals; C's offsets by a CUB scan; one wait, for nnz(C) and the totals together; compaction.  No analysis
+  pass, no routes, no sort.  The statistics and row records are the CPU's: every row with products in the NARROW bin
+  (OceanRouteNarrow), slots at the rows' upper bounds.
+*/
+static OceanError OceanCudaNarrow(OceanContext ctx, OceanStage *st, OceanCudaStage *d, const OceanCSR *Ah, const OceanCSR *Bh, OceanDevCSR A, OceanDevCSR B, OceanCudaScratch *s)
+{
+  OceanCudaDevice    dev = OceanCtxDev(ctx);
+  OceanStats        *S   = &st->stats;
+  OceanStageScratch *t   = &st->tmp;
+  OceanAnalysis     *an  = &st->an;
+  const int64_t      n   = st->nrows;
+  int64_t            nnz = 0, totals[3] = {0, 0, 0}, nonempty, i;
+  double             t0;
+
+  OceanFree(an->rows);
+  an->nrows = n;
+  OceanAnalysisSampleReset(an);
+  OceanDecideNarrow(&ctx->options, &st->dec);
+  OceanStageStatsFromAnalysis(st, Ah, Bh); /* the totals come with the pass below */
+  OceanCall(OceanDevAlloc(ctx, n, &d->shapes));
+  OceanCall(OceanDevAlloc(ctx, n, &s->counts));
+  OceanCall(OceanDevAlloc(ctx, n + 1, &s->offsets));
+  OceanCall(OceanDevAlloc(ctx, n, &s->flags));
+  OceanCall(OceanDevAlloc(ctx, 3, &s->list));
+  OceanCall(OceanDevAlloc(ctx, n * B.ncols, &s->bcols));
+  OceanCall(OceanDevAlloc(ctx, n * B.ncols, &s->bvals));
+  OceanCall(OceanDevAlloc(ctx, n + 1, &d->c_rowptr));
+
+  t0 = OceanPhaseBegin(ctx, OCEAN_PHASE_NUMERIC);
+  OceanCall(OceanCudaTimerStart(dev));
+  OceanCall(OceanCudaNarrowSymbolic(A, d->nnz[0], B, d->shapes, s->counts, s->offsets, s->flags, s->bcols, s->bvals, s->list));
+  OceanCall(OceanCudaScanCounts(dev, NULL, n, s->counts, d->c_rowptr, NULL, NULL));
+  OceanCall(OceanStageTimerStop(ctx, &S->t_numeric));
+  {
+    const void *src[4] = {d->c_rowptr + n, s->list, s->list + 1, s->list + 2};
+    void       *dst[4] = {&nnz, &totals[0], &totals[1], &totals[2]};
+    OceanCall(OceanCudaReadbackWords(dev, 4, src, dst)); /* the stage's one wait */
+  }
+  (void)OceanPhaseEnd(ctx, OCEAN_PHASE_NUMERIC, 2.0 * (double)totals[0], t0);
+  an->products    = totals[0];
+  an->bound_total = totals[1];
+  nonempty        = totals[2];
+  OceanAnalysisFinishRows(an, d->nnz[0]);
+  S->products          = an->products;
+  S->bound_nnz         = an->bound_total;
+  S->er                = an->er;
+  S->allocated_entries = an->bound_total; /* the CPU's slots; the device's workspace is rows x columns */
+  OceanCall(OceanStageCheckNnz(ctx, st, nnz));
+  d->c_nnz = st->nnz = nnz;
+
+  t0 = OceanPhaseBegin(ctx, OCEAN_PHASE_COMPACT);
+  OceanCall(OceanCudaTimerStart(dev));
+  OceanCall(OceanDevAlloc(ctx, nnz, &d->c_colidx));
+  OceanCall(OceanDevAlloc(ctx, nnz, &d->c_values));
+  OceanCall(OceanCudaCompact(n, d->c_rowptr, s->flags, s->offsets, s->bcols, s->bvals, NULL, NULL, NULL, d->c_colidx, d->c_values));
+  OceanCall(OceanStageTimerStop(ctx, &S->t_compact));
+  (void)OceanPhaseEnd(ctx, OCEAN_PHASE_COMPACT, 0.0, t0);
+
+  memset(&d->exact_counts, 0, sizeof(d->exact_counts));
+  d->exact_counts.bins[OCEAN_BIN_NARROW] = d->exact_counts.acc[OCEAN_ACC_DENSE] = nonempty;
+  d->exact_counts.bins[OCEAN_BIN_EMPTY] = d->exact_counts.acc[OCEAN_ACC_NONE] = n - nonempty;
+  S->rows_per_bin[OCEAN_BIN_NARROW] = S->dense_rows = nonempty;
+  S->rows_per_bin[OCEAN_BIN_EMPTY]                  = n - nonempty;
+  st->host_structure = st->host_values = 0;
+  if (!ctx->options.record_rows) return OCEAN_SUCCESS;
+
+  /* record_rows: the shapes and counts to the host; the routes are OceanRouteNarrow's, as on the CPU */
+  OceanCall(OceanMalloc(n, &an->rows, "analysis: rows"));
+  OceanCall(OceanMalloc(n, &t->counts, "row counts"));
+  OceanCall(OceanMalloc(n, &t->predicted, "predicted sizes"));
+  OceanCall(OceanMalloc(n, &t->routes, "routes"));
+  OceanCall(OceanMalloc(n, &st->exact, "exact routes"));
+  OceanCall(OceanCalloc(n, &t->flags, "overflow flags"));
+  OceanCall(OceanCudaDownload(an->rows, d->shapes, (size_t)n * sizeof(OceanRowShape)));
+  OceanCall(OceanCudaDownload(t->counts, s->counts, (size_t)n * sizeof(int64_t)));
+  for (i = 0; i < n; i++) {
+    t->predicted[i] = an->rows[i].ub;
+    OceanRouteNarrow(t->predicted[i], &an->rows[i], &t->routes[i]);
+    OceanRouteNarrow(t->counts[i], &an->rows[i], &st->exact[i]);
+  }
+  return OCEAN_SUCCESS;
+}
+
 static OceanError OceanCudaStageSymbolic_Private(OceanContext ctx, OceanStage *st, OceanCudaStage *d, const OceanCSR *Ah, const OceanCSR *Bh, OceanCudaScratch *s)
 {
   OceanCudaDevice      dev = OceanCtxDev(ctx);
@@ -603,6 +688,11 @@ static OceanError OceanCudaStageSymbolic_Private(OceanContext ctx, OceanStage *s
   OceanCall(OceanCudaTimerStart(dev));
   OceanCall(OceanCudaOperand(ctx, st, d, 0, Ah, 0, &A));
   OceanCall(OceanCudaOperand(ctx, st, d, 1, Bh, 0, &B));
+  if (st->narrow) {
+    OceanCall(OceanStageTimerStop(ctx, &st->stats.t_analysis)); /* the uploads, if any */
+    (void)OceanPhaseEnd(ctx, OCEAN_PHASE_ANALYSIS, 0.0, t0);
+    return OceanCudaNarrow(ctx, st, d, Ah, Bh, A, B, s);
+  }
   /* per-row scratch */
   OceanCall(OceanDevAlloc(ctx, n, &s->p));
   OceanCall(OceanDevAlloc(ctx, n, &s->counts));
@@ -732,9 +822,12 @@ static OceanError OceanCudaStageNumeric_Private(OceanContext ctx, OceanStage *st
   st->host_values = 0;
   OceanCall(OceanCudaOperand(ctx, st, d, 0, Ah, 1, &A));
   OceanCall(OceanCudaOperand(ctx, st, d, 1, Bh, 1, &B));
-  /* the grouping of C's rows is the same for every numeric call: made once, kept */
-  if (!d->known.rows && st->nrows) OceanCall(OceanCudaKnownPlanCreate(dev, ctx->profile.smem_per_block, st->nrows, d->c_rowptr, d->shapes, &d->known));
-  err = OceanCudaNumericKnown(dev, &d->known, A, B, d->shapes, d->c_rowptr, d->c_colidx, d->c_values);
+  if (st->dec.workflow == OCEAN_WORKFLOW_NARROW) err = OceanCudaNarrowKnown(dev, A, d->nnz[0], B, d->c_rowptr, d->c_colidx, d->c_values);
+  else {
+    /* the grouping of C's rows is the same for every numeric call: made once, kept */
+    if (!d->known.rows && st->nrows) OceanCall(OceanCudaKnownPlanCreate(dev, ctx->profile.smem_per_block, st->nrows, d->c_rowptr, d->shapes, &d->known));
+    err = OceanCudaNumericKnown(dev, &d->known, A, B, d->shapes, d->c_rowptr, d->c_colidx, d->c_values);
+  }
   if (err == OCEAN_ERR_STATE)
     return OceanSetError(err, "%s: C does not have the structure of the symbolic phase although the operands' structure ids match (a product falls outside it)", st->name);
   OceanCall(err);

@@ -130,6 +130,16 @@ void       OceanCudaKnownPlanDestroy(OceanCudaDevice dev, OceanCudaKnownPlan *pl
 OceanError OceanCudaNumericKnown(OceanCudaDevice dev, const OceanCudaKnownPlan *plan, OceanDevCSR A, OceanDevCSR B, const OceanRowShape *d_shapes, const int64_t *d_rowptr,
                                  const int32_t *d_colidx, double *d_values);
 
+/* ---- the NARROW workflow (cuda/ocean_narrow.cu): B has at most OCEAN_NARROW_MAX_COLUMNS columns; a team of warps per
+   row of A sums it densely over them in shared memory and writes it in column order.  nnz_a sizes the teams. */
+/* Row i into the dense-row workspace at i x ncols(B) (d_ws_cols, d_ws_vals: rows(A) x ncols(B) entries), d_counts[i]
+   its nonzeros, d_offsets[i] = i x ncols(B) and d_flags[i] = 0 (OceanCudaCompact's inputs), d_shapes[i] its shape as
+   the analysis makes it; d_totals[0..2] (zeroed here) = products, sum of the rows' upper bounds, rows with products. */
+OceanError OceanCudaNarrowSymbolic(OceanDevCSR A, int64_t nnz_a, OceanDevCSR B, OceanRowShape *d_shapes, int64_t *d_counts, int64_t *d_offsets, uint8_t *d_flags, int32_t *d_ws_cols,
+                                   double *d_ws_vals, int64_t *d_totals);
+/* Numeric reuse: C's values into its known rows (d_rowptr, d_colidx); OCEAN_ERR_STATE when a row's columns are not C's. */
+OceanError OceanCudaNarrowKnown(OceanCudaDevice dev, OceanDevCSR A, int64_t nnz_a, OceanDevCSR B, const int64_t *d_rowptr, const int32_t *d_colidx, double *d_values);
+
 /* ---- sketches: one of m registers per row of B; merged per row of A and estimated */
 OceanError OceanCudaSketchBuild(OceanDevCSR B, int registers, uint8_t *d_sketches);
 OceanError OceanCudaSketchEstimate(OceanDevCSR A, const uint8_t *d_sketches, int registers, double *d_estimate);

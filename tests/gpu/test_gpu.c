@@ -667,6 +667,97 @@ out:
   return r;
 }
 
+/* Every stage of a fresh GPU plan (auto options) takes the NARROW workflow. */
+static int StagesNarrow(OceanProductType type, Mat *A, Mat *B)
+{
+  OceanProduct p;
+  OceanOptions o;
+  OceanCSR     a = View(A), b = View(B);
+  OceanStats   st;
+  int          ns, s;
+
+  Options(&o, OCEAN_WORKFLOW_AUTO, 0, 0);
+  CALL(OceanContextSetOptions(gpu, &o));
+  CALL(OceanProductCreate(gpu, type, &p));
+  CALL(OceanProductSymbolic(p, &a, &b));
+  CALL(OceanProductGetNumStages(p, &ns));
+  for (s = 0; s < ns; s++) {
+    CALL(OceanProductGetStats(p, s, &st));
+    CHECK(st.workflow == OCEAN_WORKFLOW_NARROW && !st.workflow_forced, "stage %d took %s (B %lld x %lld with %lld nonzeros)", s, OceanWorkflowName(st.workflow),
+          (long long)B->m, (long long)B->n, (long long)Nnz(B));
+  }
+  OceanProductDestroy(&p);
+  return 0;
+}
+
+/* AB of a narrow B chosen automatically: then CaseAB (reference, decisions, reuse). */
+static int CaseNarrowAB(Mat *A, Mat *B)
+{
+  if (StagesNarrow(OCEAN_PRODUCT_AB, A, B)) return 1;
+  return CaseAB(A, B, OCEAN_WORKFLOW_AUTO, 0, 0, 0, 1);
+}
+
+/* PtAP of a coarse level: both stages narrow; the backends agree (with reuse); device-resident operands too. */
+static int CaseNarrowPtAP(Mat *S, Mat *P)
+{
+  Mat Sd, Pd;
+  if (StagesNarrow(OCEAN_PRODUCT_PtAP, S, P) || RunType(OCEAN_PRODUCT_PtAP, S, P)) return 1;
+  MatCopy(S, &Sd);
+  MatCopy(P, &Pd);
+  MatFree(S);
+  MatFree(P);
+  return CaseDevice(OCEAN_PRODUCT_PtAP, &Sd, &Pd);
+}
+
+/* Forced NARROW over a B of ncols columns (the kernel's column blocks 32..256, partial ones included), A with
+   empty rows and a full row. */
+static int CaseNarrowForced(int64_t ncols, uint64_t seed)
+{
+  Mat A, D, B;
+  MatRandom(&A, 500, 400, 30, 9, seed, 0);
+  MatFullRows(&A, 500, 41, seed, &D);
+  D.id = seed;
+  MatRandom(&B, 400, ncols, ncols < 8 ? 1 : 8, 11, seed + 1, seed + 1);
+  return CaseAB(&D, &B, OCEAN_WORKFLOW_NARROW, 0, 0, 0, 1);
+}
+
+/* Numeric reuse when B's structure changed under the same ids (device-resident operands: a host B's mirror would keep
+   the structure its id promises): a row of B gets column 39, which no row of B had, so C's rows lack it:
+   OCEAN_ERR_STATE, as on the other workflows. */
+static int CaseNarrowMismatch(void)
+{
+  Mat          A, B;
+  OceanOptions o;
+  OceanProduct p;
+  OceanCSR     da, db;
+  DevMat       dA, dB;
+  OceanError   e;
+  int64_t      at;
+  int32_t      col = 39;
+
+  MatRandom(&A, 200, 300, 40, 0, 70, 70);
+  MatRandom(&B, 300, 39, 16, 0, 71, 71);
+  B.n = 40; /* column 39 empty */
+  Options(&o, OCEAN_WORKFLOW_NARROW, 0, 0);
+  CALL(OceanContextSetOptions(gpu, &o));
+  if (Upload(&A, &dA, &da) || Upload(&B, &dB, &db)) return 1;
+  CALL(OceanProductCreate(gpu, OCEAN_PRODUCT_AB, &p));
+  CALL(OceanProductSetOperandMemType(p, OCEAN_MEMORY_DEVICE));
+  CALL(OceanProductSymbolic(p, &da, &db));
+  at = B.rp[A.ci[0] + 1] - 1; /* the last entry of the row of B that row 0 of A reaches first */
+  CHECK(B.ci[at] < 39, "row %d of B ends at column %d", (int)A.ci[0], (int)B.ci[at]);
+  CUDA_CALL(cudaMemcpy(dB.ci + at, &col, sizeof(col), cudaMemcpyHostToDevice));
+  e = OceanProductNumeric(p, &da, &db);
+  CHECK(e == OCEAN_ERR_STATE && strstr(OceanGetLastErrorMessage(), "structure"), "a changed structure accepted by the narrow numeric: %s: %s", OceanErrorString(e),
+        OceanGetLastErrorMessage());
+  OceanProductDestroy(&p);
+  DevFree(&dA);
+  DevFree(&dB);
+  MatFree(&A);
+  MatFree(&B);
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
   OceanDeviceProfile prof;
@@ -782,6 +873,31 @@ int main(int argc, char **argv)
   MatStencil(&A, 6, 6, 6, 3, 1, 45, 45);
   MatInterpolation(&B, A.m, A.m / 6, 46, 46);
   CASE("PtAP elasticity device operands (+reuse)", CaseDevice(OCEAN_PRODUCT_PtAP, &A, &B));
+  /* NARROW: B with few, well-filled columns (coarse AMG levels) */
+  MatRandom(&A, 400, 300, 120, 7, 60, 60);
+  MatRandom(&B, 300, 40, 16, 0, 61, 61);
+  CASE("AB narrow: coarse level A*P, auto (+reuse)", CaseNarrowAB(&A, &B));
+  MatRandom(&A, 64, 3000, 1500, 0, 62, 62); /* rows of ~1500 entries: teams of 32 warps */
+  MatRandom(&B, 3000, 72, 40, 0, 63, 63);
+  CASE("AB narrow: long rows into 72 columns, auto (+reuse)", CaseNarrowAB(&A, &B));
+  MatRandom(&A, 64, 3000, 1500, 0, 64, 64);
+  MatRandom(&B, 3000, 256, 100, 0, 65, 65);
+  CASE("AB narrow: long rows into 256 columns, auto (+reuse)", CaseNarrowAB(&A, &B));
+  {
+    static const int64_t widths[] = {1, 31, 33, 64, 65, 200, 256};
+    size_t               k;
+    for (k = 0; k < sizeof(widths) / sizeof(widths[0]); k++) {
+      snprintf(name, sizeof(name), "AB forced narrow, B with %lld columns (+reuse)", (long long)widths[k]);
+      CASE(name, CaseNarrowForced(widths[k], 66 + 2 * (uint64_t)k));
+    }
+  }
+  MatRandom(&A, 600, 600, 200, 13, 80, 80);
+  MatRandom(&B, 600, 72, 40, 0, 81, 81);
+  CASE("PtAP narrow: coarse level, both stages (+reuse, device operands)", CaseNarrowPtAP(&A, &B));
+  MatRandom(&A, 400, 300, 120, 7, 82, 82);
+  MatRandom(&B, 300, 40, 16, 0, 83, 83);
+  CASE("AB narrow no records, device operands", CaseNoRecord(&A, &B, -1, 0, 0, 1));
+  CASE("AB narrow numeric after a structure change under the same ids (device operands)", CaseNarrowMismatch());
   CASE("device mirrors of host operands across plans (AB, then PtAP; new values; values id 0; B sharing A's structure)", CaseMirrors());
   /* without record_rows: statistics from device reductions, the sample selected on the device */
   MatStencil(&A, 8, 8, 8, 3, 1, 50, 50);
@@ -818,6 +934,9 @@ int main(int argc, char **argv)
     MatStencil(&A, 40, 40, 40, 1, 1, 37, 37);
     MatCopy(&A, &B);
     CASE("AB lap3d27 40^3 exact", CaseAB(&A, &B, OCEAN_WORKFLOW_EXACT, 0, 0, 0, 1));
+    MatRandom(&A, 2508, 2508, 800, 0, 84, 84); /* a Galerkin level 2: 2M nonzeros, P of 72 columns */
+    MatRandom(&B, 2508, 72, 54, 0, 85, 85);
+    CASE("PtAP narrow: 2508 rows of 800 entries, 72 columns", CaseNarrowPtAP(&A, &B));
   }
   OceanContextGetDeviceMemory(gpu, &in_use, &peak, &reserved, &mallocs);
   printf("device pool: peak %.1f MB in use, %.1f MB reserved, %lld cudaMalloc calls, %lld bytes in use at the end\n", (double)peak / 1048576.0, (double)reserved / 1048576.0,
