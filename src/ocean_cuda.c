@@ -35,7 +35,8 @@
   equal and nonzero, otherwise only the values are uploaded.  Their bytes (rowptr, colidx, values) stay within a limit
   (by default a quarter of the device's memory): the least recently used mirrors make room, and an operand larger than
   the limit goes into its stage's own buffers.  A mirror is in use by the current call when its last use is at or
-  after the call's start (mirror_call); those are never freed to make room.
+  after the call's start (mirror_call); those are never freed under it, neither to make room nor when a pool
+  allocation runs out of memory (OceanCudaMirrorsReclaim).
 */
 #define OCEAN_CUDA_MIRRORS 8
 typedef struct {
@@ -89,6 +90,8 @@ static OceanError OceanStageTimerStop(OceanContext ctx, double *seconds) { retur
     (p) = NULL; \
   } while (0)
 
+static int OceanCudaMirrorsReclaim(void *ctx_cuda);
+
 OceanError OceanCudaContextSetup(OceanContext ctx, int device, const OceanDeviceProfile *profile)
 {
   OceanCudaContext *c;
@@ -104,6 +107,7 @@ OceanError OceanCudaContextSetup(OceanContext ctx, int device, const OceanDevice
     free(c);
     return err == OCEAN_ERR_DEVICE ? OceanSetError(err, "OceanContextCreate: CUDA device %d: %s", device, OceanGetLastErrorMessage()) : err;
   }
+  OceanCudaPoolSetReclaim(c->dev, OceanCudaMirrorsReclaim, c);
   ctx->cuda = c;
   return OCEAN_SUCCESS;
 }
@@ -153,6 +157,18 @@ static OceanCudaMirror *OceanCudaMirrorVictim(OceanCudaContext *c)
     if (m->structure_id && m->last_use < c->mirror_call && (!v || m->last_use < v->last_use)) v = m;
   }
   return v;
+}
+
+/* The pool's reclaim when cudaMalloc fails: every mirror that the current call does not use goes back to the pool
+   (they are only caches, uploaded again when needed); the number freed. */
+static int OceanCudaMirrorsReclaim(void *ctx_cuda)
+{
+  OceanCudaContext *c = (OceanCudaContext *)ctx_cuda;
+  OceanCudaMirror  *m;
+  int               freed = 0;
+
+  for (; (m = OceanCudaMirrorVictim(c)); freed++) OceanCudaMirrorFree(c->dev, m);
+  return freed;
 }
 
 /* Frees the least recently used mirrors that the current call does not use until `bytes` more fit under the limit;
