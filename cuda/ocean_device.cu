@@ -76,6 +76,8 @@ struct _p_OceanCudaDevice {
   size_t          pinned_size;
   void           *staging[2]; /* the chunks of the staged copies (cudaMallocHost, OCEAN_STAGING_CHUNK each) */
   cudaEvent_t     staged[2];  /* the last copy out of / into each chunk */
+  OceanCudaReclaim reclaim;   /* frees the owner's cached device memory when cudaMalloc fails (optional) */
+  void            *reclaim_user;
 };
 
 #define OCEAN_STAGING_CHUNK ((size_t)16 << 20)
@@ -145,24 +147,17 @@ extern "C" OceanError OceanCudaAlloc(OceanCudaDevice dev, size_t bytes, void **d
   if (!best) {
     void       *p = NULL;
     cudaError_t e = cudaMalloc(&p, size);
-    if (e != cudaSuccess) {
-      /* give the cached blocks back and try once more */
-      OceanPoolBlock **pb = &dev->blocks;
-      (void)cudaGetLastError();
-      while (*pb) {
-        if (!(*pb)->in_use) {
-          OceanPoolBlock *f = *pb;
-          *pb               = f->next;
-          cudaFree(f->ptr);
-          dev->reserved -= (int64_t)f->size;
-          free(f);
-        } else pb = &(*pb)->next;
-      }
+    if (e != cudaSuccess) { /* give the cached blocks back and try once more */
+      OceanCudaPoolTrim(dev);
       e = cudaMalloc(&p, size);
-      if (e != cudaSuccess) {
-        (void)cudaGetLastError();
-        return OceanSetError(OCEAN_ERR_MEMORY, "CUDA pool: cudaMalloc of %zu bytes failed (%s); %lld bytes in use", size, cudaGetErrorString(e), (long long)dev->in_use);
-      }
+    }
+    if (e != cudaSuccess && dev->reclaim && dev->reclaim(dev->reclaim_user)) { /* then what the owner's caches held */
+      OceanCudaPoolTrim(dev);
+      e = cudaMalloc(&p, size);
+    }
+    if (e != cudaSuccess) {
+      (void)cudaGetLastError();
+      return OceanSetError(OCEAN_ERR_MEMORY, "CUDA pool: cudaMalloc of %zu bytes failed (%s); %lld bytes in use", size, cudaGetErrorString(e), (long long)dev->in_use);
     }
     best = (OceanPoolBlock *)calloc(1, sizeof(*best));
     if (!best) {
@@ -194,6 +189,22 @@ extern "C" void OceanCudaFree(OceanCudaDevice dev, void *d_ptr)
       dev->in_use -= (int64_t)b->size;
       return;
     }
+}
+
+extern "C" void OceanCudaPoolSetReclaim(OceanCudaDevice dev, OceanCudaReclaim reclaim, void *user)
+{
+  dev->reclaim      = reclaim;
+  dev->reclaim_user = user;
+}
+
+extern "C" OceanError OceanCudaDeviceMemory(OceanCudaDevice dev, int64_t *total)
+{
+  size_t free_bytes = 0, total_bytes = 0;
+
+  OCEAN_CUDA_TRY(cudaSetDevice(dev->device));
+  OCEAN_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+  *total = (int64_t)total_bytes;
+  return OCEAN_SUCCESS;
 }
 
 extern "C" void OceanCudaPoolStats(OceanCudaDevice dev, int64_t *in_use, int64_t *peak, int64_t *reserved, int64_t *cuda_mallocs)

@@ -170,6 +170,16 @@ OceanError OceanContextResetDeviceMemoryPeak(OceanContext ctx);
    are not in use (cudaFree).  Plans' device memory (their C, operands, exact routes) stays.  Nothing to do for a CPU
    context. */
 OceanError OceanContextTrimDeviceMemory(OceanContext ctx);
+/* Device mirrors: host operands with a structure id stay on the device after their product (at most eight, kept by
+   the context), so that a later product with the same operand uploads nothing, or only its values.  Their bytes (row
+   offsets, column indices, values) stay within a limit, bytes, or with 0 the default, a quarter of the device's memory:
+   the least recently used mirrors make room, never one the running product reads, and an operand that does not fit
+   beside those is uploaded for its product alone.  When a device allocation fails, the mirrors the running product
+   does not read are freed and the allocation is tried once more.  OceanContextTrimDeviceMemory frees them all.  A CPU
+   context ignores the limit. */
+OceanError OceanContextSetDeviceMirrorLimit(OceanContext ctx, int64_t bytes);
+/* The mirrors' bytes now and their limit (0 and 0 for a CPU context). */
+OceanError OceanContextGetDeviceMirrors(OceanContext ctx, int64_t *bytes, int64_t *limit);
 
 /* Phases of the pipeline, reported to an optional callback (e.g. profiling events) from the calling thread. */
 typedef enum {

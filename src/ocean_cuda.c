@@ -32,8 +32,11 @@
 /*
   Device mirrors of host operands, kept by the context across plans (GAMG multiplies the same A by P, then forms
   P^T A P): found by structure id (with equal sizes and nonzeros), their values current when the values ids are
-  equal and nonzero, otherwise only the values are uploaded.  The least recently used mirror makes room; a call uses
-  at most two, the two most recent, so a stage's operands are never evicted under it.
+  equal and nonzero, otherwise only the values are uploaded.  Their bytes (rowptr, colidx, values) stay within a limit
+  (by default a quarter of the device's memory): the least recently used mirrors make room, and an operand larger than
+  the limit goes into its stage's own buffers.  A mirror is in use by the current call when its last use is at or
+  after the call's start (mirror_call); those are never freed under it, neither to make room nor when a pool
+  allocation runs out of memory (OceanCudaMirrorsReclaim).
 */
 #define OCEAN_CUDA_MIRRORS 8
 typedef struct {
@@ -49,6 +52,9 @@ typedef struct {
   OceanCudaDevice dev;
   OceanCudaMirror mirrors[OCEAN_CUDA_MIRRORS];
   uint64_t        mirror_clock;
+  uint64_t        mirror_call;   /* mirror_clock + 1 when the current stage call began */
+  int64_t         mirror_limit;  /* set by OceanContextSetDeviceMirrorLimit; 0: the default */
+  int64_t         device_memory; /* the device's total memory (bytes) */
 } OceanCudaContext;
 
 /* Device state of one stage: operands (k = 0: A, 1: B), shapes, C and the exact routes for numeric reuse. */
@@ -84,6 +90,8 @@ static OceanError OceanStageTimerStop(OceanContext ctx, double *seconds) { retur
     (p) = NULL; \
   } while (0)
 
+static int OceanCudaMirrorsReclaim(void *ctx_cuda);
+
 OceanError OceanCudaContextSetup(OceanContext ctx, int device, const OceanDeviceProfile *profile)
 {
   OceanCudaContext *c;
@@ -93,11 +101,13 @@ OceanError OceanCudaContextSetup(OceanContext ctx, int device, const OceanDevice
   ctx->cuda_device = device;
   err              = OceanCudaDeviceCreate(device, &c->dev);
   if (!err && !profile) err = OceanCudaDeviceProfile(device, &ctx->profile);
+  if (!err) err = OceanCudaDeviceMemory(c->dev, &c->device_memory); /* the mirrors' default limit */
   if (err) {
     OceanCudaDeviceDestroy(&c->dev);
     free(c);
     return err == OCEAN_ERR_DEVICE ? OceanSetError(err, "OceanContextCreate: CUDA device %d: %s", device, OceanGetLastErrorMessage()) : err;
   }
+  OceanCudaPoolSetReclaim(c->dev, OceanCudaMirrorsReclaim, c);
   ctx->cuda = c;
   return OCEAN_SUCCESS;
 }
@@ -114,6 +124,88 @@ static void OceanCudaMirrorsFree(OceanCudaContext *c)
 {
   int i;
   for (i = 0; i < OCEAN_CUDA_MIRRORS; i++) OceanCudaMirrorFree(c->dev, &c->mirrors[i]);
+}
+
+static int64_t OceanCudaMirrorBytes(int64_t nrows, int64_t nnz) { return (nrows + 1) * (int64_t)sizeof(int64_t) + nnz * (int64_t)(sizeof(int32_t) + sizeof(double)); }
+
+static int64_t OceanCudaMirrorLimit(const OceanCudaContext *c) { return c->mirror_limit ? c->mirror_limit : c->device_memory / 4; }
+
+/* The bytes of the mirrors; *in_use (optional): of those the current call uses. */
+static int64_t OceanCudaMirrorsBytes(const OceanCudaContext *c, int64_t *in_use)
+{
+  int64_t total = 0, used = 0;
+  int     i;
+
+  for (i = 0; i < OCEAN_CUDA_MIRRORS; i++) {
+    const OceanCudaMirror *m = &c->mirrors[i];
+    const int64_t          b = m->structure_id ? OceanCudaMirrorBytes(m->nrows, m->nnz) : 0;
+    total += b;
+    if (m->last_use >= c->mirror_call) used += b;
+  }
+  if (in_use) *in_use = used;
+  return total;
+}
+
+/* The least recently used mirror that the current call does not use; NULL when there is none. */
+static OceanCudaMirror *OceanCudaMirrorVictim(OceanCudaContext *c)
+{
+  OceanCudaMirror *v = NULL;
+  int              i;
+
+  for (i = 0; i < OCEAN_CUDA_MIRRORS; i++) {
+    OceanCudaMirror *m = &c->mirrors[i];
+    if (m->structure_id && m->last_use < c->mirror_call && (!v || m->last_use < v->last_use)) v = m;
+  }
+  return v;
+}
+
+/* The pool's reclaim when cudaMalloc fails: every mirror that the current call does not use goes back to the pool
+   (they are only caches, uploaded again when needed); the number freed. */
+static int OceanCudaMirrorsReclaim(void *ctx_cuda)
+{
+  OceanCudaContext *c = (OceanCudaContext *)ctx_cuda;
+  OceanCudaMirror  *m;
+  int               freed = 0;
+
+  for (; (m = OceanCudaMirrorVictim(c)); freed++) OceanCudaMirrorFree(c->dev, m);
+  return freed;
+}
+
+/* Frees the least recently used mirrors that the current call does not use until `bytes` more fit under the limit;
+   0, with nothing freed, when the call's own mirrors and those bytes would pass it. */
+static int OceanCudaMirrorsFit(OceanCudaContext *c, int64_t bytes)
+{
+  const int64_t    limit = OceanCudaMirrorLimit(c);
+  int64_t          in_use, total = OceanCudaMirrorsBytes(c, &in_use);
+  OceanCudaMirror *v;
+
+  if (in_use + bytes > limit) return 0;
+  while (total + bytes > limit && (v = OceanCudaMirrorVictim(c))) {
+    total -= OceanCudaMirrorBytes(v->nrows, v->nnz);
+    OceanCudaMirrorFree(c->dev, v);
+  }
+  return 1;
+}
+
+/* A free mirror slot: an empty one, else the least recently used that the current call does not use (a call uses at
+   most two of them), freed. */
+static OceanCudaMirror *OceanCudaMirrorSlot(OceanCudaContext *c)
+{
+  OceanCudaMirror *m = NULL;
+  int              i;
+
+  for (i = 0; i < OCEAN_CUDA_MIRRORS && !m; i++)
+    if (!c->mirrors[i].structure_id) m = &c->mirrors[i];
+  if (!m && (m = OceanCudaMirrorVictim(c))) OceanCudaMirrorFree(c->dev, m);
+  return m;
+}
+
+/* A stage call begins: the mirrors it uses are those it touches from now on (the transpose of PtAP, made from stage
+   0's mirror of P before stage 1 begins, still counts as stage 0's call). */
+static void OceanCudaMirrorsCallBegin(OceanContext ctx)
+{
+  OceanCudaContext *c = (OceanCudaContext *)ctx->cuda;
+  c->mirror_call      = c->mirror_clock + 1;
 }
 
 void OceanCudaContextTeardown(OceanContext ctx)
@@ -200,32 +292,42 @@ static int OceanCudaMirrorMatches(const OceanCudaMirror *m, const OceanCSR *M, i
   return m->structure_id && m->structure_id == M->structure_id && m->nrows == M->nrows && m->ncols == M->ncols && m->nnz == nnz;
 }
 
-/* The mirror of host operand M (structure id nonzero): found, or made in the least recently used slot; values
-   uploaded unless the mirror's values id says they are M's. */
+/* M's structure into the free slot m (the values follow). */
+static OceanError OceanCudaMirrorCreate(OceanContext ctx, OceanStage *st, const OceanCSR *M, int64_t nnz, OceanCudaMirror *m)
+{
+  OceanCall(OceanDevAlloc(ctx, M->nrows + 1, &m->rowptr));
+  OceanCall(OceanDevAlloc(ctx, nnz, &m->colidx));
+  OceanCall(OceanDevAlloc(ctx, nnz, &m->values));
+  OceanCall(OceanCudaStageUpload(ctx, st, m->rowptr, M->rowptr, (size_t)(M->nrows + 1) * sizeof(int64_t)));
+  OceanCall(OceanCudaStageUpload(ctx, st, m->colidx, M->colidx, (size_t)nnz * sizeof(int32_t)));
+  m->structure_id = M->structure_id;
+  m->nrows        = M->nrows;
+  m->ncols        = M->ncols;
+  m->nnz          = nnz;
+  return OCEAN_SUCCESS;
+}
+
+/* The mirror of host operand M (structure id nonzero): found, or made once room is made under the limit; values
+   uploaded unless the mirror's values id says they are M's.  *mirror NULL: M is not mirrored (it and the current
+   call's mirrors would pass the limit). */
 static OceanError OceanCudaMirrorGet(OceanContext ctx, OceanStage *st, const OceanCSR *M, int64_t nnz, OceanDevCSR *view, const OceanCudaMirror **mirror)
 {
   OceanCudaContext *c = (OceanCudaContext *)ctx->cuda;
   OceanCudaMirror  *m = NULL;
   int               i;
 
+  *mirror = NULL;
   for (i = 0; i < OCEAN_CUDA_MIRRORS && !m; i++)
     if (OceanCudaMirrorMatches(&c->mirrors[i], M, nnz)) m = &c->mirrors[i];
-  if (!m) {
-    m = &c->mirrors[0];
-    for (i = 1; i < OCEAN_CUDA_MIRRORS; i++)
-      if (c->mirrors[i].last_use < m->last_use) m = &c->mirrors[i];
-    OceanCudaMirrorFree(OceanCtxDev(ctx), m);
-    OceanCall(OceanDevAlloc(ctx, M->nrows + 1, &m->rowptr));
-    OceanCall(OceanDevAlloc(ctx, nnz, &m->colidx));
-    OceanCall(OceanDevAlloc(ctx, nnz, &m->values));
-    OceanCall(OceanCudaStageUpload(ctx, st, m->rowptr, M->rowptr, (size_t)(M->nrows + 1) * sizeof(int64_t)));
-    OceanCall(OceanCudaStageUpload(ctx, st, m->colidx, M->colidx, (size_t)nnz * sizeof(int32_t)));
-    m->structure_id = M->structure_id; /* set once the structure is there: a failed upload leaves the slot free */
-    m->nrows        = M->nrows;
-    m->ncols        = M->ncols;
-    m->nnz          = nnz;
+  if (!m && !(OceanCudaMirrorsFit(c, OceanCudaMirrorBytes(M->nrows, nnz)) && (m = OceanCudaMirrorSlot(c)))) return OCEAN_SUCCESS;
+  m->last_use = ++c->mirror_clock; /* before its arrays are allocated: the current call's from now on */
+  if (!m->structure_id) {
+    OceanError err = OceanCudaMirrorCreate(ctx, st, M, nnz, m);
+    if (err) {
+      OceanCudaMirrorFree(OceanCtxDev(ctx), m); /* the slot is free again, holding nothing */
+      return err;
+    }
   }
-  m->last_use = ++c->mirror_clock;
   if (!(M->values_id && m->values_id == M->values_id)) {
     m->values_id = 0;
     OceanCall(OceanCudaStageUpload(ctx, st, m->values, M->values, (size_t)nnz * sizeof(double)));
@@ -247,10 +349,10 @@ static void OceanCudaOwnFree(OceanContext ctx, OceanCudaStage *d, int k)
 /*
   Operand k (0: A, 1: B) of the current call as a device view (also kept in d->view[k]).  Device operands
   (st->dev_operands) are the caller's arrays, used in place.  Host operands with a structure id go through the
-  context's mirrors; without one they are uploaded into the stage's own buffers: everything (symbolic: the structure
-  may have changed), or only the values when the buffers already hold this structure (numeric).  B shares A's mirror
-  only with A's values (A*A): B with the same structure but other values takes its own buffers, as B without an id.
-  Operand 0 must be resolved before operand 1.
+  context's mirrors; without one, or larger than the mirrors' limit allows, they are uploaded into the stage's own
+  buffers: everything (symbolic: the structure may have changed), or only the values when the buffers already hold
+  this structure (numeric).  B shares A's mirror only with A's values (A*A): B with the same structure but other values
+  takes its own buffers, as B without an id.  Operand 0 must be resolved before operand 1.
 */
 static OceanError OceanCudaOperand(OceanContext ctx, OceanStage *st, OceanCudaStage *d, int k, const OceanCSR *M, int values_only, OceanDevCSR *view)
 {
@@ -262,10 +364,10 @@ static OceanError OceanCudaOperand(OceanContext ctx, OceanStage *st, OceanCudaSt
   d->nnz[k]         = nnz;
   d->mirror[k]      = NULL;
   d->host_values[k] = st->dev_operands ? NULL : M->values;
-  if (st->dev_operands || mirror) OceanCudaOwnFree(ctx, d, k);
+  if (!st->dev_operands && mirror) OceanCall(OceanCudaMirrorGet(ctx, st, M, nnz, view, &d->mirror[k]));
+  if (st->dev_operands || d->mirror[k]) OceanCudaOwnFree(ctx, d, k);
   if (st->dev_operands) *view = OceanDevView(M->nrows, M->ncols, M->rowptr, M->colidx, M->values);
-  else if (mirror) OceanCall(OceanCudaMirrorGet(ctx, st, M, nnz, view, &d->mirror[k]));
-  else {
+  else if (!d->mirror[k]) { /* own buffers, kept for the next numeric call */
     if (!(values_only && d->own_valid[k])) {
       OceanCudaOwnFree(ctx, d, k);
       OceanCall(OceanDevAlloc(ctx, M->nrows + 1, &d->own_rowptr[k]));
@@ -794,6 +896,7 @@ OceanError OceanCudaStageSymbolic(OceanContext ctx, OceanStage *st, const OceanC
   OceanError       err;
 
   OceanCheck(ctx->cuda, OCEAN_ERR_NOT_AVAILABLE, "%s: the context has no CUDA device", st->name);
+  OceanCudaMirrorsCallBegin(ctx);
   OceanCudaStageDestroy(ctx, st);
   OceanCall(OceanCalloc(1, (OceanCudaStage **)&st->dev, "CUDA stage"));
   memset(&s, 0, sizeof(s));
@@ -836,8 +939,11 @@ static OceanError OceanCudaStageNumeric_Private(OceanContext ctx, OceanStage *st
 
 OceanError OceanCudaStageNumeric(OceanContext ctx, OceanStage *st, const OceanCSR *Ah, const OceanCSR *Bh)
 {
-  OceanError err  = OceanCudaStageNumeric_Private(ctx, st, Ah, Bh);
-  OceanError terr = OceanCudaTimersRead(OceanCtxDev(ctx));
+  OceanError err, terr;
+
+  OceanCudaMirrorsCallBegin(ctx);
+  err  = OceanCudaStageNumeric_Private(ctx, st, Ah, Bh);
+  terr = OceanCudaTimersRead(OceanCtxDev(ctx));
   return err ? err : terr;
 }
 
@@ -995,6 +1101,31 @@ OceanError OceanContextTrimDeviceMemory(OceanContext ctx)
   return OCEAN_SUCCESS;
 }
 
+OceanError OceanContextSetDeviceMirrorLimit(OceanContext ctx, int64_t bytes)
+{
+  OceanCudaContext *c;
+
+  OceanCheck(ctx, OCEAN_ERR_ARG, "OceanContextSetDeviceMirrorLimit: NULL context");
+  OceanCheck(bytes >= 0, OCEAN_ERR_ARG, "OceanContextSetDeviceMirrorLimit: a limit of %lld bytes (0: the default)", (long long)bytes);
+  if (!ctx->cuda) return OCEAN_SUCCESS;
+  c               = (OceanCudaContext *)ctx->cuda;
+  c->mirror_limit = bytes;
+  c->mirror_call  = c->mirror_clock + 1; /* between products no mirror is in use: all may go */
+  (void)OceanCudaMirrorsFit(c, 0);
+  return OCEAN_SUCCESS;
+}
+
+OceanError OceanContextGetDeviceMirrors(OceanContext ctx, int64_t *bytes, int64_t *limit)
+{
+  const OceanCudaContext *c;
+
+  OceanCheck(ctx, OCEAN_ERR_ARG, "OceanContextGetDeviceMirrors: NULL context");
+  c = (const OceanCudaContext *)ctx->cuda;
+  if (bytes) *bytes = c ? OceanCudaMirrorsBytes(c, NULL) : 0;
+  if (limit) *limit = c ? OceanCudaMirrorLimit(c) : 0;
+  return OCEAN_SUCCESS;
+}
+
 #else /* no CUDA backend compiled */
 
 OceanError OceanCudaContextSetup(OceanContext ctx, int device, const OceanDeviceProfile *profile)
@@ -1046,6 +1177,19 @@ OceanError OceanContextResetDeviceMemoryPeak(OceanContext ctx)
 OceanError OceanContextTrimDeviceMemory(OceanContext ctx)
 {
   OceanCheck(ctx, OCEAN_ERR_ARG, "OceanContextTrimDeviceMemory: NULL context");
+  return OCEAN_SUCCESS;
+}
+OceanError OceanContextSetDeviceMirrorLimit(OceanContext ctx, int64_t bytes)
+{
+  OceanCheck(ctx, OCEAN_ERR_ARG, "OceanContextSetDeviceMirrorLimit: NULL context");
+  OceanCheck(bytes >= 0, OCEAN_ERR_ARG, "OceanContextSetDeviceMirrorLimit: a limit of %lld bytes (0: the default)", (long long)bytes);
+  return OCEAN_SUCCESS;
+}
+OceanError OceanContextGetDeviceMirrors(OceanContext ctx, int64_t *bytes, int64_t *limit)
+{
+  OceanCheck(ctx, OCEAN_ERR_ARG, "OceanContextGetDeviceMirrors: NULL context");
+  if (bytes) *bytes = 0;
+  if (limit) *limit = 0;
   return OCEAN_SUCCESS;
 }
 OceanError OceanContextGetDeviceMemory(OceanContext ctx, int64_t *in_use, int64_t *peak, int64_t *reserved, int64_t *cuda_mallocs)

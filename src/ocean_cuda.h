@@ -44,6 +44,11 @@ void       OceanCudaFree(OceanCudaDevice dev, void *d_ptr);                  /* 
 void       OceanCudaPoolStats(OceanCudaDevice dev, int64_t *in_use, int64_t *peak, int64_t *reserved, int64_t *cuda_mallocs);
 void       OceanCudaPoolResetPeak(OceanCudaDevice dev); /* peak = in use now */
 void       OceanCudaPoolTrim(OceanCudaDevice dev);      /* cudaFree of the cached blocks not in use */
+/* When a cudaMalloc fails even after the pool's unused blocks went back, the pool calls reclaim(user), which may give
+   blocks back (OceanCudaFree) and returns nonzero if it did; the cudaMalloc is then tried once more. */
+typedef int (*OceanCudaReclaim)(void *user);
+void       OceanCudaPoolSetReclaim(OceanCudaDevice dev, OceanCudaReclaim reclaim, void *user);
+OceanError OceanCudaDeviceMemory(OceanCudaDevice dev, int64_t *total); /* the device's total memory (bytes) */
 /* *ok = 1 when d_ptr is device (or managed) memory the device can read; NULL is fine (*ok = 1). */
 OceanError OceanCudaIsDevicePointer(const void *d_ptr, int *ok);
 OceanError OceanCudaUpload(void *d_dst, const void *src, size_t bytes);

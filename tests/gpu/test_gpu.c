@@ -758,6 +758,270 @@ static int CaseNarrowMismatch(void)
   return 0;
 }
 
+/* The most the mirrors held at any phase boundary of the products watched (a phase callback). */
+static int64_t mirrors_most;
+static void    WatchMirrors(void *ctx, OceanPhase phase, int begin, double flops)
+{
+  int64_t bytes = 0;
+  (void)OceanContextGetDeviceMirrors((OceanContext)ctx, &bytes, NULL);
+  if (bytes > mirrors_most) mirrors_most = bytes;
+}
+
+/* AB of host operands on both backends: C against the reference and the CPU backend's, and the bytes uploaded. */
+static int RunMirrorAB(const OceanCSR *a, const OceanCSR *p, const Mat *A, const Mat *P, int64_t *uploaded)
+{
+  OceanProduct pg = NULL, pc = NULL;
+  OceanStats   st;
+  Mat          R;
+  double      *absval = NULL;
+  int          r = 1;
+
+  memset(&R, 0, sizeof(R));
+  CALL(OceanProductCreate(gpu, OCEAN_PRODUCT_AB, &pg));
+  CALL(OceanProductCreate(cpu, OCEAN_PRODUCT_AB, &pc));
+  if (OceanProductSymbolic(pg, a, p) || OceanProductSymbolic(pc, a, p) || OceanProductGetStats(pg, 0, &st)) {
+    snprintf(msg, sizeof(msg), "AB %lld x %lld: %s", (long long)A->m, (long long)P->n, OceanGetLastErrorMessage());
+    goto out;
+  }
+  *uploaded = st.uploaded_bytes;
+  RefMultiply(A, P, &R, &absval);
+  if (CompareRef(pg, &R, absval) || CompareBackends(pg, pc)) goto out;
+  r = 0;
+out:
+  OceanProductDestroy(&pg);
+  OceanProductDestroy(&pc);
+  MatFree(&R);
+  free(absval);
+  return r;
+}
+
+/*
+  The mirrors under a byte limit L = bytes of (A2, P2), the larger pair: A1*P1, then A2*P2 (A1 and P1 evicted, least
+  recently used first, while A2's mirror stays as P2's is made: A2*P2 again uploads nothing), then A1*P1 again (all
+  re-uploaded).  Then a limit below A1's bytes: A1 goes into the stage's own buffers (numeric: only its values
+  uploaded), in AB and PtAP.  C always equals the reference's and the CPU backend's; the mirrors never hold more than
+  the limit (watched at every phase boundary); limit 0 is a quarter of the device's memory.
+*/
+static int RunMirrorLimit(Mat *A1, Mat *P1, Mat *A2, Mat *P2)
+{
+  OceanCSR      a1 = View(A1), p1 = View(P1), a2 = View(A2), p2 = View(P2);
+  const int64_t b_a1 = CsrBytes(A1), b_p1 = CsrBytes(P1), b_a2 = CsrBytes(A2), b_p2 = CsrBytes(P2);
+  OceanOptions  o;
+  OceanProduct  ab = NULL, abc = NULL, ptap = NULL, ptapc = NULL;
+  OceanStats    st;
+  int64_t       limit = b_a2 + b_p2, got_limit, bytes, up;
+  size_t        fr, total;
+  int           r = 1;
+
+  CHECK(b_a1 + b_p1 <= limit && b_a1 + b_p1 > b_p2, "setup: A1 and P1 (%lld bytes) must fit under the limit %lld, and pass it beside A2 and P2", (long long)(b_a1 + b_p1),
+        (long long)limit);
+  a1.values_id = 1, p1.values_id = 2, a2.values_id = 3, p2.values_id = 4; /* current mirrors upload nothing */
+  Options(&o, OCEAN_WORKFLOW_AUTO, 0, 0);
+  CALL(OceanContextSetOptions(gpu, &o));
+  CALL(OceanContextSetOptions(cpu, &o));
+  CALL(OceanContextTrimDeviceMemory(gpu));
+  CALL(OceanContextSetDeviceMirrorLimit(gpu, 0));
+  CALL(OceanContextGetDeviceMirrors(gpu, &bytes, &got_limit));
+  CUDA_CALL(cudaMemGetInfo(&fr, &total));
+  CHECK(bytes == 0 && got_limit == (int64_t)(total / 4), "default: %lld bytes of mirrors after a trim, limit %lld (a quarter of %zu expected)", (long long)bytes,
+        (long long)got_limit, total);
+  CALL(OceanContextSetDeviceMirrorLimit(gpu, limit));
+  CALL(OceanContextSetPhaseCallback(gpu, WatchMirrors, gpu));
+  mirrors_most = 0;
+
+  if (RunMirrorAB(&a1, &p1, A1, P1, &up)) goto out;
+  if (up != b_a1 + b_p1) {
+    snprintf(msg, sizeof(msg), "A1*P1 uploaded %lld bytes, its operands have %lld", (long long)up, (long long)(b_a1 + b_p1));
+    goto out;
+  }
+  if (RunMirrorAB(&a2, &p2, A2, P2, &up)) goto out;
+  if (up != b_a2 + b_p2) {
+    snprintf(msg, sizeof(msg), "A2*P2 uploaded %lld bytes, its operands have %lld", (long long)up, (long long)(b_a2 + b_p2));
+    goto out;
+  }
+  if (RunMirrorAB(&a2, &p2, A2, P2, &up)) goto out;
+  if (up != 0) {
+    snprintf(msg, sizeof(msg), "A2*P2 again uploaded %lld bytes: A2's mirror was evicted while P2's was made (limit %lld)", (long long)up, (long long)limit);
+    goto out;
+  }
+  if (RunMirrorAB(&a1, &p1, A1, P1, &up)) goto out;
+  if (up != b_a1 + b_p1) {
+    snprintf(msg, sizeof(msg), "A1*P1 after A2*P2 uploaded %lld bytes; %lld expected (both evicted under the limit %lld)", (long long)up, (long long)(b_a1 + b_p1),
+             (long long)limit);
+    goto out;
+  }
+  if (mirrors_most > limit) {
+    snprintf(msg, sizeof(msg), "the mirrors held %lld bytes, past the limit %lld", (long long)mirrors_most, (long long)limit);
+    goto out;
+  }
+
+  /* A1 past the limit: its stage's own buffers; P1 mirrored */
+  limit = b_a1 - 1;
+  CHECK(b_p1 <= limit, "P1 (%lld bytes) must fit under the limit %lld", (long long)b_p1, (long long)limit);
+  CALL(OceanContextSetDeviceMirrorLimit(gpu, limit));
+  mirrors_most = 0;
+  CALL(OceanContextGetDeviceMirrors(gpu, &bytes, &got_limit));
+  CHECK(bytes <= limit && got_limit == limit, "after lowering the limit to %lld: %lld bytes of mirrors, limit read %lld", (long long)limit, (long long)bytes, (long long)got_limit);
+  CALL(OceanProductCreate(gpu, OCEAN_PRODUCT_AB, &ab));
+  CALL(OceanProductCreate(cpu, OCEAN_PRODUCT_AB, &abc));
+  CALL(OceanProductSymbolic(ab, &a1, &p1));
+  CALL(OceanProductSymbolic(abc, &a1, &p1));
+  if (CompareBackends(ab, abc)) goto out;
+  MatNewValues(A1, 124);
+  a1.values_id = 5;
+  CALL(OceanProductNumeric(ab, &a1, &p1));
+  CALL(OceanProductNumeric(abc, &a1, &p1));
+  CALL(OceanProductGetStats(ab, 0, &st));
+  if (st.uploaded_bytes != Nnz(A1) * (int64_t)sizeof(double) || CompareBackends(ab, abc)) {
+    if (!msg[0])
+      snprintf(msg, sizeof(msg), "numeric with A1 in its own buffers uploaded %lld bytes, its values are %lld", (long long)st.uploaded_bytes,
+               (long long)(Nnz(A1) * (int64_t)sizeof(double)));
+    goto out;
+  }
+  CALL(OceanProductCreate(gpu, OCEAN_PRODUCT_PtAP, &ptap));
+  CALL(OceanProductCreate(cpu, OCEAN_PRODUCT_PtAP, &ptapc));
+  CALL(OceanProductSymbolic(ptap, &a1, &p1));
+  CALL(OceanProductSymbolic(ptapc, &a1, &p1));
+  if (CompareBackends(ptap, ptapc)) goto out;
+  MatNewValues(P1, 125);
+  p1.values_id = 6;
+  CALL(OceanProductNumeric(ptap, &a1, &p1));
+  CALL(OceanProductNumeric(ptapc, &a1, &p1));
+  if (CompareBackends(ptap, ptapc)) goto out;
+  CALL(OceanContextGetDeviceMirrors(gpu, &bytes, NULL));
+  if (mirrors_most > limit || bytes != b_p1) {
+    snprintf(msg, sizeof(msg), "A1 past the limit %lld: the mirrors held %lld bytes at most, %lld at the end (P1 alone has %lld)", (long long)limit, (long long)mirrors_most,
+             (long long)bytes, (long long)b_p1);
+    goto out;
+  }
+  r = 0;
+out:
+  OceanProductDestroy(&ab);
+  OceanProductDestroy(&abc);
+  OceanProductDestroy(&ptap);
+  OceanProductDestroy(&ptapc);
+  return r;
+}
+
+static int CaseMirrorLimit(void)
+{
+  Mat A1, P1, A2, P2;
+  int r;
+
+  MatStencil(&A1, 11, 11, 11, 1, 1, 120, 120);
+  MatInterpolation(&P1, A1.m, A1.m / 8, 121, 121);
+  MatStencil(&A2, 12, 12, 12, 1, 1, 122, 122);
+  MatInterpolation(&P2, A2.m, A2.m / 8, 123, 123);
+  r = RunMirrorLimit(&A1, &P1, &A2, &P2);
+  OceanContextSetPhaseCallback(gpu, NULL, NULL); /* the later cases run with the default limit */
+  OceanContextSetDeviceMirrorLimit(gpu, 0);
+  MatFree(&A1);
+  MatFree(&P1);
+  MatFree(&A2);
+  MatFree(&P2);
+  return r;
+}
+
+/*
+  Out of device memory: a fresh context g measures the pool's peak for A*P (need), then mirrors H and K (at least twice
+  need) in a product that is then destroyed; the test takes all free device memory but a quarter of need with
+  cudaMalloc (*ballast).  A*P again must then free H's and K's mirrors when the pool's cudaMalloc fails (nothing else
+  would: four mirrors under the default limit) and give the CPU backend's C.
+*/
+static int RunMirrorOutOfMemory(OceanContext g, Mat *A, Mat *P, Mat *H, Mat *K, void **ballast)
+{
+  OceanProduct pg = NULL, pc = NULL;
+  OceanOptions o;
+  OceanCSR     a = View(A), p = View(P), h, k;
+  int64_t      need, in_use, reserved, bytes, per_row, i, j, cols = (int64_t)1 << 20;
+  size_t       fr, total, margin;
+  int          r = 1;
+
+  a.values_id = 1, p.values_id = 2;
+  Options(&o, OCEAN_WORKFLOW_AUTO, 0, 0);
+  CALL(OceanContextSetOptions(g, &o));
+  CALL(OceanContextSetOptions(cpu, &o));
+  CALL(OceanProductCreate(g, OCEAN_PRODUCT_AB, &pg));
+  CALL(OceanProductSymbolic(pg, &a, &p));
+  OceanProductDestroy(&pg);
+  CALL(OceanContextGetDeviceMemory(g, NULL, &need, NULL, NULL));
+  CALL(OceanContextTrimDeviceMemory(g)); /* nothing left: A*P below uploads its operands again */
+
+  /* H: 1000 rows of per_row columns spread over 2^20; K: 2^20 x 8, one entry a row.  H*K is small. */
+  per_row = (2 * need) / (1000 * (int64_t)(sizeof(int32_t) + sizeof(double))) + 1;
+  CHECK(per_row <= cols / 2, "setup: A*P needs %lld bytes, too many for H", (long long)need);
+  MatAlloc(H, 1000, cols, 1000 * per_row, 132);
+  for (i = 0; i < H->m; i++) {
+    for (j = 0; j < per_row; j++) {
+      H->ci[i * per_row + j] = (int32_t)(j * (cols / per_row) + i % (cols / per_row));
+      H->v[i * per_row + j]  = RandValue();
+    }
+    H->rp[i + 1] = (i + 1) * per_row;
+  }
+  MatAlloc(K, cols, 8, cols, 133);
+  for (i = 0; i < cols; i++) {
+    K->ci[i]     = (int32_t)(i % 8);
+    K->v[i]      = RandValue();
+    K->rp[i + 1] = i + 1;
+  }
+  h = View(H), k = View(K);
+  h.values_id = 3, k.values_id = 4;
+  CALL(OceanProductCreate(g, OCEAN_PRODUCT_AB, &pg));
+  CALL(OceanProductSymbolic(pg, &h, &k));
+  OceanProductDestroy(&pg);
+  CALL(OceanContextGetDeviceMemory(g, &in_use, NULL, &reserved, NULL));
+  CALL(OceanContextGetDeviceMirrors(g, &bytes, NULL));
+  CHECK(bytes == CsrBytes(H) + CsrBytes(K) && reserved - in_use < need / 4, "setup: the mirrors of H and K hold %lld bytes (%lld expected), the pool caches %lld unused (A*P needs %lld)",
+        (long long)bytes, (long long)(CsrBytes(H) + CsrBytes(K)), (long long)(reserved - in_use), (long long)need);
+
+  margin = (size_t)need / 4;
+  CUDA_CALL(cudaMemGetInfo(&fr, &total));
+  CHECK(fr > margin, "setup: %zu bytes free on the device", fr);
+  CUDA_CALL(cudaMalloc(ballast, fr - margin));
+  if (OceanProductCreate(g, OCEAN_PRODUCT_AB, &pg) || OceanProductSymbolic(pg, &a, &p)) {
+    snprintf(msg, sizeof(msg), "A*P with %zu bytes free besides the pool's (it needs %lld, the mirrors of H and K hold %lld): %s", margin, (long long)need, (long long)bytes,
+             OceanGetLastErrorMessage());
+    goto out;
+  }
+  cudaFree(*ballast);
+  *ballast = NULL;
+  CALL(OceanContextGetDeviceMirrors(g, &bytes, NULL));
+  if (bytes != CsrBytes(A) + CsrBytes(P)) {
+    snprintf(msg, sizeof(msg), "after A*P short of memory the mirrors hold %lld bytes, A's and P's have %lld", (long long)bytes, (long long)(CsrBytes(A) + CsrBytes(P)));
+    goto out;
+  }
+  CALL(OceanProductCreate(cpu, OCEAN_PRODUCT_AB, &pc));
+  CALL(OceanProductSymbolic(pc, &a, &p));
+  if (CompareBackends(pg, pc)) goto out;
+  r = 0;
+out:
+  OceanProductDestroy(&pg);
+  OceanProductDestroy(&pc);
+  return r;
+}
+
+static int CaseMirrorOutOfMemory(void)
+{
+  OceanContext g       = NULL;
+  void        *ballast = NULL;
+  Mat          A, P, H, K;
+  int          r = 1;
+
+  memset(&H, 0, sizeof(H));
+  memset(&K, 0, sizeof(K));
+  MatStencil(&A, 32, 32, 32, 1, 1, 130, 130);
+  MatInterpolation(&P, A.m, A.m / 8, 131, 131);
+  if (OceanContextCreate(OCEAN_BACKEND_CUDA, NULL, &g)) snprintf(msg, sizeof(msg), "a second CUDA context: %s", OceanGetLastErrorMessage());
+  else r = RunMirrorOutOfMemory(g, &A, &P, &H, &K, &ballast);
+  if (ballast) cudaFree(ballast); /* the later cases need the device's memory */
+  OceanContextDestroy(&g);
+  MatFree(&A);
+  MatFree(&P);
+  MatFree(&H);
+  MatFree(&K);
+  return r;
+}
+
 int main(int argc, char **argv)
 {
   OceanDeviceProfile prof;
@@ -899,6 +1163,7 @@ int main(int argc, char **argv)
   CASE("AB narrow no records, device operands", CaseNoRecord(&A, &B, -1, 0, 0, 1));
   CASE("AB narrow numeric after a structure change under the same ids (device operands)", CaseNarrowMismatch());
   CASE("device mirrors of host operands across plans (AB, then PtAP; new values; values id 0; B sharing A's structure)", CaseMirrors());
+  CASE("device mirrors under a byte limit (LRU eviction and re-uploads; an operand past it in own buffers; AB, PtAP)", CaseMirrorLimit());
   /* without record_rows: statistics from device reductions, the sample selected on the device */
   MatStencil(&A, 8, 8, 8, 3, 1, 50, 50);
   MatCopy(&A, &B);
@@ -937,6 +1202,7 @@ int main(int argc, char **argv)
     MatRandom(&A, 2508, 2508, 800, 0, 84, 84); /* a Galerkin level 2: 2M nonzeros, P of 72 columns */
     MatRandom(&B, 2508, 72, 54, 0, 85, 85);
     CASE("PtAP narrow: 2508 rows of 800 entries, 72 columns", CaseNarrowPtAP(&A, &B));
+    CASE("device mirrors freed when the pool runs out of memory (the test takes the device's free memory)", CaseMirrorOutOfMemory());
   }
   OceanContextGetDeviceMemory(gpu, &in_use, &peak, &reserved, &mallocs);
   printf("device pool: peak %.1f MB in use, %.1f MB reserved, %lld cudaMalloc calls, %lld bytes in use at the end\n", (double)peak / 1048576.0, (double)reserved / 1048576.0,
