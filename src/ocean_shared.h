@@ -139,7 +139,10 @@ OCEAN_HD void OceanRoutePromote(const OceanBinConfig *bins, int64_t warp, OceanP
 /*
   Where a row goes, given its predicted nonzeros p and its shape (q products, span s, upper bound ub):
     q == 0                          -> EMPTY
-    p < warp and q <= 64            -> ESC4 (q <= 32) or ESC2; slot ub (sorting all products cannot overflow)
+    q <= 64                         -> ESC4 (q <= 32) or ESC2; slot ub (sorting all products cannot overflow).  The
+                                       paper also asks p < warp; but an ESC row costs its products, whatever its
+                                       output (at most q), and an upper bound p of 33..64 (3D 7-point squared: 49
+                                       products, 25 nonzeros) would otherwise take a whole block of N0 per row
     p < warp (and fits)             -> SHORT hash; slot min(limit, ub)
     smallest of N0..N4 where s <= dense columns -> DENSE; slot min(ub, p rounded up to a warp) numeric, ub symbolic
                           or where p <= hash limit -> HASH; slot min(limit, ub)
@@ -157,7 +160,7 @@ OCEAN_HD void OceanRouteRowBins(const OceanBinConfig *bins, int64_t warp, double
     OceanRouteSet(r, OCEAN_BIN_EMPTY, OCEAN_ACC_NONE, 0, 0);
     return;
   }
-  if (p < warp && row->products <= bins[OCEAN_BIN_ESC2].max_products) {
+  if (row->products <= bins[OCEAN_BIN_ESC2].max_products) {
     OceanRouteSet(r, row->products <= bins[OCEAN_BIN_ESC4].max_products ? OCEAN_BIN_ESC4 : OCEAN_BIN_ESC2, OCEAN_ACC_ESC, row->ub, row->products);
     return;
   }
