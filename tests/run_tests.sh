@@ -94,7 +94,7 @@ run_case mpi2/PtAP-maij          2 $P -product PtAP -gen_a elast -size_a 6 -gen_
 run_case mpi4/AB-emptyrows       4 $P -product AB -gen_a emptyrows -size_a 400 -n_a 300 -gen_b random -size_b 300 -n_b 350 -degree_b 4
 
 # ---- bad input and fallbacks ----
-for c in sizes unassembled nnz_limit switch_exact abt rart bad_option cuda_backend device; do
+for c in sizes unassembled nnz_limit switch_exact abt rart bad_option cuda_backend device narrow; do
   run_case errors/$c 1 $T/test_errors -case $c
 done
 

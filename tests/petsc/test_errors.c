@@ -1,5 +1,5 @@
 static const char help[] = "Bad input gets a clear PETSc error, never a crash or a wrong result; unsupported product types fall back to\n"
-                           "PETSc's implementation with a correct result.\n  -case sizes|unassembled|nnz_limit|switch_exact|abt|rart|bad_option|cuda_backend|device\n";
+                           "PETSc's implementation with a correct result.\n  -case sizes|unassembled|nnz_limit|switch_exact|abt|rart|bad_option|cuda_backend|device|narrow\n";
 
 #include "oceantest.h"
 
@@ -111,6 +111,40 @@ int main(int argc, char **argv)
     PetscCall(Gen("lap2d", 6, 0, 0, 1, MATAIJOCEAN, &A));
     PetscCall(PetscOptionsSetValue(NULL, "-mat_ocean_hll_registers", "33"));
     EXPECT_ERROR(ProductAB(A, A, &C), PETSC_ERR_ARG_OUTOFRANGE, "33");
+  }
+  PetscCall(PetscStrcmp(which, "narrow", &is));
+  if (is) { /* the narrow workflow: taken for a narrow, well-filled B; forced, a correct C; forced on a wide B and a
+               bad limit, errors naming why */
+    OceanStats stats;
+    PetscCall(Gen("random", 50, 30, 10, 1, MATAIJOCEAN, &A));
+    PetscCall(Gen("random", 30, 20, 15, 2, MATAIJOCEAN, &B));
+    PetscCall(ProductAB(A, B, &C));
+    PetscCall(MatOceanProductGetStats(C, 0, &stats));
+    PetscCheck(stats.workflow == OCEAN_WORKFLOW_NARROW && !stats.workflow_forced, PETSC_COMM_SELF, PETSC_ERR_PLIB, "B 30 x 20 with %" PetscInt64_FMT " nonzeros: workflow %s", stats.nnz_b,
+               OceanWorkflowName(stats.workflow));
+    PetscCall(OceanTestReference(MATPRODUCT_AB, A, B, &R, &Bound));
+    PetscCall(OceanTestCompare(C, R, Bound, "narrow, automatic"));
+    PetscCall(MatDestroy(&R));
+    PetscCall(MatDestroy(&Bound));
+    PetscCall(MatDestroy(&C));
+    PetscCall(MatDestroy(&B));
+    PetscCall(PetscOptionsSetValue(NULL, "-mat_ocean_workflow", "narrow"));
+    PetscCall(Gen("random", 30, 40, 2, 3, MATAIJOCEAN, &B)); /* sparse: only forced */
+    PetscCall(ProductAB(A, B, &C));
+    PetscCall(MatOceanProductGetStats(C, 0, &stats));
+    PetscCheck(stats.workflow == OCEAN_WORKFLOW_NARROW && stats.workflow_forced, PETSC_COMM_SELF, PETSC_ERR_PLIB, "forced narrow: workflow %s", OceanWorkflowName(stats.workflow));
+    PetscCall(OceanTestReference(MATPRODUCT_AB, A, B, &R, &Bound));
+    PetscCall(OceanTestCompare(C, R, Bound, "narrow, forced"));
+    PetscCall(MatDestroy(&R));
+    PetscCall(MatDestroy(&Bound));
+    PetscCall(MatDestroy(&C));
+    PetscCall(MatDestroy(&B));
+    PetscCall(Gen("random", 30, 300, 3, 4, MATAIJOCEAN, &B));
+    EXPECT_ERROR(ProductAB(A, B, &C), PETSC_ERR_ARG_SIZ, "narrow workflow was forced");
+    PetscCall(MatDestroy(&C));
+    PetscCall(PetscOptionsClearValue(NULL, "-mat_ocean_workflow"));
+    PetscCall(PetscOptionsSetValue(NULL, "-mat_ocean_narrow_max_columns", "300"));
+    EXPECT_ERROR(ProductAB(A, B, &C), PETSC_ERR_ARG_OUTOFRANGE, "-mat_ocean_narrow_max_columns 300");
   }
   PetscCall(PetscStrcmp(which, "cuda_backend", &is));
   if (is) { /* asking for the GPU where none can be used is an error, not a silent CPU run */
