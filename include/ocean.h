@@ -4,7 +4,9 @@
   An estimation-driven sparse general matrix-matrix product (SpGEMM) after the Ocean paper: a sampled
   analysis chooses one of three workflows (upper bound, HyperLogLog estimation, exact symbolic), rows are
   binned into accumulator configurations derived from a device profile, overflowing rows are detected and
-  recomputed, and the output is compacted into sorted CSR.  Plans keep everything that depends only on the
+  recomputed, and the output is compacted into sorted CSR.  A B with few, well-filled columns (the interpolation of
+  a coarse AMG level) takes a fourth workflow, NARROW, decided from the sizes before any analysis: every row of C
+  summed densely over B's columns in one pass.  Plans keep everything that depends only on the
   sparsity of the operands (sketches of B, the structure of C, exact bins) so that repeated products with
   new values run numeric-only.
 
