@@ -72,6 +72,9 @@ run_case seq/AtB-elast           1 $P -product AtB -gen_a elast -size_a 6 -gen_b
 run_case seq/PtAP-agg            1 $P -product PtAP -gen_a lap3d27 -size_a 10 -gen_b agg -size_b 1000 -degree_b 8
 run_case seq/PtAP-elast-rect     1 $P -product PtAP -gen_a elast -size_a 6 -gen_b random -size_b 648 -n_b 90 -degree_b 3 -expect_stage 1
 run_case seq/PtAP-maij           1 $P -product PtAP -gen_a elast -size_a 6 -gen_b agg -size_b 216 -degree_b 4 -maij_dof 3 -reuse
+# a coarse level: P with 40 well-filled columns takes the narrow workflow in both stages
+run_case seq/AB-narrow           1 $P -product AB -gen_a random -size_a 300 -n_a 300 -degree_a 60 -gen_b random -size_b 300 -n_b 40 -degree_b 16 -expect_workflow narrow -reuse
+run_case seq/PtAP-narrow         1 $P -product PtAP -gen_a random -size_a 300 -n_a 300 -degree_a 60 -gen_b random -size_b 300 -n_b 40 -degree_b 16 -expect_workflow narrow -expect_stage 1 -reuse
 run_case seq/AB-mixed-aij-ocean  1 $P -product AB -gen_a lap3d -size_a 10 -type_a aij -gen_b lap3d -size_b 10 -type_b aijocean
 run_case seq/AB-mixed-ocean-aij  1 $P -product AB -gen_a lap3d -size_a 10 -type_a aijocean -gen_b lap3d -size_b 10 -type_b aij
 run_case seq/PtAP-mixed-ocean-aij 1 $P -product PtAP -gen_a lap3d27 -size_a 8 -gen_b agg -size_b 512 -degree_b 8 -type_b aij
@@ -91,6 +94,8 @@ done
 run_case mpi2/AB-rmat-mixed      2 $P -product AB -gen_a rmat -size_a 11 -degree_a 8 -type_a aijocean -gen_b rmat -size_b 11 -degree_b 8 -type_b aij
 run_case mpi3/AB-sparsity-change 3 $P -product AB -gen_a lap3d -size_a 8 -gen_b lap3d -size_b 8 -sparsity_change
 run_case mpi2/PtAP-maij          2 $P -product PtAP -gen_a elast -size_a 6 -gen_b agg -size_b 216 -degree_b 4 -maij_dof 3 -reuse
+run_case mpi2/PtAP-narrow        2 $P -product PtAP -gen_a random -size_a 300 -n_a 300 -degree_a 60 -gen_b random -size_b 300 -n_b 40 -degree_b 16 -reuse
+run_case mpi4/PtAP-narrow        4 $P -product PtAP -gen_a random -size_a 300 -n_a 300 -degree_a 60 -gen_b random -size_b 300 -n_b 40 -degree_b 16 -reuse
 run_case mpi4/AB-emptyrows       4 $P -product AB -gen_a emptyrows -size_a 400 -n_a 300 -gen_b random -size_b 300 -n_b 350 -degree_b 4
 
 # ---- bad input and fallbacks ----
