@@ -102,6 +102,7 @@ run_case mpi4/AB-emptyrows       4 $P -product AB -gen_a emptyrows -size_a 400 -
 for c in sizes unassembled nnz_limit switch_exact abt rart bad_option cuda_backend device narrow; do
   run_case errors/$c 1 $T/test_errors -case $c
 done
+run_case errors/mpi_options 2 $T/test_errors -case mpi_options
 
 # ---- solvers: same iterations with aij and aijocean, Galerkin products through petsc-ocean ----
 S=$T/test_solvers

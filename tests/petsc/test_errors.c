@@ -1,5 +1,5 @@
 static const char help[] = "Bad input gets a clear PETSc error, never a crash or a wrong result; unsupported product types fall back to\n"
-                           "PETSc's implementation with a correct result.\n  -case sizes|unassembled|nnz_limit|switch_exact|abt|rart|bad_option|cuda_backend|device|narrow\n";
+                           "PETSc's implementation with a correct result.\n  -case sizes|unassembled|nnz_limit|switch_exact|abt|rart|bad_option|cuda_backend|device|narrow|mpi_options\n";
 
 #include "oceantest.h"
 
@@ -145,6 +145,16 @@ int main(int argc, char **argv)
     PetscCall(PetscOptionsClearValue(NULL, "-mat_ocean_workflow"));
     PetscCall(PetscOptionsSetValue(NULL, "-mat_ocean_narrow_max_columns", "300"));
     EXPECT_ERROR(ProductAB(A, B, &C), PETSC_ERR_ARG_OUTOFRANGE, "-mat_ocean_narrow_max_columns 300");
+  }
+  PetscCall(PetscStrcmp(which, "mpi_options", &is));
+  if (is) { /* options without a prefix reach the local products of parallel ones (PETSc names those backend_p<k>_):
+               the narrow workflow forced on local blocks of hundreds of columns is refused on every process */
+    OceanTestGen g;
+    PetscCall(OceanTestGenSetup(&g, "lap3d", 12, 12, 0, 1, -1));
+    PetscCall(OceanTestGenMat(PETSC_COMM_WORLD, &g, MATAIJOCEAN, &A));
+    PetscCall(OceanTestGenDestroy(&g));
+    PetscCall(PetscOptionsSetValue(NULL, "-mat_ocean_workflow", "narrow"));
+    EXPECT_ERROR(ProductAB(A, A, &C), 0, "narrow workflow was forced");
   }
   PetscCall(PetscStrcmp(which, "cuda_backend", &is));
   if (is) { /* asking for the GPU where none can be used is an error, not a silent CPU run */
