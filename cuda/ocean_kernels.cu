@@ -356,11 +356,12 @@ struct OceanRowArgs {
   unsigned long long  *next;          /* LONG: the next position of list to take (rows handed out dynamically) */
 };
 
-/* Per-team state of the row being accumulated. */
+/* Per-team state of the row being accumulated.  32-bit counters (a row of C has fewer than 2^31 entries): shared
+   atomics on them are native, on 64-bit ones compare-and-swap loops (sm_90 SASS: ATOMS.CAST.SPIN.64). */
 struct OceanRowState {
-  unsigned long long count; /* distinct columns inserted */
-  unsigned long long out;   /* entries written */
-  int                over;  /* the row passed its slot */
+  unsigned count; /* distinct columns inserted */
+  unsigned out;   /* entries written */
+  int      over;  /* the row passed its slot */
 };
 
 /* A team: the threads that accumulate one row together.  One-warp teams are packed OCEAN_TEAM_BLOCK / 32 to a block
@@ -450,7 +451,7 @@ __device__ __forceinline__ void OceanHashInsert(int32_t *keys, double *hv, int64
     if (k == -1) {
       k = atomicCAS(&keys[pos], -1, col);
       if (k == -1) {
-        if (atomicAdd(&st->count, 1ULL) >= (unsigned long long)slot) {
+        if (atomicAdd(&st->count, 1u) >= (unsigned long long)slot) {
           atomicExch(&st->over, 1);
           return;
         }
@@ -498,9 +499,9 @@ __device__ void OceanTeamHashRow(const OceanTeam &tm, const OceanRowArgs &a, int
     /* global hash (LONG): appended unsorted; OceanCudaSortRows sorts these rows */
     for (int64_t j = tm.tid; j < cap; j += tm.size) {
       if (keys[j] == -1) continue;
-      const unsigned long long o = atomicAdd(&st->out, 1ULL);
-      a.cols[off + o]            = keys[j];
-      a.vals[off + o] = hv[j];
+      const unsigned o = atomicAdd(&st->out, 1u);
+      a.cols[off + o]  = keys[j];
+      a.vals[off + o]  = hv[j];
     }
     return;
   }
@@ -542,14 +543,15 @@ __device__ void OceanTeamDenseRow(const OceanTeam &tm, const OceanRowArgs &a, in
      needs an ordering between the bit and the value that atomics alone do not give, so this first version always
      zeroes the values and adds (same result). */
   OceanTeamForProducts(tm, a, i, values, [&](int32_t col, double v) {
-    const int64_t j = (int64_t)col - sh.colmin;
-    atomicOr(&bm[j >> 5], 1u << (j & 31));
+    const int64_t  j = (int64_t)col - sh.colmin;
+    const unsigned bit = 1u << (j & 31);
+    if (!(((volatile unsigned *)bm)[j >> 5] & bit)) atomicOr(&bm[j >> 5], bit); /* heavy rows set most bits early: reads then, not contended atomics */
     if (values) atomicAdd(&dv[j], v);
   });
   tm.sync();
   for (int64_t w = tm.tid; w < nw; w += tm.size) {
     const int c = __popc(bm[w]);
-    if (c) atomicAdd(&st->count, (unsigned long long)c);
+    if (c) atomicAdd(&st->count, (unsigned)c);
   }
   tm.sync();
   if (tm.tid == 0) st->over = st->count > (unsigned long long)r.slot;
@@ -587,68 +589,91 @@ __device__ void OceanTeamDenseRow(const OceanTeam &tm, const OceanRowArgs &a, in
   }
 }
 
-/* Expand-sort-compact for rows of at most 64 products, by a one-warp team: products expanded in product order
-   (OceanFlatProducts), a stable rank sort in shared memory, then each run of equal columns
-   summed in product order (the CPU's order, so these rows match it bitwise). */
+/* Expand-sort-compact for rows of at most OCEAN_ESC_MAX products (ESC4 and ESC2 alike): a team of OCEAN_ESC_LANES
+   lanes per row, OCEAN_TEAM_BLOCK / OCEAN_ESC_LANES rows per block.  Short rows are latency-bound (a few dependent
+   loads each): many in flight beats wide teams (H200, 3D 7-point squared: a warp per row 5.5 ms, 8 lanes: see the
+   benchmark).  Products expanded in product order (OceanFlatProducts), a stable rank sort of (column, product index)
+   in shared memory, then each run of equal columns summed in product order (the CPU's order, so these rows match it
+   bitwise).  A team's lanes share a warp with other teams: they synchronize on their own mask only.  Rows of the
+   team's tables are padded by one entry so that the teams of a warp read different banks. */
 #define OCEAN_ESC_MAX 64
-/* per team: ev, sv (doubles), then the expansion's eb, ea (32 each), then ec, sc (int32), then its ex (32) */
-#define OCEAN_ESC_BYTES ((2 * OCEAN_ESC_MAX + 64) * sizeof(double) + (2 * OCEAN_ESC_MAX + 32) * sizeof(int32_t))
-__device__ void OceanWarpEscRow(const OceanTeam &tm, const OceanRowArgs &a, int64_t i, const OceanRoute &r, char *smem, OceanRowState *st)
+#define OCEAN_ESC_LANES 8
+#define OCEAN_ESC_PAD (OCEAN_ESC_MAX + 1)
+template <int W>
+__global__ void __launch_bounds__(OCEAN_TEAM_BLOCK, 6) OceanKernelEscRows(OceanRowArgs a)
 {
-  const bool    values = a.cols != NULL; /* numeric: vals too */
-  const int     q = (int)r.capacity, lane = tm.tid;
-  double       *ev = (double *)smem, *sv = ev + OCEAN_ESC_MAX;
-  int32_t      *ec = (int32_t *)(sv + OCEAN_ESC_MAX + 64), *sc = ec + OCEAN_ESC_MAX;
-  const int64_t tb = a.A.rowptr[i], te = a.A.rowptr[i + 1];
-  int           count = 0, before = 0;
+  constexpr int      R = OCEAN_TEAM_BLOCK / W;
+  __shared__ int32_t ec[R][OCEAN_ESC_PAD]; /* expanded: columns and values in product order */
+  __shared__ double  ev[R][OCEAN_ESC_PAD];
+  __shared__ int32_t sc[R][OCEAN_ESC_PAD]; /* sorted: columns and the index of their product */
+  __shared__ uint8_t sx[R][OCEAN_ESC_PAD + 3];
+  __shared__ int     ex[R][W]; /* OceanFlatProducts' scratch */
+  __shared__ int64_t eb[R][W];
+  __shared__ double  ea[R][W];
+  const bool         values = a.cols != NULL; /* numeric: vals too */
+  const int          sub = (int)threadIdx.x % W, t = (int)threadIdx.x / W, first = (int)(threadIdx.x & 31) & ~(W - 1);
+  const unsigned     mask = W == 32 ? 0xffffffffu : ((1u << W) - 1u) << first;
 
-  OceanFlatProducts<32>(a.A, a.B, tb, te, lane, 0xffffffffu, (int *)(sc + OCEAN_ESC_MAX), (int64_t *)(ev + 2 * OCEAN_ESC_MAX), (double *)(ev + 2 * OCEAN_ESC_MAX + 32), values,
-                        [&](int p, int32_t col, double v) {
-                          if (p < q) { /* q counts them all; the test only guards the table */
-                            ec[p] = col;
-                            ev[p] = v;
-                          }
-                        });
-  __syncwarp();
-  for (int p = lane; p < q; p += 32) {
-    int rank = 0;
-    for (int o = 0; o < q; o++) rank += ec[o] < ec[p] || (ec[o] == ec[p] && o < p);
-    sc[rank] = ec[p];
-    sv[rank] = ev[p];
-  }
-  __syncwarp();
-  for (int p0 = 0; p0 < q; p0 += 32) {
-    const int p = p0 + lane;
-    count += __popc(__ballot_sync(0xffffffffu, p < q && (p == 0 || sc[p] != sc[p - 1])));
-  }
-  const int over = count > r.slot;
-  if (lane == 0) {
-    st->count = (unsigned long long)count;
-    st->over  = over;
-  }
-  if (!values || over) return;
-  const int64_t off = a.offsets[i];
-  for (int p0 = 0; p0 < q; p0 += 32) {
-    const int      p     = p0 + lane;
-    const bool     start = p < q && (p == 0 || sc[p] != sc[p - 1]);
-    const unsigned m     = __ballot_sync(0xffffffffu, start);
-    if (start) {
-      const int64_t o = off + before + __popc(m & ((1u << lane) - 1u));
-      double        s = sv[p];
-      for (int x = p + 1; x < q && sc[x] == sc[p]; x++) s += sv[x];
-      a.cols[o] = sc[p];
-      a.vals[o] = s;
+  for (int64_t pos = (int64_t)blockIdx.x * R + t; pos < a.n; pos += (int64_t)gridDim.x * R) {
+    const int64_t    i = a.list[pos];
+    const OceanRoute r = a.routes[i];
+    const int        q = (int)r.capacity;
+    int              count = 0, before = 0;
+    OceanFlatProducts<W>(a.A, a.B, a.A.rowptr[i], a.A.rowptr[i + 1], sub, mask, ex[t], eb[t], ea[t], values, [&](int p, int32_t col, double v) {
+      if (p < OCEAN_ESC_MAX) { /* q <= OCEAN_ESC_MAX by routing; the test only guards the table */
+        ec[t][p] = col;
+        ev[t][p] = v;
+      }
+    });
+    __syncwarp(mask);
+    for (int p = sub; p < q; p += W) {
+      const int32_t c    = ec[t][p];
+      int           rank = 0;
+      for (int o = 0; o < q; o++) {
+        const int32_t co = ec[t][o];
+        rank += (co < c) | ((co == c) & (o < p));
+      }
+      sc[t][rank] = c;
+      sx[t][rank] = (uint8_t)p;
     }
-    before += __popc(m);
+    __syncwarp(mask);
+    for (int p0 = 0; p0 < q; p0 += W) {
+      const int p = p0 + sub;
+      count += __popc(__ballot_sync(mask, p < q && (p == 0 || sc[t][p] != sc[t][p - 1])) & mask);
+    }
+    const int over = count > r.slot;
+    if (sub == 0) {
+      a.counts[i] = over ? r.slot + 1 : count;
+      a.flags[i]  = (uint8_t)over;
+    }
+    if (values && !over) {
+      const int64_t off = a.offsets[i];
+      for (int p0 = 0; p0 < q; p0 += W) {
+        const int      p     = p0 + sub;
+        const bool     start = p < q && (p == 0 || sc[t][p] != sc[t][p - 1]);
+        const unsigned m     = (__ballot_sync(mask, start) & mask) >> first;
+        if (start) {
+          double s = ev[t][sx[t][p]];
+          for (int x = p + 1; x < q && sc[t][x] == sc[t][p]; x++) s += ev[t][sx[t][x]];
+          a.cols[off + before + __popc(m & ((1u << sub) - 1u))] = sc[t][p];
+          a.vals[off + before + __popc(m & ((1u << sub) - 1u))] = s;
+        }
+        before += __popc(m);
+      }
+    }
+    __syncwarp(mask);
   }
 }
 
 /* Teams of team_size threads, each with team_bytes of the dynamic shared memory, take the bin's rows in turn; the
    accumulator is the route's.  One kernel per kind of bin, so that each gets the registers of its own accumulators
-   only (occupancy): warp teams (EMPTY, ESC, SHORT), shared-memory blocks (N0..N4: hash or dense), LONG (global hash). */
+   only (occupancy): warp teams (EMPTY, SHORT), shared-memory blocks (N0..N4: hash or dense), LONG (global hash). */
 enum { OCEAN_ROWS_WARP = 0, OCEAN_ROWS_SHARED, OCEAN_ROWS_GLOBAL };
 template <int KIND>
-__global__ void __launch_bounds__(KIND == OCEAN_ROWS_WARP ? OCEAN_TEAM_BLOCK : 1024) OceanKernelRows(OceanRowArgs a, int team_size, int team_bytes)
+/* Registers: warp teams at 4 blocks of OCEAN_TEAM_BLOCK (64 registers); the 1024-thread kinds at two blocks per SM
+   (32 registers, a few spilled to L1), which the hash and dense rows' latency needs more than registers (H200,
+   R-MAT scale 18 degree 8: numeric 116 -> 78 ms; elasticity 50 -> 41 ms; the 27-point Laplacian about 3% slower). */
+__global__ void __launch_bounds__(KIND == OCEAN_ROWS_WARP ? OCEAN_TEAM_BLOCK : 1024, KIND == OCEAN_ROWS_WARP ? 4 : 2) OceanKernelRows(OceanRowArgs a, int team_size, int team_bytes)
 {
   extern __shared__ double ocean_smem_d[];
   __shared__ OceanRowState st[OCEAN_MAX_TEAMS];
@@ -683,8 +708,6 @@ __global__ void __launch_bounds__(KIND == OCEAN_ROWS_WARP ? OCEAN_TEAM_BLOCK : 1
       double  *hv   = (double *)smem;
       int32_t *keys = (int32_t *)(a.cols ? smem + r.capacity * sizeof(double) : smem);
       if constexpr (KIND != OCEAN_ROWS_GLOBAL) OceanTeamHashRow(tm, a, i, r, keys, hv, true, s, warp_sums);
-    } else if constexpr (KIND == OCEAN_ROWS_WARP) {
-      if (r.acc == OCEAN_ACC_ESC) OceanWarpEscRow(tm, a, i, r, smem, s);
     } else if constexpr (KIND == OCEAN_ROWS_SHARED) {
       if (r.acc == OCEAN_ACC_DENSE) OceanTeamDenseRow(tm, a, i, r, a.shapes[i], (double *)smem, (unsigned *)(a.cols ? smem + r.capacity * sizeof(double) : smem), false, s);
     } else {
@@ -716,14 +739,23 @@ __global__ void OceanKernelGlobalCapacity(const int64_t *list, int64_t n, const 
   }
 }
 
-/* rows[j] = list[j] (list NULL: j) and the count of each key */
-__global__ void OceanKernelKeyRows(const uint8_t *keys, const int64_t *list, int64_t n, int64_t *rows, unsigned long long *counts)
+/* rows[j] = list[j] (list NULL: j) and the count of each key: counted per block in shared memory, a warp's equal keys
+   added once, then one global atomic per key and block (most rows share a key: one global counter taking every row's
+   atomic serializes millions of them). */
+__global__ void OceanKernelKeyRows(const uint8_t *keys, const int64_t *list, int64_t n, int nkeys, int64_t *rows, unsigned long long *counts)
 {
+  __shared__ unsigned block_counts[256];
+  for (int k = threadIdx.x; k < nkeys; k += blockDim.x) block_counts[k] = 0;
+  __syncthreads();
   OCEAN_GRID_STRIDE(j, n)
   {
-    rows[j] = list ? list[j] : j;
-    atomicAdd(&counts[keys[j]], 1ULL);
+    const unsigned key = keys[j], peers = __match_any_sync(__activemask(), key);
+    rows[j]            = list ? list[j] : j;
+    if ((int)(threadIdx.x & 31) == __ffs(peers) - 1) atomicAdd(&block_counts[key], (unsigned)__popc(peers));
   }
+  __syncthreads();
+  for (int k = threadIdx.x; k < nkeys; k += blockDim.x)
+    if (block_counts[k]) atomicAdd(&counts[k], (unsigned long long)block_counts[k]);
 }
 
 extern "C" OceanError OceanCudaGroupByKey(OceanCudaDevice dev, const uint8_t *d_keys, const int64_t *d_list, int64_t n, int nkeys, int64_t **d_grouped, int64_t *counts)
@@ -745,7 +777,7 @@ extern "C" OceanError OceanCudaGroupByKey(OceanCudaDevice dev, const uint8_t *d_
       (err = OceanCudaAlloc(dev, (size_t)n * sizeof(int64_t), (void **)&srows)) || (err = OceanCudaAlloc(dev, (size_t)nkeys * sizeof(unsigned long long), (void **)&d_counts)))
     goto done;
   if (cudaMemsetAsync(d_counts, 0, (size_t)nkeys * sizeof(unsigned long long), 0) != cudaSuccess) goto device_error;
-  OceanKernelKeyRows<<<OceanGrid(n, OCEAN_THREADS), OCEAN_THREADS>>>(d_keys, d_list, n, rows, d_counts);
+  OceanKernelKeyRows<<<OceanGrid(n, OCEAN_THREADS), OCEAN_THREADS>>>(d_keys, d_list, n, nkeys, rows, d_counts);
   /* a radix sort over the key's bits, stable: rows keep their order inside a group */
   if (cub::DeviceRadixSort::SortPairs(NULL, bytes, d_keys, skeys, rows, srows, n, 0, bits) != cudaSuccess || (err = temp.get(bytes)) ||
       cub::DeviceRadixSort::SortPairs(temp.ptr, bytes, d_keys, skeys, rows, srows, n, 0, bits) != cudaSuccess)
@@ -833,8 +865,14 @@ static OceanError OceanCudaRunGroupedRows(OceanCudaDevice dev, const OceanCudaRo
       team       = 32;
       team_bytes = 0;
     } else if (b == OCEAN_BIN_ESC4 || b == OCEAN_BIN_ESC2) {
-      team       = 32;
-      team_bytes = OCEAN_ESC_BYTES;
+      /* their own kernel (static shared memory), the same team width for both bins */
+      const int lanes = OCEAN_ESC_LANES;
+      OceanKernelEscRows<OCEAN_ESC_LANES><<<OceanGrid(nb, OCEAN_TEAM_BLOCK / OCEAN_ESC_LANES), OCEAN_TEAM_BLOCK>>>(a);
+      if ((launch = cudaGetLastError()) != cudaSuccess) {
+        err = OceanSetError(OCEAN_ERR_DEVICE, "accumulators: bin %s (%lld rows, %d lanes a row): %s", OceanBinName((OceanBin)b), (long long)nb, lanes, cudaGetErrorString(launch));
+        goto done;
+      }
+      continue;
     } else if (b == OCEAN_BIN_LONG) {
       int64_t            total = 0;
       unsigned long long h[2];
@@ -1110,28 +1148,35 @@ extern "C" OceanError OceanCudaGather64(const int64_t *d_list, int64_t n, const 
   return OCEAN_SUCCESS;
 }
 
-/* A warp per row copies its entries. */
+/* LANES threads per row copy its entries (short rows of C: several rows per warp). */
+template <int LANES>
 __global__ void OceanKernelCompact(int64_t nrows, const int64_t *rowptr, const uint8_t *flags, const int64_t *offsets, const int32_t *bcols, const double *bvals,
                                    const int64_t *foffsets, const int32_t *fcols, const double *fvals, int32_t *cols, double *vals)
 {
-  const int lane = threadIdx.x & 31;
-  for (int64_t i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5; i < nrows; i += ((int64_t)gridDim.x * blockDim.x) >> 5) {
+  const int sub = threadIdx.x & (LANES - 1);
+  OCEAN_GRID_STRIDE(g, nrows * LANES)
+  {
+    const int64_t  i  = g / LANES;
     const bool     fb = flags && flags[i];
     const int32_t *c  = fb ? fcols + foffsets[i] : bcols + offsets[i];
     const double  *v  = fb ? fvals + foffsets[i] : bvals + offsets[i];
     const int64_t  n = rowptr[i + 1] - rowptr[i], d = rowptr[i];
-    for (int64_t t = lane; t < n; t += 32) {
+    for (int64_t t = sub; t < n; t += LANES) {
       cols[d + t] = c[t];
       vals[d + t] = v[t];
     }
   }
 }
 
-extern "C" OceanError OceanCudaCompact(int64_t nrows, const int64_t *d_rowptr, const uint8_t *d_flags, const int64_t *d_offsets, const int32_t *d_bcols, const double *d_bvals,
-                                       const int64_t *d_foffsets, const int32_t *d_fcols, const double *d_fvals, int32_t *d_cols, double *d_vals)
+extern "C" OceanError OceanCudaCompact(int64_t nrows, int64_t nnz, const int64_t *d_rowptr, const uint8_t *d_flags, const int64_t *d_offsets, const int32_t *d_bcols,
+                                       const double *d_bvals, const int64_t *d_foffsets, const int32_t *d_fcols, const double *d_fvals, int32_t *d_cols, double *d_vals)
 {
   if (nrows == 0) return OCEAN_SUCCESS;
-  OceanKernelCompact<<<OceanGrid(nrows * 32, OCEAN_THREADS), OCEAN_THREADS>>>(nrows, d_rowptr, d_flags, d_offsets, d_bcols, d_bvals, d_foffsets, d_fcols, d_fvals, d_cols, d_vals);
+  if (nnz <= 16 * nrows)
+    OceanKernelCompact<8><<<OceanGrid(nrows * 8, OCEAN_THREADS), OCEAN_THREADS>>>(nrows, d_rowptr, d_flags, d_offsets, d_bcols, d_bvals, d_foffsets, d_fcols, d_fvals, d_cols, d_vals);
+  else if (nnz <= 32 * nrows)
+    OceanKernelCompact<16><<<OceanGrid(nrows * 16, OCEAN_THREADS), OCEAN_THREADS>>>(nrows, d_rowptr, d_flags, d_offsets, d_bcols, d_bvals, d_foffsets, d_fcols, d_fvals, d_cols, d_vals);
+  else OceanKernelCompact<32><<<OceanGrid(nrows * 32, OCEAN_THREADS), OCEAN_THREADS>>>(nrows, d_rowptr, d_flags, d_offsets, d_bcols, d_bvals, d_foffsets, d_fcols, d_fvals, d_cols, d_vals);
   OCEAN_CUDA_LAUNCHED("compaction");
   return OCEAN_SUCCESS;
 }

@@ -653,7 +653,7 @@ static OceanError OceanCudaOverAllocated(OceanContext ctx, OceanStage *st, Ocean
   t0 = OceanPhaseBegin(ctx, OCEAN_PHASE_COMPACT);
   OceanCall(OceanCudaTimerStart(dev));
   OceanCall(OceanCudaAllocC(ctx, st, d, s));
-  OceanCall(OceanCudaCompact(st->nrows, d->c_rowptr, s->flags, s->offsets, s->bcols, s->bvals, s->foffsets, s->fcols, s->fvals, d->c_colidx, d->c_values));
+  OceanCall(OceanCudaCompact(st->nrows, d->c_nnz, d->c_rowptr, s->flags, s->offsets, s->bcols, s->bvals, s->foffsets, s->fcols, s->fvals, d->c_colidx, d->c_values));
   if (unsorted) OceanCall(OceanCudaSortRows(dev, st->nrows, d->c_nnz, d->c_rowptr, d->c_colidx, d->c_values));
   OceanCall(OceanStageTimerStop(ctx, &S->t_compact));
   (void)OceanPhaseEnd(ctx, OCEAN_PHASE_COMPACT, 0.0, t0);
@@ -746,7 +746,7 @@ static OceanError OceanCudaNarrow(OceanContext ctx, OceanStage *st, OceanCudaSta
   OceanCall(OceanCudaTimerStart(dev));
   OceanCall(OceanDevAlloc(ctx, nnz, &d->c_colidx));
   OceanCall(OceanDevAlloc(ctx, nnz, &d->c_values));
-  OceanCall(OceanCudaCompact(n, d->c_rowptr, s->flags, s->offsets, s->bcols, s->bvals, NULL, NULL, NULL, d->c_colidx, d->c_values));
+  OceanCall(OceanCudaCompact(n, d->c_nnz, d->c_rowptr, s->flags, s->offsets, s->bcols, s->bvals, NULL, NULL, NULL, d->c_colidx, d->c_values));
   OceanCall(OceanStageTimerStop(ctx, &S->t_compact));
   (void)OceanPhaseEnd(ctx, OCEAN_PHASE_COMPACT, 0.0, t0);
 

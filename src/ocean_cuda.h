@@ -167,9 +167,10 @@ OceanError OceanCudaScanSlots(OceanCudaDevice dev, const OceanRoute *d_routes, i
 OceanError OceanCudaSelectFlagged(OceanCudaDevice dev, const int64_t *d_list, int64_t n, const uint8_t *d_flags, int64_t *d_out, int64_t *nout);
 /* d_dst[j] = d_src[d_list[j]] */
 OceanError OceanCudaGather64(const int64_t *d_list, int64_t n, const int64_t *d_src, int64_t *d_dst);
-/* Row i of C (d_rowptr) from the slot buffer at d_offsets[i], or from the fallback buffer at d_foffsets[i] when flagged. */
-OceanError OceanCudaCompact(int64_t nrows, const int64_t *d_rowptr, const uint8_t *d_flags, const int64_t *d_offsets, const int32_t *d_bcols, const double *d_bvals,
-                            const int64_t *d_foffsets, const int32_t *d_fcols, const double *d_fvals, int32_t *d_cols, double *d_vals);
+/* Row i of C (d_rowptr, nnz entries in all) from the slot buffer at d_offsets[i], or from the fallback buffer at
+   d_foffsets[i] when flagged. */
+OceanError OceanCudaCompact(int64_t nrows, int64_t nnz, const int64_t *d_rowptr, const uint8_t *d_flags, const int64_t *d_offsets, const int32_t *d_bcols,
+                            const double *d_bvals, const int64_t *d_foffsets, const int32_t *d_fcols, const double *d_fvals, int32_t *d_cols, double *d_vals);
 /* Every row of a CSR by column, in place: only the rows found out of order (the global-hash LONG rows; the shared
    accumulators write rows sorted) are copied out and sorted back by a DeviceSegmentedSort. */
 OceanError OceanCudaSortRows(OceanCudaDevice dev, int64_t nrows, int64_t nnz, const int64_t *d_rowptr, int32_t *d_cols, double *d_vals);
