@@ -48,7 +48,13 @@ $(BUILD)/src/mat%.o: src/mat%.c include/ocean.h include/petscmatocean.h $(wildca
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_CORE) $(CFLAGS_PETSC) -c $< -o $@
 
-$(BUILD)/cuda/%.o: cuda/%.cu include/ocean.h $(wildcard src/*.h) $(wildcard cuda/*.h) $(wildcard cuda/*.cuh)
+# the archs compiled for, in a file that changes only when they do: objects of other archs are rebuilt
+ifeq ($(OCEAN_HAVE_CUDA),yes)
+CUDA_ARCH_STAMP := $(BUILD)/cuda/archs
+$(shell mkdir -p $(BUILD)/cuda && { [ "$$(cat $(CUDA_ARCH_STAMP) 2>/dev/null)" = "$(OCEAN_CUDA_ARCHS)" ] || echo "$(OCEAN_CUDA_ARCHS)" > $(CUDA_ARCH_STAMP); })
+endif
+
+$(BUILD)/cuda/%.o: cuda/%.cu include/ocean.h $(wildcard src/*.h) $(wildcard cuda/*.h) $(wildcard cuda/*.cuh) $(CUDA_ARCH_STAMP)
 	@mkdir -p $(dir $@)
 	$(OCEAN_NVCC) $(NVCCFLAGS) -c $< -o $@
 

@@ -27,7 +27,7 @@
 
 typedef struct {
   const char  *only;  /* comma-separated names, NULL: all */
-  int          reps, warmup, list, small;
+  int          reps, warmup, list, small, no_cusparse;
   const char  *csv;
   double       max_gb; /* 0: no limit */
   float        chunk;  /* ALG3's chunk_fraction */
@@ -46,6 +46,7 @@ static void usage(FILE *f)
              "  --max-gb G           skip a method when its buffers would exceed G GB\n"
              "  --chunk-fraction F   cusparseSpGEMM_estimateMemory's chunk_fraction (0.2)\n"
              "  --small              smaller versions of the built-in matrices, for quick checks\n"
+             "  --no-cusparse        ours only (for profiling: no ratio is printed)\n"
              "Matrix Market files (coordinate real/integer/pattern, general/symmetric) are added to the set;\n"
              "A.mtx:B.mtx multiplies two files.  Their values are replaced by pseudo-random nonzero ones.\n"
              "ptap:A.bin:P.bin: the Galerkin product P^T A P of two PETSc binary matrices (their own values), ours as a\n"
@@ -55,13 +56,14 @@ static void usage(FILE *f)
 
 static int parse_options(int argc, char **argv, Options *o)
 {
-  *o = (Options){NULL, 10, 3, 0, 0, "build/bench/bench.csv", 0, 0.2f, NULL, 0};
+  *o = (Options){NULL, 10, 3, 0, 0, 0, "build/bench/bench.csv", 0, 0.2f, NULL, 0};
   o->files = (const char **)bench_xmalloc((size_t)argc * sizeof(char *));
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     int         takes = 1;
     if (!strcmp(a, "--list")) o->list = 1, takes = 0;
     else if (!strcmp(a, "--small")) o->small = 1, takes = 0;
+    else if (!strcmp(a, "--no-cusparse")) o->no_cusparse = 1, takes = 0;
     else if (!strcmp(a, "--help") || !strcmp(a, "-h")) return usage(stdout), exit(0), 0;
     else if (!v && a[0] == '-') return fprintf(stderr, "bench: %s needs a value\n", a), 1;
     else if (!strcmp(a, "--only")) o->only = v;
@@ -920,7 +922,9 @@ static void bench_cusparse(const Options *o, const Gpu *g, const BenchCSR *A, co
   memset(&dB, 0, sizeof(dB));
   track_init(&inputs, &res[M_ALG1], 0, 0); /* an upload failure is reported as ALG1's, then copied */
   /* A C beyond int32 offsets is still attempted: cuSPARSE reports it (INSUFFICIENT_RESOURCES on R-MAT s20) */
-  if (s->nnz_a > INT32_MAX || s->nnz_b > INT32_MAX) {
+  if (o->no_cusparse) {
+    for (int m = M_ALG1; m <= M_REUSE; m++) set_status(&res[m], RES_SKIP, "skip(--no-cusparse)");
+  } else if (s->nnz_a > INT32_MAX || s->nnz_b > INT32_MAX) {
     for (int m = M_ALG1; m <= M_REUSE; m++) set_status(&res[m], RES_SKIP, "skip(nnz > 2^31-1: int32 offsets)");
   } else if (upload_csr(A, &inputs, &dA) || (B != A && upload_csr(B, &inputs, &dB))) {
     for (int m = M_ALG2; m <= M_REUSE; m++) set_status(&res[m], RES_FAIL, "%s", res[M_ALG1].status);

@@ -88,10 +88,41 @@ for s in $stages; do
     summary+=("mpi: see mpi.txt") ;;
   profile)
     # ncu on the row kernels of one matrix (PROFILE_MATRIX, default rmat_s16_d32; PROFILE_KERNELS a regex, PROFILE_COUNT
-    # launches): duration, registers, occupancy, instructions, warp states, for the R-MAT regression's comparison
+    # launches): duration, registers, occupancy, instructions, warp states, for the R-MAT regression's comparison.
+    # PROFILE_TRACE=1: only each kernel's duration, for every kernel of ours (and CUB's), one ocean run per matrix
+    # (a comma list in PROFILE_MATRIX), cuSPARSE not run: where an end-to-end time goes.  Clocks left alone.
     NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
-    timeout 560 "$NCU" -k regex:"${PROFILE_KERNELS:-OceanKernelRows|OceanKernelKnown}" -c "${PROFILE_COUNT:-12}" --section SpeedOfLight --section Occupancy \
-      --section LaunchStats --section WarpStateStats --section InstructionStats build/examples/bench_spgemm --only "${PROFILE_MATRIX:-rmat_s16_d32}" --reps 1 --warmup 1 \
+    if [ "${PROFILE_TRACE:-0}" = 1 ]; then
+      for m in $(echo "${PROFILE_MATRIX:-lap2d_5pt_2048}" | tr ',' ' '); do
+        timeout 280 "$NCU" --clock-control none -k regex:"${PROFILE_KERNELS:-Ocean|cub}" --metrics gpu__time_duration.sum --csv \
+          build/examples/bench_spgemm --only "$m" --reps 1 --warmup 1 --no-cusparse > "$OUT/trace_$m.csv" 2>&1
+        echo "== $m (exit $?)" >> "$OUT/profile.txt"
+        # per kernel name (templates kept): launches and total microseconds, largest first
+        python3 - "$OUT/trace_$m.csv" >> "$OUT/profile.txt" <<'PY'
+import csv, sys, collections
+rows = [r for r in csv.reader(open(sys.argv[1], errors="replace")) if len(r) > 10]
+if not rows: sys.exit(0)
+h = rows[0]; k = h.index("Kernel Name"); u = h.index("Metric Unit"); v = h.index("Metric Value")
+tot = collections.defaultdict(float); cnt = collections.Counter()
+US = {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3, "msecond": 1e3}
+for r in rows[1:]:
+    if r[u] not in US: continue
+    x = float(r[v].replace(",", "")) * US[r[u]]
+    name = r[k].split("(")[0][:90]; tot[name] += x; cnt[name] += 1
+for name, x in sorted(tot.items(), key=lambda t: -t[1]): print("%10.1f us %4d  %s" % (x, cnt[name], name))
+all_us = sum(tot.values()); print("%10.1f us total (both runs: the first and the timed one)" % all_us)
+b = h.index("Block Size") if "Block Size" in h else None; g = h.index("Grid Size") if "Grid Size" in h else None
+print("launches over 1% of the total, in order (block, grid):")
+for r in rows[1:]:
+    if r[u] not in US: continue
+    x = float(r[v].replace(",", "")) * US[r[u]]
+    if x > 0.01 * all_us: print("%10.1f us  %-40s %s %s" % (x, r[k].split("(")[0][:40], r[b] if b is not None else "", r[g] if g is not None else ""))
+PY
+      done
+      summary+=("profile (trace): see profile.txt"); continue
+    fi
+    timeout 560 "$NCU" --clock-control none -k regex:"${PROFILE_KERNELS:-OceanKernelRows|OceanKernelKnown}" -c "${PROFILE_COUNT:-12}" --section SpeedOfLight --section Occupancy \
+      --section LaunchStats --section WarpStateStats --section InstructionStats --section MemoryWorkloadAnalysis build/examples/bench_spgemm --only "${PROFILE_MATRIX:-rmat_s16_d32}" --reps 1 --warmup 1 --no-cusparse \
       --csv "$OUT/profile_bench.csv" > "$OUT/profile.txt" 2>&1
     summary+=("profile: exit $?; $(grep -cE '^  Ocean' "$OUT/profile.txt") kernel launches in profile.txt") ;;
   *) summary+=("$s: unknown stage") ;;
