@@ -378,7 +378,7 @@ struct OceanTeam {
   }
 };
 
-/* Sorts keys[0, n) ascending (unsigned) in shared memory with vals (if not NULL) moved along: a bitonic network over the next power
+/* Sorts keys[0, n) ascending (unsigned) in shared memory with vals moved along: a bitonic network over the next power
    of two in its all-ascending form (the first step of each merge compares mirrored pairs), so the virtual entries
    past n act as +infinity and are never touched.  Called by every thread of the team; ends synchronized. */
 __device__ void OceanTeamSortTable(const OceanTeam &tm, uint32_t *keys, double *vals, int64_t n64)
@@ -395,13 +395,11 @@ __device__ void OceanTeamSortTable(const OceanTeam &tm, uint32_t *keys, double *
         if (hi < n) {
           const uint32_t kl = keys[lo], kh = keys[hi];
           if (kh < kl) {
-            keys[lo] = kh;
-            keys[hi] = kl;
-            if (vals) {
-              const double v = vals[lo];
-              vals[lo]       = vals[hi];
-              vals[hi]       = v;
-            }
+            const double v = vals[lo];
+            keys[lo]       = kh;
+            keys[hi]       = kl;
+            vals[lo]       = vals[hi];
+            vals[hi]       = v;
           }
         }
       }
@@ -411,7 +409,7 @@ __device__ void OceanTeamSortTable(const OceanTeam &tm, uint32_t *keys, double *
 
 /* Moves the occupied entries (key != -1) of a shared hash table to its front, in table order; returns their number.
    A chunk of the team's size at a time: every read of a chunk happens before its writes, which land below it. */
-__device__ int64_t OceanTeamCompactTable(const OceanTeam &tm, int32_t *keys, double *vals, int64_t cap, bool numeric, int *warp_sums)
+__device__ int64_t OceanTeamCompactTable(const OceanTeam &tm, int32_t *keys, double *vals, int64_t cap, int *warp_sums)
 {
   const int lane = tm.tid & 31, w = tm.tid >> 5, nw = tm.size >> 5, w0 = (int)(threadIdx.x >> 5) - w;
   int64_t   base = 0;
@@ -419,7 +417,7 @@ __device__ int64_t OceanTeamCompactTable(const OceanTeam &tm, int32_t *keys, dou
   for (int64_t j0 = 0; j0 < cap; j0 += tm.size) {
     const int64_t  j = j0 + tm.tid;
     const int32_t  k = j < cap ? keys[j] : -1;
-    const double   v = numeric && j < cap ? vals[j] : 0.0;
+    const double   v = j < cap ? vals[j] : 0.0;
     const unsigned m = __ballot_sync(0xffffffffu, k != -1);
     if (lane == 0) warp_sums[w0 + w] = __popc(m);
     tm.sync();
@@ -432,7 +430,7 @@ __device__ int64_t OceanTeamCompactTable(const OceanTeam &tm, int32_t *keys, dou
     if (k != -1) {
       const int64_t d = base + before + __popc(m & ((1u << lane) - 1u));
       keys[d]         = k;
-      if (numeric) vals[d] = v;
+      vals[d]         = v;
     }
     base += total;
     tm.sync();
@@ -507,7 +505,7 @@ __device__ void OceanTeamHashRow(const OceanTeam &tm, const OceanRowArgs &a, int
   }
   /* shared hash: the occupied entries moved to the front, sorted by column (values moved along, sums untouched),
      written in column order */
-  const int64_t cnt = OceanTeamCompactTable(tm, keys, hv, cap, values, warp_sums);
+  const int64_t cnt = OceanTeamCompactTable(tm, keys, hv, cap, warp_sums);
   if (cnt <= (int64_t)tm.size && cnt <= 512) {
     /* at most one entry per thread: its rank among the (distinct) columns is its place in the row */
     for (int64_t j = tm.tid; j < cnt; j += tm.size) {
@@ -519,7 +517,7 @@ __device__ void OceanTeamHashRow(const OceanTeam &tm, const OceanRowArgs &a, int
     }
     return;
   }
-  OceanTeamSortTable(tm, (uint32_t *)keys, values ? hv : NULL, cnt);
+  OceanTeamSortTable(tm, (uint32_t *)keys, hv, cnt);
   for (int64_t j = tm.tid; j < cnt; j += tm.size) {
     a.cols[off + j] = keys[j];
     a.vals[off + j] = hv[j];
@@ -1148,7 +1146,7 @@ extern "C" OceanError OceanCudaGather64(const int64_t *d_list, int64_t n, const 
   return OCEAN_SUCCESS;
 }
 
-/* LANES threads per row copy its entries (short rows of C: several rows per warp). */
+/* LANES threads per row copy its entries (short rows of C: several rows per warp); cols or vals NULL: not copied. */
 template <int LANES>
 __global__ void OceanKernelCompact(int64_t nrows, const int64_t *rowptr, const uint8_t *flags, const int64_t *offsets, const int32_t *bcols, const double *bvals,
                                    const int64_t *foffsets, const int32_t *fcols, const double *fvals, int32_t *cols, double *vals)
@@ -1156,14 +1154,16 @@ __global__ void OceanKernelCompact(int64_t nrows, const int64_t *rowptr, const u
   const int sub = threadIdx.x & (LANES - 1);
   OCEAN_GRID_STRIDE(g, nrows * LANES)
   {
-    const int64_t  i  = g / LANES;
-    const bool     fb = flags && flags[i];
-    const int32_t *c  = fb ? fcols + foffsets[i] : bcols + offsets[i];
-    const double  *v  = fb ? fvals + foffsets[i] : bvals + offsets[i];
-    const int64_t  n = rowptr[i + 1] - rowptr[i], d = rowptr[i];
-    for (int64_t t = sub; t < n; t += LANES) {
-      cols[d + t] = c[t];
-      vals[d + t] = v[t];
+    const int64_t i  = g / LANES;
+    const bool    fb = flags && flags[i];
+    const int64_t o = fb ? foffsets[i] : offsets[i], n = rowptr[i + 1] - rowptr[i], d = rowptr[i];
+    if (cols) {
+      const int32_t *c = (fb ? fcols : bcols) + o;
+      for (int64_t t = sub; t < n; t += LANES) cols[d + t] = c[t];
+    }
+    if (vals) {
+      const double *v = (fb ? fvals : bvals) + o;
+      for (int64_t t = sub; t < n; t += LANES) vals[d + t] = v[t];
     }
   }
 }

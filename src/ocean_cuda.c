@@ -583,7 +583,8 @@ static OceanError OceanCudaGetSketches(OceanContext ctx, const OceanCSR *Bh, int
 }
 
 /* C on the device from exact counts in s->counts: rowptr and arrays (after the size check). */
-static OceanError OceanCudaAllocC(OceanContext ctx, OceanStage *st, OceanCudaStage *d, OceanCudaScratch *s)
+/* C's row offsets from the exact counts (s->counts) and its nonzero count. */
+static OceanError OceanCudaAllocRowptr(OceanContext ctx, OceanStage *st, OceanCudaStage *d, OceanCudaScratch *s)
 {
   int64_t nnz;
   OceanCall(OceanDevAlloc(ctx, st->nrows + 1, &d->c_rowptr));
@@ -591,8 +592,14 @@ static OceanError OceanCudaAllocC(OceanContext ctx, OceanStage *st, OceanCudaSta
   OceanCall(OceanStageCheckNnz(ctx, st, nnz));
   d->c_nnz = nnz;
   st->nnz  = nnz;
-  OceanCall(OceanDevAlloc(ctx, nnz, &d->c_colidx));
-  OceanCall(OceanDevAlloc(ctx, nnz, &d->c_values));
+  return OCEAN_SUCCESS;
+}
+
+static OceanError OceanCudaAllocC(OceanContext ctx, OceanStage *st, OceanCudaStage *d, OceanCudaScratch *s)
+{
+  OceanCall(OceanCudaAllocRowptr(ctx, st, d, s));
+  OceanCall(OceanDevAlloc(ctx, d->c_nnz, &d->c_colidx));
+  OceanCall(OceanDevAlloc(ctx, d->c_nnz, &d->c_values));
   return OCEAN_SUCCESS;
 }
 
@@ -652,8 +659,25 @@ static OceanError OceanCudaOverAllocated(OceanContext ctx, OceanStage *st, Ocean
 
   t0 = OceanPhaseBegin(ctx, OCEAN_PHASE_COMPACT);
   OceanCall(OceanCudaTimerStart(dev));
-  OceanCall(OceanCudaAllocC(ctx, st, d, s));
-  OceanCall(OceanCudaCompact(st->nrows, d->c_nnz, d->c_rowptr, s->flags, s->offsets, s->bcols, s->bvals, s->foffsets, s->fcols, s->fvals, d->c_colidx, d->c_values));
+  /* the peak of the run is here (slots, C, per-row arrays): the scratch nothing reads any more goes first, and C's
+     columns are compacted and the slots' columns freed before C's values are allocated (the Laplacians' upper
+     bounds: slots of about twice C) */
+  OceanDevFree(ctx, s->p);
+  OceanDevFree(ctx, s->list);
+  OceanDevFree(ctx, s->list2);
+  OceanDevFree(ctx, s->scan);
+  OceanDevFree(ctx, s->sroutes);
+  OceanDevFree(ctx, s->cflags);
+  OceanDevFree(ctx, s->nflags);
+  OceanCall(OceanCudaAllocRowptr(ctx, st, d, s));
+  OceanCall(OceanDevAlloc(ctx, d->c_nnz, &d->c_colidx));
+  OceanCall(OceanCudaCompact(st->nrows, d->c_nnz, d->c_rowptr, s->flags, s->offsets, s->bcols, NULL, s->foffsets, s->fcols, NULL, d->c_colidx, NULL));
+  OceanDevFree(ctx, s->bcols);
+  OceanDevFree(ctx, s->fcols);
+  OceanCall(OceanDevAlloc(ctx, d->c_nnz, &d->c_values));
+  OceanCall(OceanCudaCompact(st->nrows, d->c_nnz, d->c_rowptr, s->flags, s->offsets, NULL, s->bvals, s->foffsets, NULL, s->fvals, NULL, d->c_values));
+  OceanDevFree(ctx, s->bvals);
+  OceanDevFree(ctx, s->fvals);
   if (unsorted) OceanCall(OceanCudaSortRows(dev, st->nrows, d->c_nnz, d->c_rowptr, d->c_colidx, d->c_values));
   OceanCall(OceanStageTimerStop(ctx, &S->t_compact));
   (void)OceanPhaseEnd(ctx, OCEAN_PHASE_COMPACT, 0.0, t0);

@@ -168,7 +168,7 @@ OceanError OceanCudaSelectFlagged(OceanCudaDevice dev, const int64_t *d_list, in
 /* d_dst[j] = d_src[d_list[j]] */
 OceanError OceanCudaGather64(const int64_t *d_list, int64_t n, const int64_t *d_src, int64_t *d_dst);
 /* Row i of C (d_rowptr, nnz entries in all) from the slot buffer at d_offsets[i], or from the fallback buffer at
-   d_foffsets[i] when flagged. */
+   d_foffsets[i] when flagged.  d_cols or d_vals NULL: that half is not copied (its sources may be NULL too). */
 OceanError OceanCudaCompact(int64_t nrows, int64_t nnz, const int64_t *d_rowptr, const uint8_t *d_flags, const int64_t *d_offsets, const int32_t *d_bcols,
                             const double *d_bvals, const int64_t *d_foffsets, const int32_t *d_fcols, const double *d_fvals, int32_t *d_cols, double *d_vals);
 /* Every row of a CSR by column, in place: only the rows found out of order (the global-hash LONG rows; the shared
