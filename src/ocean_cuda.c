@@ -582,8 +582,7 @@ static OceanError OceanCudaGetSketches(OceanContext ctx, const OceanCSR *Bh, int
   return OCEAN_SUCCESS;
 }
 
-/* C on the device from exact counts in s->counts: rowptr and arrays (after the size check). */
-/* C's row offsets from the exact counts (s->counts) and its nonzero count. */
+/* C's row offsets from the exact counts (s->counts) and its nonzero count (after the size check). */
 static OceanError OceanCudaAllocRowptr(OceanContext ctx, OceanStage *st, OceanCudaStage *d, OceanCudaScratch *s)
 {
   int64_t nnz;
@@ -595,6 +594,7 @@ static OceanError OceanCudaAllocRowptr(OceanContext ctx, OceanStage *st, OceanCu
   return OCEAN_SUCCESS;
 }
 
+/* C on the device from exact counts in s->counts: rowptr and arrays. */
 static OceanError OceanCudaAllocC(OceanContext ctx, OceanStage *st, OceanCudaStage *d, OceanCudaScratch *s)
 {
   OceanCall(OceanCudaAllocRowptr(ctx, st, d, s));
