@@ -280,6 +280,9 @@ OCEAN_HD void OceanSketchInsert(uint8_t *sketch, int log2m, int32_t col)
   sketch[idx] = OceanRegisterPack(OceanRegisterUnpack(sketch[idx]) | bit);
 }
 
+/* rho_k = 2^-min(k, q): the probability of update value k = 1..q+1 in a register (q = 64 - log2 m hash bits). */
+OCEAN_HD double OceanSketchRho(int k, int q) { return ldexp(1.0, -(k <= q ? k : q)); }
+
 /*
   Maximum likelihood under the Poisson model (each register sees Poisson(lambda) columns, lambda = n/m; update
   value k appears in a register with probability 1 - exp(-lambda rho_k), independently):
@@ -289,14 +292,16 @@ OCEAN_HD void OceanSketchInsert(uint8_t *sketch, int log2m, int32_t col)
   1/x - 1/2 < 1/expm1(x) < 1/x:   B/(alpha + sum beta rho/2) <= lambda <= B/alpha  (B = sum beta),
   and found by Newton steps that fall back to bisection when they leave the bracket.
 */
-OCEAN_HD double OceanSketchSolveML(double alpha, const double *beta, const double *rho, int nk)
+/* beta[k] for the values k in [k_lo, k_hi] (the only ones some register saw: the terms of the others are zeros, so
+   leaving them out changes no bit of the sums, and a solve costs its few seen values instead of all q + 1). */
+OCEAN_HD double OceanSketchSolveML(double alpha, const int *beta, int k_lo, int k_hi, int q)
 {
   double B = 0, Brho = 0, lo, hi, x;
   int    k, it;
 
-  for (k = 0; k < nk; k++) {
-    B += beta[k];
-    Brho += beta[k] * rho[k];
+  for (k = k_lo; k <= k_hi; k++) {
+    B += (double)beta[k];
+    Brho += (double)beta[k] * OceanSketchRho(k, q);
   }
   if (B == 0) return 0;
   if (alpha <= 0) return INFINITY; /* every register saturated */
@@ -305,13 +310,14 @@ OCEAN_HD double OceanSketchSolveML(double alpha, const double *beta, const doubl
   x  = 0.5 * (lo + hi);
   for (it = 0; it < 100; it++) {
     double g = -alpha, dg = 0, next;
-    for (k = 0; k < nk; k++) {
-      double e, em1;
+    for (k = k_lo; k <= k_hi; k++) {
+      const double rho = OceanSketchRho(k, q), b = (double)beta[k];
+      double       e, em1;
       if (beta[k] == 0) continue;
-      em1 = expm1(x * rho[k]);
+      em1 = expm1(x * rho);
       e   = em1 + 1.0;
-      g += beta[k] * rho[k] / em1;
-      dg -= beta[k] * rho[k] * rho[k] * e / (em1 * em1);
+      g += b * rho / em1;
+      dg -= b * rho * rho * e / (em1 * em1);
     }
     if (g > 0) lo = x;
     else hi = x;
@@ -327,32 +333,30 @@ OCEAN_HD double OceanSketchSolveML(double alpha, const double *beta, const doubl
 OCEAN_HD double OceanSketchEstimateRegisters(const uint8_t *sketch, int registers)
 {
   const int log2m = OceanLog2Int(registers), q = 64 - log2m;
-  double    rho[65], beta[65], alpha = 0;
-  int       j, k;
+  int       beta[66] = {0}, k_lo = q + 2, k_hi = 0, j;
+  double    alpha    = 0;
 
-  /* index k-1 for update value k = 1..q+1 */
-  for (k = 1; k <= q + 1; k++) {
-    rho[k - 1]  = ldexp(1.0, -(k <= q ? k : q));
-    beta[k - 1] = 0;
-  }
+  /* beta[k] for update value k = 1..q+1 */
   for (j = 0; j < registers; j++) {
     int r = sketch[j], u = r >> 2;
     if (!r) {
       alpha += 1.0; /* all values absent: sum of rho is 1 */
       continue;
     }
-    beta[u - 1] += 1;
+    beta[u] += 1;
     if (u <= q) alpha += ldexp(1.0, -u); /* values above u: sum_{k>u} rho_k = 2^-u */
     if (u >= 2) {
-      if (r & 2) beta[u - 2] += 1;
-      else alpha += rho[u - 2];
+      if (r & 2) beta[u - 1] += 1;
+      else alpha += OceanSketchRho(u - 1, q);
     }
     if (u >= 3) {
-      if (r & 1) beta[u - 3] += 1;
-      else alpha += rho[u - 3];
+      if (r & 1) beta[u - 2] += 1;
+      else alpha += OceanSketchRho(u - 2, q);
     }
+    k_lo = OceanMin64(k_lo, u >= 3 ? u - 2 : u >= 2 ? u - 1 : u);
+    k_hi = OceanMax64(k_hi, u);
   }
-  return (double)registers * OceanSketchSolveML(alpha, beta, rho, q + 1) / (1.0 + OCEAN_SKETCH_ML_BIAS / registers);
+  return (double)registers * OceanSketchSolveML(alpha, beta, k_lo, k_hi, q) / (1.0 + OCEAN_SKETCH_ML_BIAS / registers);
 }
 
 #endif
