@@ -30,21 +30,10 @@
     } \
   } while (0)
 
-/* CUB temporary storage from the pool, two phases: the launcher calls its CUB routine once with d_temp NULL. */
-struct OceanTemp {
-  OceanCudaDevice dev;
-  void           *ptr;
-  explicit OceanTemp(OceanCudaDevice d) : dev(d), ptr(NULL) {}
-  ~OceanTemp() { OceanCudaFree(dev, ptr); }
-  OceanError get(size_t bytes) { return OceanCudaAlloc(dev, bytes ? bytes : 1, &ptr); }
-};
-
 /* ------------------------------------------------------------------------------------------------ analysis */
 
 /* Long rows (OceanWideRows) get a warp each, lanes over the entries, reduced by shuffles: integer sums and extremes,
    so the results are a thread per row's. */
-#define OCEAN_FULL_MASK 0xffffffffu
-
 __device__ static inline void OceanWarpRange(int32_t *lo, int32_t *hi)
 {
   for (int o = 16; o; o >>= 1) {

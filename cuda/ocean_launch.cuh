@@ -41,6 +41,17 @@ static inline int OceanDeviceSMs()
   return sms;
 }
 
+#define OCEAN_FULL_MASK 0xffffffffu
+
+/* CUB temporary storage from the pool, two phases: the launcher calls its CUB routine once with d_temp NULL. */
+struct OceanTemp {
+  OceanCudaDevice dev;
+  void           *ptr;
+  explicit OceanTemp(OceanCudaDevice d) : dev(d), ptr(NULL) {}
+  ~OceanTemp() { OceanCudaFree(dev, ptr); }
+  OceanError get(size_t bytes) { return OceanCudaAlloc(dev, bytes ? bytes : 1, &ptr); }
+};
+
 #define OCEAN_GRID_STRIDE(i, n) for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (int64_t)gridDim.x * blockDim.x)
 
 #endif

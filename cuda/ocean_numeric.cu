@@ -10,6 +10,11 @@
   A product whose column is not in C's row (the operands' structure is not the symbolic phase's) raises a flag the
   launcher returns as an error; C is then wrong and the caller must redo the symbolic phase.
   Summation order: atomics, so the last bits depend on the schedule (the tests allow 1e-12 |A||B|).
+
+  The product map (OceanCudaProductMap): the same kernels, run twice over the products without values, count each
+  entry's products and then list them (their entries of A and B) grouped by entry of C.  A numeric call with the map
+  is then a gather and a segmented sum: no search, no atomics, a fixed summation order (the map's, so repeated calls
+  give the same bits), reads streamed.  It costs 8 bytes per product, so the caller decides whether to keep one.
 */
 #include <cub/cub.cuh>
 #include <cuda_runtime.h>
@@ -35,7 +40,27 @@ struct OceanKnownArgs {
   const int32_t       *cols;
   double              *vals;
   int                 *missing;
+  int32_t             *cursor; /* map passes: products per entry of C (COUNT), then entries filled so far (FILL) */
+  const int64_t       *eptr;   /* FILL: each entry's first product in the map */
+  int32_t             *aidx, *bidx; /* FILL: the map */
 };
+
+/* What the kernels do with each product: add its value into the row's sums, or count it, or list it in the map. */
+enum { OCEAN_KNOWN_VALUES = 0, OCEAN_KNOWN_COUNT, OCEAN_KNOWN_FILL };
+
+/* Product (t, u) of value v found at position p of row i's entries in C (cb: the row's first entry; sums: its sums). */
+template <int M>
+__device__ __forceinline__ void OceanKnownTake(const OceanKnownArgs &a, int64_t cb, int64_t p, double v, int64_t t, int64_t u, double *sums)
+{
+  if (p < 0) *a.missing = 1;
+  else if (M == OCEAN_KNOWN_VALUES) atomicAdd(&sums[p], v);
+  else if (M == OCEAN_KNOWN_COUNT) atomicAdd(&a.cursor[cb + p], 1);
+  else {
+    const int64_t k = a.eptr[cb + p] + atomicAdd(&a.cursor[cb + p], 1);
+    a.aidx[k]       = (int32_t)t;
+    a.bidx[k]       = (int32_t)u;
+  }
+}
 
 __global__ void OceanKernelKnownClass(int64_t nrows, const int64_t *rowptr, const OceanRowShape *shapes, int64_t big_max, uint8_t *keys)
 {
@@ -50,6 +75,7 @@ __global__ void OceanKernelKnownClass(int64_t nrows, const int64_t *rowptr, cons
 
 /* SMALL: OCEAN_KNOWN_SMALL_LANES lanes per row, several rows per warp (short rows are latency-bound: more rows in
    flight), products spread flat over the row's lanes (at most OCEAN_KNOWN_SMALL_PRODUCTS of them). */
+template <int M>
 __global__ void __launch_bounds__(32 * OCEAN_KNOWN_WARPS) OceanKernelKnownSmall(OceanKnownArgs a)
 {
   const int          per_block = 32 * OCEAN_KNOWN_WARPS / OCEAN_KNOWN_SMALL_LANES;
@@ -71,19 +97,18 @@ __global__ void __launch_bounds__(32 * OCEAN_KNOWN_WARPS) OceanKernelKnownSmall(
         vals[r][j] = 0.0;
       }
       __syncwarp(mask);
-      OceanFlatProducts<OCEAN_KNOWN_SMALL_LANES>(a.A, a.B, a.A.rowptr[i], a.A.rowptr[i + 1], sub, mask, ex[r], eb[r], ea[r], true, [&](int, int32_t c, double v) {
-        const int64_t p = OceanFindColumn(cols[r], L, c);
-        if (p < 0) *a.missing = 1;
-        else atomicAdd(&vals[r][p], v);
-      });
+      OceanFlatProductsAt<OCEAN_KNOWN_SMALL_LANES>(a.A, a.B, a.A.rowptr[i], a.A.rowptr[i + 1], sub, mask, ex[r], eb[r], ea[r], M == OCEAN_KNOWN_VALUES,
+                                                   [&](int, int32_t c, double v, int64_t t, int64_t u) { OceanKnownTake<M>(a, cb, OceanFindColumn(cols[r], L, c), v, t, u, vals[r]); });
       __syncwarp(mask);
-      for (int j = sub; j < L; j += OCEAN_KNOWN_SMALL_LANES) a.vals[cb + j] = vals[r][j];
+      if (M == OCEAN_KNOWN_VALUES)
+        for (int j = sub; j < L; j += OCEAN_KNOWN_SMALL_LANES) a.vals[cb + j] = vals[r][j];
     }
     __syncwarp();
   }
 }
 
 /* A warp per row; rows with an empty row of C take part too, so that a stray product is flagged. */
+template <int M>
 __global__ void __launch_bounds__(32 * OCEAN_KNOWN_WARPS) OceanKernelKnownWarp(OceanKnownArgs a)
 {
   __shared__ int32_t cols[OCEAN_KNOWN_WARPS][OCEAN_KNOWN_WARP_MAX];
@@ -98,18 +123,16 @@ __global__ void __launch_bounds__(32 * OCEAN_KNOWN_WARPS) OceanKernelKnownWarp(O
     cols[w][lane]    = lane < L ? a.cols[cb + lane] : INT32_MAX;
     vals[w][lane]    = 0.0;
     __syncwarp();
-    OceanGroupForProducts(a.A, a.B, tb, te, lane, 32, g, true, [&](int32_t c, double v) {
-      const int64_t p = OceanFindColumn(cols[w], L, c);
-      if (p < 0) *a.missing = 1;
-      else atomicAdd(&vals[w][p], v);
-    });
+    OceanGroupForProductsAt(a.A, a.B, tb, te, lane, 32, g, M == OCEAN_KNOWN_VALUES,
+                            [&](int32_t c, double v, int64_t t, int64_t u) { OceanKnownTake<M>(a, cb, OceanFindColumn(cols[w], L, c), v, t, u, vals[w]); });
     __syncwarp();
-    if (lane < L) a.vals[cb + lane] = vals[w][lane];
+    if (M == OCEAN_KNOWN_VALUES && lane < L) a.vals[cb + lane] = vals[w][lane];
     __syncwarp();
   }
 }
 
 /* A block per row with the row's columns and sums in shared memory (BLOCK and BIG). */
+template <int M>
 __global__ void OceanKernelKnownBlock(OceanKnownArgs a)
 {
   extern __shared__ double ocean_known_smem[];
@@ -125,31 +148,28 @@ __global__ void OceanKernelKnownBlock(OceanKnownArgs a)
       vals[j] = 0.0;
     }
     __syncthreads();
-    OceanGroupForProducts(a.A, a.B, tb, te, (int)threadIdx.x, (int)blockDim.x, g, true, [&](int32_t c, double v) {
-      const int64_t p = OceanFindColumn(cols, L, c);
-      if (p < 0) *a.missing = 1;
-      else atomicAdd(&vals[p], v);
-    });
+    OceanGroupForProductsAt(a.A, a.B, tb, te, (int)threadIdx.x, (int)blockDim.x, g, M == OCEAN_KNOWN_VALUES,
+                            [&](int32_t c, double v, int64_t t, int64_t u) { OceanKnownTake<M>(a, cb, OceanFindColumn(cols, L, c), v, t, u, vals); });
     __syncthreads();
-    for (int64_t j = threadIdx.x; j < L; j += blockDim.x) a.vals[cb + j] = vals[j];
+    if (M == OCEAN_KNOWN_VALUES)
+      for (int64_t j = threadIdx.x; j < L; j += blockDim.x) a.vals[cb + j] = vals[j];
     __syncthreads();
   }
 }
 
 /* Rows longer than shared memory holds: C's values zeroed, then atomics at the positions found in global memory. */
+template <int M>
 __global__ void OceanKernelKnownGlobal(OceanKnownArgs a)
 {
   for (int64_t pos = blockIdx.x; pos < a.n; pos += gridDim.x) {
     const int64_t i = a.list[pos], cb = a.rowptr[i], L = a.rowptr[i + 1] - cb;
     const int64_t tb = a.A.rowptr[i], te = a.A.rowptr[i + 1];
     const int     g = OceanLanesPerEntry(a.shapes[i].products, te - tb);
-    for (int64_t j = threadIdx.x; j < L; j += blockDim.x) a.vals[cb + j] = 0.0;
+    if (M == OCEAN_KNOWN_VALUES)
+      for (int64_t j = threadIdx.x; j < L; j += blockDim.x) a.vals[cb + j] = 0.0;
     __syncthreads();
-    OceanGroupForProducts(a.A, a.B, tb, te, (int)threadIdx.x, (int)blockDim.x, g, true, [&](int32_t c, double v) {
-      const int64_t p = OceanFindColumn(a.cols + cb, L, c);
-      if (p < 0) *a.missing = 1;
-      else atomicAdd(&a.vals[cb + p], v);
-    });
+    OceanGroupForProductsAt(a.A, a.B, tb, te, (int)threadIdx.x, (int)blockDim.x, g, M == OCEAN_KNOWN_VALUES,
+                            [&](int32_t c, double v, int64_t t, int64_t u) { OceanKnownTake<M>(a, cb, OceanFindColumn(a.cols + cb, L, c), v, t, u, a.vals + cb); });
     __syncthreads();
   }
 }
@@ -158,7 +178,7 @@ __global__ void OceanKernelKnownGlobal(OceanKnownArgs a)
 static OceanError OceanKnownBigMax(int64_t smem_optin, int64_t *big_max)
 {
   cudaFuncAttributes fa;
-  if (cudaFuncGetAttributes(&fa, OceanKernelKnownBlock) != cudaSuccess) {
+  if (cudaFuncGetAttributes(&fa, OceanKernelKnownBlock<OCEAN_KNOWN_VALUES>) != cudaSuccess) {
     (void)cudaGetLastError();
     return OceanSetError(OCEAN_ERR_DEVICE, "known-structure numeric: cannot read the kernel's attributes");
   }
@@ -190,8 +210,10 @@ extern "C" void OceanCudaKnownPlanDestroy(OceanCudaDevice dev, OceanCudaKnownPla
   memset(plan, 0, sizeof(*plan));
 }
 
-extern "C" OceanError OceanCudaNumericKnown(OceanCudaDevice dev, const OceanCudaKnownPlan *plan, OceanDevCSR A, OceanDevCSR B, const OceanRowShape *d_shapes,
-                                            const int64_t *d_rowptr, const int32_t *d_colidx, double *d_values)
+/* Every product of the plan's rows through the kernels of mode M (a's A, B, shapes, rowptr, cols and the mode's
+   arrays set by the caller); OCEAN_ERR_STATE when a product's column is not in its row of C. */
+template <int M>
+static OceanError OceanKnownRun(OceanCudaDevice dev, const OceanCudaKnownPlan *plan, OceanKnownArgs a)
 {
   static int64_t smem_set = -1; /* the opt-in is per kernel and device: set once, to the most the plan allows */
   int           *d_missing = NULL, missing = 0;
@@ -201,7 +223,7 @@ extern "C" OceanError OceanCudaNumericKnown(OceanCudaDevice dev, const OceanCuda
 
   if (!plan->rows) return OCEAN_SUCCESS;
   if (smem_set != plan->smem_optin) {
-    if (cudaFuncSetAttribute(OceanKernelKnownBlock, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)(plan->big_max * (int64_t)OCEAN_KNOWN_ENTRY_BYTES)) != cudaSuccess) {
+    if (cudaFuncSetAttribute(OceanKernelKnownBlock<M>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)(plan->big_max * (int64_t)OCEAN_KNOWN_ENTRY_BYTES)) != cudaSuccess) {
       (void)cudaGetLastError();
       return OceanSetError(OCEAN_ERR_DEVICE, "known-structure numeric: cannot allow %lld bytes of shared memory", (long long)(plan->big_max * (int64_t)OCEAN_KNOWN_ENTRY_BYTES));
     }
@@ -209,25 +231,18 @@ extern "C" OceanError OceanCudaNumericKnown(OceanCudaDevice dev, const OceanCuda
   }
   if ((err = OceanCudaAlloc(dev, sizeof(int), (void **)&d_missing))) return err;
   if (cudaMemsetAsync(d_missing, 0, sizeof(int), 0) != cudaSuccess) goto device_error;
+  a.missing = d_missing;
   for (k = 0; k < OCEAN_CUDA_KNOWN_CLASSES; start += plan->count[k], k++) {
-    OceanKnownArgs a;
-    const int64_t  n = plan->count[k];
+    const int64_t n = plan->count[k];
     if (!n) continue;
-    a.A       = A;
-    a.B       = B;
-    a.shapes  = d_shapes;
-    a.list    = plan->rows + start;
-    a.n       = n;
-    a.rowptr  = d_rowptr;
-    a.cols    = d_colidx;
-    a.vals    = d_values;
-    a.missing = d_missing;
+    a.list = plan->rows + start;
+    a.n    = n;
     switch (k) {
-    case OCEAN_CUDA_KNOWN_SMALL: OceanKernelKnownSmall<<<OceanGrid(n, 32 * OCEAN_KNOWN_WARPS / OCEAN_KNOWN_SMALL_LANES), 32 * OCEAN_KNOWN_WARPS>>>(a); break;
-    case OCEAN_CUDA_KNOWN_WARP: OceanKernelKnownWarp<<<OceanGrid(n, OCEAN_KNOWN_WARPS), 32 * OCEAN_KNOWN_WARPS>>>(a); break;
-    case OCEAN_CUDA_KNOWN_BLOCK: OceanKernelKnownBlock<<<OceanGrid(n, 1), OCEAN_KNOWN_BLOCK_THREADS, OCEAN_KNOWN_BLOCK_MAX * OCEAN_KNOWN_ENTRY_BYTES>>>(a); break;
-    case OCEAN_CUDA_KNOWN_BIG: OceanKernelKnownBlock<<<OceanGrid(n, 1), OCEAN_KNOWN_BIG_THREADS, (size_t)plan->big_max * OCEAN_KNOWN_ENTRY_BYTES>>>(a); break;
-    default: OceanKernelKnownGlobal<<<OceanGrid(n, 1), OCEAN_KNOWN_BIG_THREADS>>>(a); break;
+    case OCEAN_CUDA_KNOWN_SMALL: OceanKernelKnownSmall<M><<<OceanGrid(n, 32 * OCEAN_KNOWN_WARPS / OCEAN_KNOWN_SMALL_LANES), 32 * OCEAN_KNOWN_WARPS>>>(a); break;
+    case OCEAN_CUDA_KNOWN_WARP: OceanKernelKnownWarp<M><<<OceanGrid(n, OCEAN_KNOWN_WARPS), 32 * OCEAN_KNOWN_WARPS>>>(a); break;
+    case OCEAN_CUDA_KNOWN_BLOCK: OceanKernelKnownBlock<M><<<OceanGrid(n, 1), OCEAN_KNOWN_BLOCK_THREADS, OCEAN_KNOWN_BLOCK_MAX * OCEAN_KNOWN_ENTRY_BYTES>>>(a); break;
+    case OCEAN_CUDA_KNOWN_BIG: OceanKernelKnownBlock<M><<<OceanGrid(n, 1), OCEAN_KNOWN_BIG_THREADS, (size_t)plan->big_max * OCEAN_KNOWN_ENTRY_BYTES>>>(a); break;
+    default: OceanKernelKnownGlobal<M><<<OceanGrid(n, 1), OCEAN_KNOWN_BIG_THREADS>>>(a); break;
     }
     if (cudaGetLastError() != cudaSuccess) goto device_error;
   }
@@ -239,4 +254,132 @@ device_error:
 done:
   OceanCudaFree(dev, d_missing);
   return err;
+}
+
+static OceanKnownArgs OceanKnownArgsMake(OceanDevCSR A, OceanDevCSR B, const OceanRowShape *d_shapes, const int64_t *d_rowptr, const int32_t *d_colidx)
+{
+  OceanKnownArgs a;
+  memset(&a, 0, sizeof(a));
+  a.A      = A;
+  a.B      = B;
+  a.shapes = d_shapes;
+  a.rowptr = d_rowptr;
+  a.cols   = d_colidx;
+  return a;
+}
+
+extern "C" OceanError OceanCudaNumericKnown(OceanCudaDevice dev, const OceanCudaKnownPlan *plan, OceanDevCSR A, OceanDevCSR B, const OceanRowShape *d_shapes,
+                                            const int64_t *d_rowptr, const int32_t *d_colidx, double *d_values)
+{
+  OceanKnownArgs a = OceanKnownArgsMake(A, B, d_shapes, d_rowptr, d_colidx);
+  a.vals           = d_values;
+  return OceanKnownRun<OCEAN_KNOWN_VALUES>(dev, plan, a);
+}
+
+/* ------------------------------------------------------------------------------------------------ product map */
+
+extern "C" OceanError OceanCudaProductMapCreate(OceanCudaDevice dev, const OceanCudaKnownPlan *plan, OceanDevCSR A, OceanDevCSR B, const OceanRowShape *d_shapes, int64_t nnz_c,
+                                                const int64_t *d_rowptr, const int32_t *d_colidx, int64_t products, OceanCudaProductMap *map)
+{
+  OceanKnownArgs a = OceanKnownArgsMake(A, B, d_shapes, d_rowptr, d_colidx);
+  OceanTemp      temp(dev);
+  size_t         bytes = 0;
+  int64_t        listed = 0;
+  OceanError     err;
+
+  memset(map, 0, sizeof(*map));
+  if (A.nrows > 0 && A.rowptr == NULL) return OceanSetError(OCEAN_ERR_ARG, "product map: A has no row offsets");
+  map->nnz      = nnz_c;
+  map->products = products;
+  /* the counts get one more entry (0) so that the exclusive sum ends with the total */
+  if ((err = OceanCudaAlloc(dev, (size_t)(nnz_c + 1) * sizeof(int32_t), (void **)&a.cursor))) goto done;
+  if ((err = OceanCudaAlloc(dev, (size_t)(nnz_c + 1) * sizeof(int64_t), (void **)&map->eptr))) goto done;
+  if (cudaMemsetAsync(a.cursor, 0, (size_t)(nnz_c + 1) * sizeof(int32_t), 0) != cudaSuccess) goto device_error;
+  if ((err = OceanKnownRun<OCEAN_KNOWN_COUNT>(dev, plan, a))) goto done;
+  if (cub::DeviceScan::ExclusiveScan(NULL, bytes, a.cursor, map->eptr, ::cuda::std::plus<>{}, (int64_t)0, nnz_c + 1) != cudaSuccess || (err = temp.get(bytes)) ||
+      cub::DeviceScan::ExclusiveScan(temp.ptr, bytes, a.cursor, map->eptr, ::cuda::std::plus<>{}, (int64_t)0, nnz_c + 1) != cudaSuccess) {
+    if (!err) goto device_error;
+    goto done;
+  }
+  if ((err = OceanCudaReadback(dev, &listed, map->eptr + nnz_c, sizeof(int64_t)))) goto done;
+  if (listed != products) {
+    err = OceanSetError(OCEAN_ERR_STATE, "product map: %lld products counted into C's %lld entries, %lld expected", (long long)listed, (long long)nnz_c, (long long)products);
+    goto done;
+  }
+  if ((err = OceanCudaAlloc(dev, (size_t)products * sizeof(int32_t), (void **)&map->aidx))) goto done;
+  if ((err = OceanCudaAlloc(dev, (size_t)products * sizeof(int32_t), (void **)&map->bidx))) goto done;
+  if (cudaMemsetAsync(a.cursor, 0, (size_t)nnz_c * sizeof(int32_t), 0) != cudaSuccess) goto device_error;
+  a.eptr = map->eptr;
+  a.aidx = map->aidx;
+  a.bidx = map->bidx;
+  err    = OceanKnownRun<OCEAN_KNOWN_FILL>(dev, plan, a);
+  goto done;
+device_error:
+  err = OceanSetError(OCEAN_ERR_DEVICE, "product map: %s", cudaGetErrorString(cudaGetLastError()));
+done:
+  OceanCudaFree(dev, a.cursor);
+  if (err) OceanCudaProductMapDestroy(dev, map);
+  return err;
+}
+
+extern "C" void OceanCudaProductMapDestroy(OceanCudaDevice dev, OceanCudaProductMap *map)
+{
+  OceanCudaFree(dev, map->eptr);
+  OceanCudaFree(dev, map->aidx);
+  OceanCudaFree(dev, map->bidx);
+  memset(map, 0, sizeof(*map));
+}
+
+/*
+  C's values from the map: a warp takes 32 consecutive entries, whose products lie consecutively in the map, and
+  walks them 32 at a time: each lane gathers its product's two values, finds its entry among the 32 (binary search
+  in their first products), a segmented scan by shuffles sums each entry's run of lanes, and the run's last lane adds
+  it to the entry's sum in shared memory (one writer per entry per step).  Loads are coalesced whatever the entries'
+  lengths, and the order of the sums is fixed by the map.
+*/
+#define OCEAN_MAP_WARPS 8
+__global__ void __launch_bounds__(32 * OCEAN_MAP_WARPS) OceanKernelMapValues(int64_t nnz, const int64_t *eptr, const int32_t *aidx, const int32_t *bidx, const double *avals,
+                                                                              const double *bvals, double *cvals)
+{
+  __shared__ int64_t first[OCEAN_MAP_WARPS][33];
+  __shared__ double  sums[OCEAN_MAP_WARPS][32];
+  const int          lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+
+  for (int64_t e0 = ((int64_t)blockIdx.x * OCEAN_MAP_WARPS + w) * 32; e0 < nnz; e0 += (int64_t)gridDim.x * OCEAN_MAP_WARPS * 32) {
+    const int ne = (int)(nnz - e0 < 32 ? nnz - e0 : 32);
+    first[w][lane] = eptr[e0 + (lane < ne ? lane : ne)]; /* entries past the last start at the end: never found */
+    if (lane == 0) first[w][32] = eptr[e0 + ne];
+    sums[w][lane] = 0.0;
+    __syncwarp();
+    const int64_t k_end = first[w][32];
+    for (int64_t k0 = first[w][0]; k0 < k_end; k0 += 32) {
+      const int64_t k   = k0 + lane;
+      double        v   = 0.0;
+      int           ent = 32; /* past the end: no entry */
+      if (k < k_end) {
+        v   = avals[aidx[k]] * bvals[bidx[k]];
+        ent = 0; /* the last of the 32 entries starting at or before k */
+        for (int step = 16; step > 0; step >>= 1)
+          if (first[w][ent + step] <= k) ent += step;
+      }
+      for (int o = 1; o < 32; o <<= 1) { /* lanes of one entry are consecutive */
+        const double up = __shfl_up_sync(OCEAN_FULL_MASK, v, o);
+        const int    ue = __shfl_up_sync(OCEAN_FULL_MASK, ent, o);
+        if (lane >= o && ue == ent) v += up;
+      }
+      const int next = __shfl_down_sync(OCEAN_FULL_MASK, ent, 1);
+      if (ent < 32 && (lane == 31 || next != ent)) sums[w][ent] += v;
+      __syncwarp();
+    }
+    if (lane < ne) cvals[e0 + lane] = sums[w][lane];
+    __syncwarp();
+  }
+}
+
+extern "C" OceanError OceanCudaNumericMap(const OceanCudaProductMap *map, const double *d_avals, const double *d_bvals, double *d_cvals)
+{
+  if (map->nnz == 0) return OCEAN_SUCCESS;
+  OceanKernelMapValues<<<OceanGrid((map->nnz + 31) / 32, OCEAN_MAP_WARPS), 32 * OCEAN_MAP_WARPS>>>(map->nnz, map->eptr, map->aidx, map->bidx, d_avals, d_bvals, d_cvals);
+  OCEAN_CUDA_LAUNCHED("product map values");
+  return OCEAN_SUCCESS;
 }

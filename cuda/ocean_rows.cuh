@@ -17,13 +17,14 @@ __device__ __forceinline__ int OceanLanesPerEntry(int64_t products, int64_t a_le
   return g;
 }
 
-/* Calls f(column, A value * B value) for every product of A's entries [t_begin, t_end), spread over a team of `size`
-   threads (a multiple of 32; tid is the thread's rank in it).  Lanes form groups of g (a power of two dividing 32);
-   the team's warps take chunks of 32/g consecutive entries of A in turn, a group per entry, its lanes walking that
-   entry's row of B.  A row of B longer than 4g (R-MAT's heavy rows beside light ones) is walked by the whole warp
-   instead, so one long row does not leave a small group working alone.  f must not synchronize. */
+/* Calls f(column, A value * B value, t, u) for every product of A's entries [t_begin, t_end), t its entry of A and u
+   its entry of B, spread over a team of `size` threads (a multiple of 32; tid is the thread's rank in it).  Lanes
+   form groups of g (a power of two dividing 32); the team's warps take chunks of 32/g consecutive entries of A in
+   turn, a group per entry, its lanes walking that entry's row of B.  A row of B longer than 4g (R-MAT's heavy rows
+   beside light ones) is walked by the whole warp instead, so one long row does not leave a small group working
+   alone.  f must not synchronize. */
 template <typename F>
-__device__ __forceinline__ void OceanGroupForProducts(const OceanDevCSR &A, const OceanDevCSR &B, int64_t t_begin, int64_t t_end, int tid, int size, int g, bool numeric, F f)
+__device__ __forceinline__ void OceanGroupForProductsAt(const OceanDevCSR &A, const OceanDevCSR &B, int64_t t_begin, int64_t t_end, int tid, int size, int g, bool numeric, F f)
 {
   const int     lane = tid & 31, warp = tid >> 5, nwarps = size >> 5, per_warp = 32 / g, gw = lane / g, sub = lane & (g - 1);
   const int64_t long_row = 4 * (int64_t)g;
@@ -41,25 +42,34 @@ __device__ __forceinline__ void OceanGroupForProducts(const OceanDevCSR &A, cons
     const bool is_long = g < 32 && e - bs > long_row;
     unsigned   longs   = __ballot_sync(0xffffffffu, is_long && sub == 0);
     if (!is_long)
-      for (int64_t u = bs + sub; u < e; u += g) f(B.colidx[u], numeric ? av * B.values[u] : 0.0);
+      for (int64_t u = bs + sub; u < e; u += g) f(B.colidx[u], numeric ? av * B.values[u] : 0.0, t, u);
     while (longs) { /* the same on every lane */
       const int src = __ffs(longs) - 1;
       longs &= longs - 1;
       const int64_t lb = __shfl_sync(0xffffffffu, bs, src), le = __shfl_sync(0xffffffffu, e, src);
       const double  la = __shfl_sync(0xffffffffu, av, src);
-      for (int64_t u = lb + lane; u < le; u += 32) f(B.colidx[u], numeric ? la * B.values[u] : 0.0);
+      const int64_t lt = c + src / g;
+      for (int64_t u = lb + lane; u < le; u += 32) f(B.colidx[u], numeric ? la * B.values[u] : 0.0, lt, u);
     }
   }
 }
 
-/* Calls f(p, column, A value * B value) for every product of A's entries [t_begin, t_end), p its index in product
-   order (A's entries in order, each one's row of B in order), spread flat over a team of W lanes (W = 8, 16 or 32;
+/* OceanGroupForProducts: the same with f(column, value). */
+template <typename F>
+__device__ __forceinline__ void OceanGroupForProducts(const OceanDevCSR &A, const OceanDevCSR &B, int64_t t_begin, int64_t t_end, int tid, int size, int g, bool numeric, F f)
+{
+  OceanGroupForProductsAt(A, B, t_begin, t_end, tid, size, g, numeric, [&](int32_t c, double v, int64_t, int64_t) { f(c, v); });
+}
+
+/* Calls f(p, column, A value * B value, t, u) for every product of A's entries [t_begin, t_end), p its index in
+   product order (A's entries in order, each one's row of B in order), t and u its entries of A and B, spread flat
+   over a team of W lanes (W = 8, 16 or 32;
    sub the lane's rank, mask the team's lanes of the warp): W entries of A at a time, their products' offsets by a
    prefix sum, then each lane takes every W-th product and finds its entry by binary search in the offsets, so the
    loads of a row's products are issued together instead of one row of B after another.  Scratch: ex[W] (int),
    eb[W], ea[W] in shared memory, the team's own.  For rows with few products (the offsets are int). */
 template <int W, typename F>
-__device__ __forceinline__ void OceanFlatProducts(const OceanDevCSR &A, const OceanDevCSR &B, int64_t t_begin, int64_t t_end, int sub, unsigned mask, int *ex, int64_t *eb, double *ea,
+__device__ __forceinline__ void OceanFlatProductsAt(const OceanDevCSR &A, const OceanDevCSR &B, int64_t t_begin, int64_t t_end, int sub, unsigned mask, int *ex, int64_t *eb, double *ea,
                                                   bool numeric, F f)
 {
   int base = 0;
@@ -92,11 +102,19 @@ __device__ __forceinline__ void OceanFlatProducts(const OceanDevCSR &A, const Oc
       for (int step = W / 2; step > 0; step >>= 1)
         if (ex[j + step] <= p) j += step;
       const int64_t u = eb[j] + (p - ex[j]);
-      f(base + p, B.colidx[u], numeric ? ea[j] * B.values[u] : 0.0);
+      f(base + p, B.colidx[u], numeric ? ea[j] * B.values[u] : 0.0, c + j, u);
     }
     base += total;
     __syncwarp(mask);
   }
+}
+
+/* OceanFlatProducts: the same with f(p, column, value). */
+template <int W, typename F>
+__device__ __forceinline__ void OceanFlatProducts(const OceanDevCSR &A, const OceanDevCSR &B, int64_t t_begin, int64_t t_end, int sub, unsigned mask, int *ex, int64_t *eb, double *ea,
+                                                  bool numeric, F f)
+{
+  OceanFlatProductsAt<W>(A, B, t_begin, t_end, sub, mask, ex, eb, ea, numeric, [&](int p, int32_t c, double v, int64_t, int64_t) { f(p, c, v); });
 }
 
 /* Position of column c in the strictly increasing cols[0, n), or -1 (a row of C has fewer than 2^31 entries).

@@ -100,6 +100,12 @@ typedef struct {
   double        narrow_min_density;   /* ... nnz(B) >= this x rows(B) x columns(B) (0.25) ... */
   int64_t       narrow_max_entries;   /* ... and rows(A) x columns(B) <= this (2^22: its dense rows, 12 bytes each) */
   int           record_rows;          /* keep the per-row decisions (OceanProductGetRowInfo) */
+  int64_t       reuse_map_max_bytes;  /* CUDA numeric-only calls: the first one makes a map of every product to its entry
+                                         of C (8 bytes per product and per entry of C, kept by the plan) when it takes
+                                         at most this many bytes, and every call then sums through it (no search, no
+                                         atomics, the same bits each call); else, or when the pool cannot hold it,
+                                         each call searches C's rows.  -1 (default): a quarter of the device's memory;
+                                         0: never */
 } OceanOptions;
 
 void OceanOptionsDefault(OceanOptions *opts);
@@ -275,6 +281,8 @@ typedef struct {
   double        t_analysis, t_estimate, t_symbolic, t_numeric, t_fallback, t_compact, t_transpose; /* seconds, last call */
   double        t_upload, t_download; /* seconds (host wall time) copying operands up and C down since the last call began */
   int64_t       uploaded_bytes;      /* operand bytes copied to the device by the last call (0: its device copies were current) */
+  int64_t       reuse_map_bytes;     /* numeric-only call (CUDA): the bytes of the product map it summed through (0: it
+                                        searched C's rows; OceanOptions.reuse_map_max_bytes) */
 } OceanStats;
 
 OceanError OceanProductGetNumStages(OceanProduct prod, int *nstages);

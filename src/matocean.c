@@ -100,7 +100,7 @@ PetscErrorCode MatOceanEventsBegin_Private(PetscLogEvent *symbolic, PetscLogEven
 /* The options as read, before they are checked. */
 typedef struct {
   PetscInt  backend, workflow, registers, nnz_limit, smem, narrow_columns, narrow_entries;
-  PetscReal coefficient, narrow_density;
+  PetscReal coefficient, narrow_density, reuse_map_mb;
   PetscBool view;
 } MatOceanRawOptions;
 
@@ -118,6 +118,8 @@ static PetscErrorCode MatOceanReadOptions_Private(Mat C, const char *prefix, Mat
   PetscCall(PetscOptionsInt("-mat_ocean_narrow_max_columns", "Narrow workflow when P (B) has at most this many columns (0: never automatically)", "MatOceanInitializePackage", r->narrow_columns, &r->narrow_columns, NULL));
   PetscCall(PetscOptionsReal("-mat_ocean_narrow_min_density", "... and nnz(P) >= this x rows x columns", "MatOceanInitializePackage", r->narrow_density, &r->narrow_density, NULL));
   PetscCall(PetscOptionsInt("-mat_ocean_narrow_max_entries", "... and rows(A) x columns(P) at most this", "MatOceanInitializePackage", r->narrow_entries, &r->narrow_entries, NULL));
+  PetscCall(PetscOptionsReal("-mat_ocean_reuse_map_mb", "Numeric reuse on the GPU: keep a map of each product to its entry of C up to this many MB (-1: a quarter of the device's memory, 0: never)",
+                             "MatOceanInitializePackage", r->reuse_map_mb, &r->reuse_map_mb, NULL));
   PetscCall(PetscOptionsBool("-mat_ocean_view", "Print each product's decisions and statistics", "MatOceanProductGetStats", r->view, &r->view, NULL));
   PetscOptionsEnd();
   PetscFunctionReturn(OCEAN_PETSC_OK);
@@ -160,6 +162,7 @@ PetscErrorCode MatOceanGetOptions_Private(Mat C, MatOceanOptions *opts)
   r.narrow_columns = (PetscInt)opts->core.narrow_max_columns;
   r.narrow_density = (PetscReal)opts->core.narrow_min_density;
   r.narrow_entries = (PetscInt)opts->core.narrow_max_entries;
+  r.reuse_map_mb   = -1;
   PetscCall(MatOceanReadOptions_Private(C, NULL, &r));
   if (prefix && prefix[0]) {
     const size_t outer = MatOceanOuterPrefixLength(prefix);
@@ -178,6 +181,8 @@ PetscErrorCode MatOceanGetOptions_Private(Mat C, MatOceanOptions *opts)
   PetscCheck(r.narrow_columns >= 0 && r.narrow_columns <= OCEAN_NARROW_MAX_COLUMNS, comm, PETSC_ERR_ARG_OUTOFRANGE, "-mat_ocean_narrow_max_columns %" PetscInt_FMT " must lie in [0, %d]",
              r.narrow_columns, OCEAN_NARROW_MAX_COLUMNS);
   PetscCheck(r.narrow_density >= 0 && r.narrow_density <= 1, comm, PETSC_ERR_ARG_OUTOFRANGE, "-mat_ocean_narrow_min_density %g must lie in [0, 1]", (double)r.narrow_density);
+  PetscCheck(r.reuse_map_mb == -1 || (r.reuse_map_mb >= 0 && r.reuse_map_mb < 9e12), comm, PETSC_ERR_ARG_OUTOFRANGE, "-mat_ocean_reuse_map_mb %g must be -1 (a quarter of the device's memory), 0 (never) or a size in MB",
+             (double)r.reuse_map_mb);
   PetscCheck(r.narrow_entries >= 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "-mat_ocean_narrow_max_entries %" PetscInt_FMT " must be >= 0", r.narrow_entries);
   opts->backend                   = (MatOceanBackendChoice)r.backend;
   opts->view                      = r.view;
@@ -189,6 +194,7 @@ PetscErrorCode MatOceanGetOptions_Private(Mat C, MatOceanOptions *opts)
   opts->core.narrow_max_columns   = (int64_t)r.narrow_columns;
   opts->core.narrow_min_density   = (double)r.narrow_density;
   opts->core.narrow_max_entries   = (int64_t)r.narrow_entries;
+  opts->core.reuse_map_max_bytes  = r.reuse_map_mb < 0 ? -1 : (int64_t)(r.reuse_map_mb * 1048576.0);
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
@@ -332,6 +338,7 @@ PetscErrorCode MatOceanStatsView(const OceanStats *s, PetscViewer viewer)
   PetscCall(PetscViewerASCIIPrintf(viewer, "  time (ms): analysis %.3f estimate %.3f symbolic %.3f numeric %.3f fallback %.3f compact %.3f transpose %.3f upload %.3f download %.3f\n", 1e3 * s->t_analysis, 1e3 * s->t_estimate,
                                    1e3 * s->t_symbolic, 1e3 * s->t_numeric, 1e3 * s->t_fallback, 1e3 * s->t_compact, 1e3 * s->t_transpose, 1e3 * s->t_upload, 1e3 * s->t_download));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  operands uploaded: %.3f MB (0 when the device copies were current)\n", 1e-6 * (double)s->uploaded_bytes));
+  if (s->reuse_map_bytes) PetscCall(PetscViewerASCIIPrintf(viewer, "  numeric through the product map: %.3f MB (-mat_ocean_reuse_map_mb)\n", 1e-6 * (double)s->reuse_map_bytes));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 

@@ -74,6 +74,8 @@ typedef struct {
   OceanRowShape *shapes;
   OceanRoute    *exact;
   OceanCudaKnownPlan known;   /* C's rows grouped for numeric-only products (made by the first numeric call) */
+  OceanCudaProductMap map;    /* numeric-only calls sum through it when made (OceanCudaStageMapCreate) */
+  int            map_tried;   /* the first numeric call decided on the map */
   OceanCudaRouteCounts exact_counts; /* rows per bin and accumulator of the exact routes (numeric calls' statistics) */
 } OceanCudaStage;
 
@@ -272,6 +274,7 @@ void OceanCudaStageDestroy(OceanContext ctx, OceanStage *st)
     OceanDevFree(ctx, d->shapes);
     OceanDevFree(ctx, d->exact);
     OceanCudaKnownPlanDestroy(OceanCtxDev(ctx), &d->known);
+    OceanCudaProductMapDestroy(OceanCtxDev(ctx), &d->map);
   }
   free(d);
   st->dev = NULL;
@@ -934,6 +937,22 @@ OceanError OceanCudaStageSymbolic(OceanContext ctx, OceanStage *st, const OceanC
   return err;
 }
 
+/* The product map of the stage's known structure, made by its first numeric call when the options allow its bytes
+   and the operands' entries have 32-bit indices.  A pool that cannot hold it is no error: the calls search C's rows. */
+static OceanError OceanCudaStageMapCreate(OceanContext ctx, OceanStage *st, OceanCudaStage *d, OceanDevCSR A, OceanDevCSR B)
+{
+  const OceanCudaContext *c        = (const OceanCudaContext *)ctx->cuda;
+  const int64_t           products = st->an.products;
+  const int64_t           bytes    = products * (int64_t)(2 * sizeof(int32_t)) + (d->c_nnz + 1) * (int64_t)sizeof(int64_t);
+  const int64_t           limit    = ctx->options.reuse_map_max_bytes < 0 ? c->device_memory / 4 : ctx->options.reuse_map_max_bytes;
+  OceanError              err;
+
+  d->map_tried = 1;
+  if (bytes > limit || d->nnz[0] > INT32_MAX || d->nnz[1] > INT32_MAX) return OCEAN_SUCCESS;
+  err = OceanCudaProductMapCreate(OceanCtxDev(ctx), &d->known, A, B, d->shapes, d->c_nnz, d->c_rowptr, d->c_colidx, products, &d->map);
+  return err == OCEAN_ERR_MEMORY ? OCEAN_SUCCESS : err;
+}
+
 /* Values only: new values (uploaded, or the caller's device arrays) added into C's known structure (no routes, no
    sort).  A product outside that structure is an error (the operands' structure changed under the same ids).  C's
    host copy is then stale until asked for. */
@@ -953,8 +972,10 @@ static OceanError OceanCudaStageNumeric_Private(OceanContext ctx, OceanStage *st
   else {
     /* the grouping of C's rows is the same for every numeric call: made once, kept */
     if (!d->known.rows && st->nrows) OceanCall(OceanCudaKnownPlanCreate(dev, ctx->profile.smem_per_block, st->nrows, d->c_rowptr, d->shapes, &d->known));
-    err = OceanCudaNumericKnown(dev, &d->known, A, B, d->shapes, d->c_rowptr, d->c_colidx, d->c_values);
+    err = d->map_tried ? OCEAN_SUCCESS : OceanCudaStageMapCreate(ctx, st, d, A, B);
+    if (!err) err = d->map.eptr ? OceanCudaNumericMap(&d->map, A.values, B.values, d->c_values) : OceanCudaNumericKnown(dev, &d->known, A, B, d->shapes, d->c_rowptr, d->c_colidx, d->c_values);
   }
+  st->stats.reuse_map_bytes = d->map.eptr ? d->map.products * (int64_t)(2 * sizeof(int32_t)) + (d->map.nnz + 1) * (int64_t)sizeof(int64_t) : 0;
   if (err == OCEAN_ERR_STATE)
     return OceanSetError(err, "%s: C does not have the structure of the symbolic phase although the operands' structure ids match (a product falls outside it)", st->name);
   OceanCall(err);

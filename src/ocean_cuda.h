@@ -135,6 +135,23 @@ void       OceanCudaKnownPlanDestroy(OceanCudaDevice dev, OceanCudaKnownPlan *pl
 OceanError OceanCudaNumericKnown(OceanCudaDevice dev, const OceanCudaKnownPlan *plan, OceanDevCSR A, OceanDevCSR B, const OceanRowShape *d_shapes, const int64_t *d_rowptr,
                                  const int32_t *d_colidx, double *d_values);
 
+/* The product map of a known structure: every product (its entries of A and B) listed by its entry of C, so that a
+   numeric call is a gather and a segmented sum (no search, no atomics, the same summation order each call).  8 bytes
+   per product and 8 per entry of C; the operands' structure must stay that of its creation. */
+typedef struct {
+  int64_t  nnz, products;
+  int64_t *eptr;       /* nnz + 1: entry e's products are [eptr[e], eptr[e + 1]) */
+  int32_t *aidx, *bidx; /* products: their entries of A and of B */
+} OceanCudaProductMap;
+/* Made by the plan's kernels in two passes without values (count per entry, then list); A and B need fewer than 2^31
+   entries.  OCEAN_ERR_STATE when a product's column is not in its row of C or the count is not `products`;
+   OCEAN_ERR_MEMORY when the pool cannot hold it (nothing is kept then). */
+OceanError OceanCudaProductMapCreate(OceanCudaDevice dev, const OceanCudaKnownPlan *plan, OceanDevCSR A, OceanDevCSR B, const OceanRowShape *d_shapes, int64_t nnz_c,
+                                     const int64_t *d_rowptr, const int32_t *d_colidx, int64_t products, OceanCudaProductMap *map);
+void       OceanCudaProductMapDestroy(OceanCudaDevice dev, OceanCudaProductMap *map);
+/* d_cvals[e] = sum over entry e's products of d_avals[aidx] * d_bvals[bidx] */
+OceanError OceanCudaNumericMap(const OceanCudaProductMap *map, const double *d_avals, const double *d_bvals, double *d_cvals);
+
 /* ---- the NARROW workflow (cuda/ocean_narrow.cu): B has at most OCEAN_NARROW_MAX_COLUMNS columns; a team of warps per
    row of A sums it densely over them in shared memory and writes it in column order.  nnz_a sizes the teams. */
 /* Row i into the dense-row workspace at i x ncols(B) (d_ws_cols, d_ws_vals: rows(A) x ncols(B) entries), d_counts[i]

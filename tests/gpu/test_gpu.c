@@ -115,9 +115,32 @@ static int CompareBackends(OceanProduct pg, OceanProduct pc)
   return 0;
 }
 
+/* Numeric through the product map sums in a fixed order: the same values again give the same bits. */
+static int RepeatBitwise(OceanProduct p, const OceanCSR *a, const OceanCSR *b)
+{
+  int64_t        nnz, t;
+  const double  *v;
+  double        *first;
+
+  CALL(OceanProductGetC(p, NULL, NULL, &nnz, NULL, NULL, &v));
+  first = (double *)malloc((size_t)(nnz ? nnz : 1) * sizeof(double));
+  CHECK(first, "out of host memory");
+  memcpy(first, v, (size_t)nnz * sizeof(double));
+  CALL(OceanProductNumeric(p, a, b));
+  CALL(OceanProductGetC(p, NULL, NULL, &nnz, NULL, NULL, &v));
+  for (t = 0; t < nnz && memcmp(&first[t], &v[t], sizeof(double)) == 0; t++) {}
+  free(first);
+  CHECK(t == nnz, "product map: entry %lld differs between two numeric calls with the same values", (long long)t);
+  return 0;
+}
+
+/* reuse_map_max_bytes of the cases' options: CASE_SEARCH runs a case with 0 (numeric reuse searches C's rows) */
+static int64_t case_reuse_map = -1;
+
 static void Options(OceanOptions *o, int workflow, int registers, double coefficient)
 {
   OceanOptionsDefault(o);
+  o->reuse_map_max_bytes  = case_reuse_map;
   o->workflow             = (OceanWorkflow)workflow;
   o->hll_registers        = registers;
   o->estimate_coefficient = coefficient;
@@ -169,7 +192,14 @@ static int RunAB(const OceanOptions *o, Mat *A, Mat *B, int expect_overflow, int
         snprintf(msg, sizeof(msg), "numeric reuse: %lld numeric calls, %lld overflow rows", (long long)st.numeric_calls, (long long)st.overflow_rows);
         goto out;
       }
+      /* the product map unless the options forbid it (the narrow workflow has its own numeric) */
+      if ((st.reuse_map_bytes > 0) != (o->reuse_map_max_bytes != 0 && st.workflow != OCEAN_WORKFLOW_NARROW)) {
+        snprintf(msg, sizeof(msg), "numeric reuse: product map of %lld bytes with reuse_map_max_bytes %lld, workflow %s", (long long)st.reuse_map_bytes, (long long)o->reuse_map_max_bytes,
+                 OceanWorkflowName(st.workflow));
+        goto out;
+      }
     }
+    if (st.reuse_map_bytes && RepeatBitwise(pg, &a, &b)) goto out;
   }
   r = 0;
 out:
@@ -503,6 +533,13 @@ static double Now(void)
     Report(name, f_, Now() - t0_); \
   } while (0)
 
+#define CASE_SEARCH(name, body) \
+  do { \
+    case_reuse_map = 0; \
+    CASE(name, body); \
+    case_reuse_map = -1; \
+  } while (0)
+
 static int CaseAB(Mat *A, Mat *B, int workflow, int registers, double coef, int expect_overflow, int reuse)
 {
   OceanOptions o;
@@ -750,6 +787,43 @@ static int CaseNarrowMismatch(void)
   e = OceanProductNumeric(p, &da, &db);
   CHECK(e == OCEAN_ERR_STATE && strstr(OceanGetLastErrorMessage(), "structure"), "a changed structure accepted by the narrow numeric: %s: %s", OceanErrorString(e),
         OceanGetLastErrorMessage());
+  OceanProductDestroy(&p);
+  DevFree(&dA);
+  DevFree(&dB);
+  MatFree(&A);
+  MatFree(&B);
+  return 0;
+}
+
+/* Numeric reuse outside the narrow workflow when B's structure changed under the same ids: the first numeric call
+   (which makes the product map, or searches C's rows with map_bytes 0) finds a product outside C: OCEAN_ERR_STATE. */
+static int CaseKnownMismatch(int64_t map_bytes)
+{
+  Mat          A, B;
+  OceanOptions o;
+  OceanProduct p;
+  OceanCSR     da, db;
+  DevMat       dA, dB;
+  OceanError   e;
+  int64_t      at;
+  int32_t      col = 999;
+
+  MatRandom(&A, 200, 300, 12, 0, 72, 72);
+  MatRandom(&B, 300, 999, 16, 0, 73, 73);
+  B.n = 1000; /* column 999 empty */
+  Options(&o, OCEAN_WORKFLOW_AUTO, 0, 0);
+  o.reuse_map_max_bytes = map_bytes;
+  CALL(OceanContextSetOptions(gpu, &o));
+  if (Upload(&A, &dA, &da) || Upload(&B, &dB, &db)) return 1;
+  CALL(OceanProductCreate(gpu, OCEAN_PRODUCT_AB, &p));
+  CALL(OceanProductSetOperandMemType(p, OCEAN_MEMORY_DEVICE));
+  CALL(OceanProductSymbolic(p, &da, &db));
+  at = B.rp[A.ci[0] + 1] - 1; /* the last entry of the row of B that row 0 of A reaches first */
+  CHECK(B.ci[at] < 999, "row %d of B ends at column %d", (int)A.ci[0], (int)B.ci[at]);
+  CUDA_CALL(cudaMemcpy(dB.ci + at, &col, sizeof(col), cudaMemcpyHostToDevice));
+  e = OceanProductNumeric(p, &da, &db);
+  CHECK(e == OCEAN_ERR_STATE && strstr(OceanGetLastErrorMessage(), "structure"), "a changed structure accepted by the numeric (map bytes %lld): %s: %s", (long long)map_bytes,
+        OceanErrorString(e), OceanGetLastErrorMessage());
   OceanProductDestroy(&p);
   DevFree(&dA);
   DevFree(&dB);
@@ -1092,6 +1166,18 @@ int main(int argc, char **argv)
   CASE("AB LONG rows, dense in global memory, estimate overflow", CaseLong(30000, OCEAN_ACC_GLOBAL_DENSE, OCEAN_WORKFLOW_ESTIMATE, 64, 0.7, 1, 62));
   CASE("AB LONG rows, dense in global memory, forced exact", CaseLong(30000, OCEAN_ACC_GLOBAL_DENSE, OCEAN_WORKFLOW_EXACT, 0, 0, 0, 64));
   CASE("AB LONG rows, hash in global memory (+reuse)", CaseLong(700000, OCEAN_ACC_GLOBAL_HASH, -1, 0, 0, 0, 66));
+  /* numeric reuse without the product map: the search in C's rows, each class of row */
+  MatStencil(&A, 700, 700, 1, 1, 0, 47, 47);
+  MatCopy(&A, &B);
+  CASE_SEARCH("AB lap2d 700^2 (+reuse, search)", CaseAB(&A, &B, -1, 0, 0, 0, 1));
+  MatStencil(&A, 8, 8, 8, 3, 1, 14, 14);
+  MatCopy(&A, &B);
+  CASE_SEARCH("AB elasticity 8^3x3 (+reuse, search)", CaseAB(&A, &B, -1, 0, 0, 0, 1));
+  MatRMAT(&A, 11, 8, 15, 15);
+  MatCopy(&A, &B);
+  CASE_SEARCH("AB rmat 11/8 (+reuse, search)", CaseAB(&A, &B, -1, 0, 0, 0, 1));
+  CASE_SEARCH("AB LONG rows, dense in global memory (+reuse, search)", CaseLong(30000, OCEAN_ACC_GLOBAL_DENSE, -1, 0, 0, 0, 60));
+  CASE_SEARCH("AB LONG rows, hash in global memory (+reuse, search)", CaseLong(700000, OCEAN_ACC_GLOBAL_HASH, -1, 0, 0, 0, 66));
   for (w = OCEAN_WORKFLOW_UPPER_BOUND; w <= OCEAN_WORKFLOW_EXACT; w++) {
     MatStencil(&A, 6, 6, 6, 3, 1, 26, 26);
     MatCopy(&A, &B);
@@ -1162,6 +1248,8 @@ int main(int argc, char **argv)
   MatRandom(&B, 300, 40, 16, 0, 83, 83);
   CASE("AB narrow no records, device operands", CaseNoRecord(&A, &B, -1, 0, 0, 1));
   CASE("AB narrow numeric after a structure change under the same ids (device operands)", CaseNarrowMismatch());
+  CASE("AB numeric (product map) after a structure change under the same ids (device operands)", CaseKnownMismatch(-1));
+  CASE("AB numeric (search) after a structure change under the same ids (device operands)", CaseKnownMismatch(0));
   CASE("device mirrors of host operands across plans (AB, then PtAP; new values; values id 0; B sharing A's structure)", CaseMirrors());
   CASE("device mirrors under a byte limit (LRU eviction and re-uploads; an operand past it in own buffers; AB, PtAP)", CaseMirrorLimit());
   /* without record_rows: statistics from device reductions, the sample selected on the device */

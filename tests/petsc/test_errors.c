@@ -111,6 +111,9 @@ int main(int argc, char **argv)
     PetscCall(Gen("lap2d", 6, 0, 0, 1, MATAIJOCEAN, &A));
     PetscCall(PetscOptionsSetValue(NULL, "-mat_ocean_hll_registers", "33"));
     EXPECT_ERROR(ProductAB(A, A, &C), PETSC_ERR_ARG_OUTOFRANGE, "33");
+    PetscCall(PetscOptionsClearValue(NULL, "-mat_ocean_hll_registers"));
+    PetscCall(PetscOptionsSetValue(NULL, "-mat_ocean_reuse_map_mb", "-2"));
+    EXPECT_ERROR(ProductAB(A, A, &C), PETSC_ERR_ARG_OUTOFRANGE, "reuse_map_mb");
   }
   PetscCall(PetscStrcmp(which, "narrow", &is));
   if (is) { /* the narrow workflow: taken for a narrow, well-filled B; forced, a correct C; forced on a wide B and a
