@@ -112,6 +112,7 @@ int main(int argc, char **argv)
     PetscCall(PetscOptionsSetValue(NULL, "-mat_ocean_hll_registers", "33"));
     EXPECT_ERROR(ProductAB(A, A, &C), PETSC_ERR_ARG_OUTOFRANGE, "33");
     PetscCall(PetscOptionsClearValue(NULL, "-mat_ocean_hll_registers"));
+    PetscCall(MatDestroy(&C)); /* the product the failed call created */
     PetscCall(PetscOptionsSetValue(NULL, "-mat_ocean_reuse_map_mb", "-2"));
     EXPECT_ERROR(ProductAB(A, A, &C), PETSC_ERR_ARG_OUTOFRANGE, "reuse_map_mb");
   }
