@@ -41,7 +41,8 @@ struct OceanKnownArgs {
   double              *vals;
   int                 *missing;
   int32_t             *cursor; /* map passes: products per entry of C (COUNT), then entries filled so far (FILL) */
-  const int64_t       *eptr;   /* FILL: each entry's first product in the map */
+  const int64_t       *eptr;   /* FILL: each entry's first product in the map (eptr32 instead when it is set) */
+  const int32_t       *eptr32;
   int32_t             *aidx, *bidx; /* FILL: the map */
 };
 
@@ -56,7 +57,7 @@ __device__ __forceinline__ void OceanKnownTake(const OceanKnownArgs &a, int64_t 
   else if (M == OCEAN_KNOWN_VALUES) atomicAdd(&sums[p], v);
   else if (M == OCEAN_KNOWN_COUNT) atomicAdd(&a.cursor[cb + p], 1);
   else {
-    const int64_t k = a.eptr[cb + p] + atomicAdd(&a.cursor[cb + p], 1);
+    const int64_t k = (a.eptr32 ? (int64_t)a.eptr32[cb + p] : a.eptr[cb + p]) + atomicAdd(&a.cursor[cb + p], 1);
     a.aidx[k]       = (int32_t)t;
     a.bidx[k]       = (int32_t)u;
   }
@@ -278,41 +279,68 @@ extern "C" OceanError OceanCudaNumericKnown(OceanCudaDevice dev, const OceanCuda
 
 /* ------------------------------------------------------------------------------------------------ product map */
 
+#define OCEAN_MAP_WARPS 8
+#define OCEAN_MAP_PER_LANE 4 /* consecutive products per lane in the values kernel */
+
+/* The exclusive sum of the counts (nnz + 1 of them, the last 0) into eptr (Offset: int32_t when every product's index
+   fits, else int64_t); *total = eptr[nnz]. */
+template <typename Offset>
+static OceanError OceanMapOffsets(OceanCudaDevice dev, const int32_t *counts, int64_t nnz, Offset *eptr, int64_t *total)
+{
+  OceanTemp temp(dev);
+  size_t    bytes = 0;
+  Offset    last  = 0;
+  OceanError err;
+
+  if (cub::DeviceScan::ExclusiveScan(NULL, bytes, counts, eptr, ::cuda::std::plus<>{}, (Offset)0, nnz + 1) != cudaSuccess)
+    return OceanSetError(OCEAN_ERR_DEVICE, "product map: scan: %s", cudaGetErrorString(cudaGetLastError()));
+  if ((err = temp.get(bytes))) return err;
+  if (cub::DeviceScan::ExclusiveScan(temp.ptr, bytes, counts, eptr, ::cuda::std::plus<>{}, (Offset)0, nnz + 1) != cudaSuccess)
+    return OceanSetError(OCEAN_ERR_DEVICE, "product map: scan: %s", cudaGetErrorString(cudaGetLastError()));
+  if ((err = OceanCudaReadback(dev, &last, eptr + nnz, sizeof(Offset)))) return err;
+  *total = (int64_t)last;
+  return OCEAN_SUCCESS;
+}
+
 extern "C" OceanError OceanCudaProductMapCreate(OceanCudaDevice dev, const OceanCudaKnownPlan *plan, OceanDevCSR A, OceanDevCSR B, const OceanRowShape *d_shapes, int64_t nnz_c,
                                                 const int64_t *d_rowptr, const int32_t *d_colidx, int64_t products, OceanCudaProductMap *map)
 {
-  OceanKnownArgs a = OceanKnownArgsMake(A, B, d_shapes, d_rowptr, d_colidx);
-  OceanTemp      temp(dev);
-  size_t         bytes = 0;
+  OceanKnownArgs a      = OceanKnownArgsMake(A, B, d_shapes, d_rowptr, d_colidx);
+  const int64_t  padded = (products + OCEAN_MAP_PER_LANE - 1) / OCEAN_MAP_PER_LANE * OCEAN_MAP_PER_LANE; /* the values kernel loads 4 indices at once */
+  const int      narrow = products <= INT32_MAX;
   int64_t        listed = 0;
   OceanError     err;
 
   memset(map, 0, sizeof(*map));
-  if (A.nrows > 0 && A.rowptr == NULL) return OceanSetError(OCEAN_ERR_ARG, "product map: A has no row offsets");
   map->nnz      = nnz_c;
   map->products = products;
+  /* about 128 products per warp's entries (4 per lane) */
+  map->entries_per_warp = nnz_c && products >= 3 * nnz_c ? 32 : nnz_c && 2 * products >= 3 * nnz_c ? 64 : 128;
+  map->bytes            = 2 * padded * (int64_t)sizeof(int32_t) + (nnz_c + 1) * (int64_t)(narrow ? sizeof(int32_t) : sizeof(int64_t));
   /* the counts get one more entry (0) so that the exclusive sum ends with the total */
   if ((err = OceanCudaAlloc(dev, (size_t)(nnz_c + 1) * sizeof(int32_t), (void **)&a.cursor))) goto done;
-  if ((err = OceanCudaAlloc(dev, (size_t)(nnz_c + 1) * sizeof(int64_t), (void **)&map->eptr))) goto done;
+  if (narrow) err = OceanCudaAlloc(dev, (size_t)(nnz_c + 1) * sizeof(int32_t), (void **)&map->eptr32);
+  else err = OceanCudaAlloc(dev, (size_t)(nnz_c + 1) * sizeof(int64_t), (void **)&map->eptr);
+  if (err) goto done;
   if (cudaMemsetAsync(a.cursor, 0, (size_t)(nnz_c + 1) * sizeof(int32_t), 0) != cudaSuccess) goto device_error;
   if ((err = OceanKnownRun<OCEAN_KNOWN_COUNT>(dev, plan, a))) goto done;
-  if (cub::DeviceScan::ExclusiveScan(NULL, bytes, a.cursor, map->eptr, ::cuda::std::plus<>{}, (int64_t)0, nnz_c + 1) != cudaSuccess || (err = temp.get(bytes)) ||
-      cub::DeviceScan::ExclusiveScan(temp.ptr, bytes, a.cursor, map->eptr, ::cuda::std::plus<>{}, (int64_t)0, nnz_c + 1) != cudaSuccess) {
-    if (!err) goto device_error;
-    goto done;
-  }
-  if ((err = OceanCudaReadback(dev, &listed, map->eptr + nnz_c, sizeof(int64_t)))) goto done;
+  err = narrow ? OceanMapOffsets(dev, a.cursor, nnz_c, map->eptr32, &listed) : OceanMapOffsets(dev, a.cursor, nnz_c, map->eptr, &listed);
+  if (err) goto done;
   if (listed != products) {
     err = OceanSetError(OCEAN_ERR_STATE, "product map: %lld products counted into C's %lld entries, %lld expected", (long long)listed, (long long)nnz_c, (long long)products);
     goto done;
   }
-  if ((err = OceanCudaAlloc(dev, (size_t)products * sizeof(int32_t), (void **)&map->aidx))) goto done;
-  if ((err = OceanCudaAlloc(dev, (size_t)products * sizeof(int32_t), (void **)&map->bidx))) goto done;
+  if ((err = OceanCudaAlloc(dev, (size_t)padded * sizeof(int32_t), (void **)&map->aidx))) goto done;
+  if ((err = OceanCudaAlloc(dev, (size_t)padded * sizeof(int32_t), (void **)&map->bidx))) goto done;
   if (cudaMemsetAsync(a.cursor, 0, (size_t)nnz_c * sizeof(int32_t), 0) != cudaSuccess) goto device_error;
-  a.eptr = map->eptr;
-  a.aidx = map->aidx;
-  a.bidx = map->bidx;
-  err    = OceanKnownRun<OCEAN_KNOWN_FILL>(dev, plan, a);
+  if (padded > products && (cudaMemsetAsync(map->aidx + products, 0, (size_t)(padded - products) * sizeof(int32_t), 0) != cudaSuccess ||
+                            cudaMemsetAsync(map->bidx + products, 0, (size_t)(padded - products) * sizeof(int32_t), 0) != cudaSuccess))
+    goto device_error;
+  a.eptr   = map->eptr;
+  a.eptr32 = map->eptr32;
+  a.aidx   = map->aidx;
+  a.bidx   = map->bidx;
+  err      = OceanKnownRun<OCEAN_KNOWN_FILL>(dev, plan, a);
   goto done;
 device_error:
   err = OceanSetError(OCEAN_ERR_DEVICE, "product map: %s", cudaGetErrorString(cudaGetLastError()));
@@ -325,61 +353,102 @@ done:
 extern "C" void OceanCudaProductMapDestroy(OceanCudaDevice dev, OceanCudaProductMap *map)
 {
   OceanCudaFree(dev, map->eptr);
+  OceanCudaFree(dev, map->eptr32);
   OceanCudaFree(dev, map->aidx);
   OceanCudaFree(dev, map->bidx);
   memset(map, 0, sizeof(*map));
 }
 
 /*
-  C's values from the map: a warp takes 32 consecutive entries, whose products lie consecutively in the map, and
-  walks them 32 at a time: each lane gathers its product's two values, finds its entry among the 32 (binary search
-  in their first products), a segmented scan by shuffles sums each entry's run of lanes, and the run's last lane adds
-  it to the entry's sum in shared memory (one writer per entry per step).  Loads are coalesced whatever the entries'
-  lengths, and the order of the sums is fixed by the map.
+  C's values from the map.  A warp takes E consecutive entries (32, 64 or 128, so that they hold about 128 products),
+  whose products lie consecutively in the map, and walks them 128 at a time, four consecutive products per lane
+  (one 16-byte load of each index array, the four gathers issued together).  A lane sums its products entry by
+  entry: an entry it holds from start to end is its alone and goes straight into the entry's sum in shared memory;
+  its first and last pieces may continue in the lanes around it, so the last pieces are summed across lanes by a
+  segmented scan (shuffles, once per 128 products), and each entry's sum is added by the lane where it ends (the
+  next 128 continue it).  One writer per entry at a time, no atomics, and a fixed order set by the map and E.
 */
-#define OCEAN_MAP_WARPS 8
-__global__ void __launch_bounds__(32 * OCEAN_MAP_WARPS) OceanKernelMapValues(int64_t nnz, const int64_t *eptr, const int32_t *aidx, const int32_t *bidx, const double *avals,
+template <int E, typename Offset>
+__global__ void __launch_bounds__(32 * OCEAN_MAP_WARPS) OceanKernelMapValues(int64_t nnz, const Offset *eptr, const int32_t *aidx, const int32_t *bidx, const double *avals,
                                                                               const double *bvals, double *cvals)
 {
-  __shared__ int64_t first[OCEAN_MAP_WARPS][33];
-  __shared__ double  sums[OCEAN_MAP_WARPS][32];
+  constexpr int      P = OCEAN_MAP_PER_LANE;
+  __shared__ int64_t first_all[OCEAN_MAP_WARPS][E + 1];
+  __shared__ double  sums_all[OCEAN_MAP_WARPS][E];
   const int          lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  int64_t           *first = first_all[w];
+  double            *sums  = sums_all[w];
 
-  for (int64_t e0 = ((int64_t)blockIdx.x * OCEAN_MAP_WARPS + w) * 32; e0 < nnz; e0 += (int64_t)gridDim.x * OCEAN_MAP_WARPS * 32) {
-    const int ne = (int)(nnz - e0 < 32 ? nnz - e0 : 32);
-    first[w][lane] = eptr[e0 + (lane < ne ? lane : ne)]; /* entries past the last start at the end: never found */
-    if (lane == 0) first[w][32] = eptr[e0 + ne];
-    sums[w][lane] = 0.0;
+  for (int64_t e0 = ((int64_t)blockIdx.x * OCEAN_MAP_WARPS + w) * E; e0 < nnz; e0 += (int64_t)gridDim.x * OCEAN_MAP_WARPS * E) {
+    const int ne = (int)(nnz - e0 < E ? nnz - e0 : E);
+    for (int j = lane; j <= E; j += 32) first[j] = (int64_t)eptr[e0 + (j < ne ? j : ne)]; /* entries past the last start at the end */
+    for (int j = lane; j < E; j += 32) sums[j] = 0.0;
     __syncwarp();
-    const int64_t k_end = first[w][32];
-    for (int64_t k0 = first[w][0]; k0 < k_end; k0 += 32) {
-      const int64_t k   = k0 + lane;
-      double        v   = 0.0;
-      int           ent = 32; /* past the end: no entry */
-      if (k < k_end) {
-        v   = avals[aidx[k]] * bvals[bidx[k]];
-        ent = 0; /* the last of the 32 entries starting at or before k */
-        for (int step = 16; step > 0; step >>= 1)
-          if (first[w][ent + step] <= k) ent += step;
+    const int64_t kb = first[0], ke = first[E];
+    for (int64_t k0 = kb & ~(int64_t)(P - 1); k0 < ke; k0 += 32 * P) {
+      const int64_t ks = k0 + (int64_t)lane * P;
+      int           cur = -1, head = -1; /* the entry being summed; the entry of the lane's first piece once it ended */
+      double        part = 0.0, head_sum = 0.0;
+      if (ks < ke && ks + P > kb) {
+        const int4 ai = *(const int4 *)(aidx + ks), bi = *(const int4 *)(bidx + ks); /* the arrays are padded to 4 */
+        const int  a4[P] = {ai.x, ai.y, ai.z, ai.w}, b4[P] = {bi.x, bi.y, bi.z, bi.w};
+        double     v[P];
+#pragma unroll
+        for (int p = 0; p < P; p++) v[p] = ks + p >= kb && ks + p < ke ? avals[a4[p]] * bvals[b4[p]] : 0.0;
+        const int64_t kf = ks < kb ? kb : ks;
+        cur              = 0; /* the last entry starting at or before the lane's first product */
+        for (int step = E / 2; step > 0; step >>= 1)
+          if (first[cur + step] <= kf) cur += step;
+#pragma unroll
+        for (int p = 0; p < P; p++) {
+          const int64_t k = ks + p;
+          if (k < kb || k >= ke) continue;
+          if (first[cur + 1] <= k) { /* entry cur ends before k */
+            if (head < 0) head = cur, head_sum = part;
+            else sums[cur] += part; /* begun and ended in this lane */
+            part = 0.0;
+            do cur++;
+            while (first[cur + 1] <= k);
+          }
+          part += v[p];
+        }
       }
-      for (int o = 1; o < 32; o <<= 1) { /* lanes of one entry are consecutive */
-        const double up = __shfl_up_sync(OCEAN_FULL_MASK, v, o);
-        const int    ue = __shfl_up_sync(OCEAN_FULL_MASK, ent, o);
-        if (lane >= o && ue == ent) v += up;
+      /* the lanes' last pieces (entry cur): a segmented scan; a segment starts at a lane whose last piece begins in it */
+      const int      prev_cur = __shfl_up_sync(OCEAN_FULL_MASK, cur, 1);
+      const unsigned starts   = __ballot_sync(OCEAN_FULL_MASK, lane == 0 || head >= 0 || cur < 0 || prev_cur != cur);
+      const int      start    = 31 - __clz(starts & (0xffffffffu >> (31 - lane)));
+      double         x        = part;
+      for (int o = 1; o < 32; o <<= 1) {
+        const double up = __shfl_up_sync(OCEAN_FULL_MASK, x, o);
+        if (lane - o >= start) x += up;
       }
-      const int next = __shfl_down_sync(OCEAN_FULL_MASK, ent, 1);
-      if (ent < 32 && (lane == 31 || next != ent)) sums[w][ent] += v;
+      /* a lane's first piece ends its entry: with what the lanes before it carried of that entry */
+      const double carry = __shfl_up_sync(OCEAN_FULL_MASK, x, 1);
+      if (head >= 0) sums[head] += (lane > 0 && prev_cur == head ? carry : 0.0) + head_sum;
+      /* the last piece's entry, unless the next lane goes on with it */
+      const int next_first = __shfl_down_sync(OCEAN_FULL_MASK, head >= 0 ? head : cur, 1);
+      if (cur >= 0 && !(lane < 31 && next_first == cur)) sums[cur] += x;
       __syncwarp();
     }
-    if (lane < ne) cvals[e0 + lane] = sums[w][lane];
+    for (int j = lane; j < ne; j += 32) cvals[e0 + j] = sums[j];
     __syncwarp();
   }
+}
+
+template <typename Offset>
+static void OceanMapValuesLaunch(const OceanCudaProductMap *map, const Offset *eptr, const double *d_avals, const double *d_bvals, double *d_cvals)
+{
+  const int64_t n = map->nnz;
+  if (map->entries_per_warp == 128) OceanKernelMapValues<128, Offset><<<OceanGrid((n + 127) / 128, OCEAN_MAP_WARPS), 32 * OCEAN_MAP_WARPS>>>(n, eptr, map->aidx, map->bidx, d_avals, d_bvals, d_cvals);
+  else if (map->entries_per_warp == 64) OceanKernelMapValues<64, Offset><<<OceanGrid((n + 63) / 64, OCEAN_MAP_WARPS), 32 * OCEAN_MAP_WARPS>>>(n, eptr, map->aidx, map->bidx, d_avals, d_bvals, d_cvals);
+  else OceanKernelMapValues<32, Offset><<<OceanGrid((n + 31) / 32, OCEAN_MAP_WARPS), 32 * OCEAN_MAP_WARPS>>>(n, eptr, map->aidx, map->bidx, d_avals, d_bvals, d_cvals);
 }
 
 extern "C" OceanError OceanCudaNumericMap(const OceanCudaProductMap *map, const double *d_avals, const double *d_bvals, double *d_cvals)
 {
   if (map->nnz == 0) return OCEAN_SUCCESS;
-  OceanKernelMapValues<<<OceanGrid((map->nnz + 31) / 32, OCEAN_MAP_WARPS), 32 * OCEAN_MAP_WARPS>>>(map->nnz, map->eptr, map->aidx, map->bidx, d_avals, d_bvals, d_cvals);
+  if (map->eptr32) OceanMapValuesLaunch(map, map->eptr32, d_avals, d_bvals, d_cvals);
+  else OceanMapValuesLaunch(map, map->eptr, d_avals, d_bvals, d_cvals);
   OCEAN_CUDA_LAUNCHED("product map values");
   return OCEAN_SUCCESS;
 }

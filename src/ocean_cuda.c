@@ -943,7 +943,7 @@ static OceanError OceanCudaStageMapCreate(OceanContext ctx, OceanStage *st, Ocea
 {
   const OceanCudaContext *c        = (const OceanCudaContext *)ctx->cuda;
   const int64_t           products = st->an.products;
-  const int64_t           bytes    = products * (int64_t)(2 * sizeof(int32_t)) + (d->c_nnz + 1) * (int64_t)sizeof(int64_t);
+  const int64_t           bytes    = (products + 4) * (int64_t)(2 * sizeof(int32_t)) + (d->c_nnz + 1) * (int64_t)sizeof(int64_t); /* at most */
   const int64_t           limit    = ctx->options.reuse_map_max_bytes < 0 ? c->device_memory / 4 : ctx->options.reuse_map_max_bytes;
   OceanError              err;
 
@@ -973,9 +973,9 @@ static OceanError OceanCudaStageNumeric_Private(OceanContext ctx, OceanStage *st
     /* the grouping of C's rows is the same for every numeric call: made once, kept */
     if (!d->known.rows && st->nrows) OceanCall(OceanCudaKnownPlanCreate(dev, ctx->profile.smem_per_block, st->nrows, d->c_rowptr, d->shapes, &d->known));
     err = d->map_tried ? OCEAN_SUCCESS : OceanCudaStageMapCreate(ctx, st, d, A, B);
-    if (!err) err = d->map.eptr ? OceanCudaNumericMap(&d->map, A.values, B.values, d->c_values) : OceanCudaNumericKnown(dev, &d->known, A, B, d->shapes, d->c_rowptr, d->c_colidx, d->c_values);
+    if (!err) err = d->map.bytes ? OceanCudaNumericMap(&d->map, A.values, B.values, d->c_values) : OceanCudaNumericKnown(dev, &d->known, A, B, d->shapes, d->c_rowptr, d->c_colidx, d->c_values);
   }
-  st->stats.reuse_map_bytes = d->map.eptr ? d->map.products * (int64_t)(2 * sizeof(int32_t)) + (d->map.nnz + 1) * (int64_t)sizeof(int64_t) : 0;
+  st->stats.reuse_map_bytes = d->map.bytes;
   if (err == OCEAN_ERR_STATE)
     return OceanSetError(err, "%s: C does not have the structure of the symbolic phase although the operands' structure ids match (a product falls outside it)", st->name);
   OceanCall(err);

@@ -140,8 +140,11 @@ OceanError OceanCudaNumericKnown(OceanCudaDevice dev, const OceanCudaKnownPlan *
    per product and 8 per entry of C; the operands' structure must stay that of its creation. */
 typedef struct {
   int64_t  nnz, products;
-  int64_t *eptr;       /* nnz + 1: entry e's products are [eptr[e], eptr[e + 1]) */
-  int32_t *aidx, *bidx; /* products: their entries of A and of B */
+  int64_t  bytes;            /* device memory it holds */
+  int      entries_per_warp; /* of the values kernel: 32, 64 or 128, so that a warp's entries hold about 128 products */
+  int64_t *eptr;             /* nnz + 1: entry e's products are [eptr[e], eptr[e + 1]) ... */
+  int32_t *eptr32;           /* ... or this instead (32 bits) when the products number fewer than 2^31 */
+  int32_t *aidx, *bidx;      /* products (padded to a multiple of 4): their entries of A and of B */
 } OceanCudaProductMap;
 /* Made by the plan's kernels in two passes without values (count per entry, then list); A and B need fewer than 2^31
    entries.  OCEAN_ERR_STATE when a product's column is not in its row of C or the count is not `products`;
