@@ -224,6 +224,16 @@ extern "C" OceanError OceanCudaDeviceMemory(OceanCudaDevice dev, int64_t *total)
   return OCEAN_SUCCESS;
 }
 
+extern "C" OceanError OceanCudaFreeMemory(OceanCudaDevice dev, int64_t *free_bytes)
+{
+  size_t f = 0, total = 0;
+
+  OCEAN_CUDA_TRY(cudaSetDevice(dev->device));
+  OCEAN_CUDA_TRY(cudaMemGetInfo(&f, &total));
+  *free_bytes = (int64_t)f;
+  return OCEAN_SUCCESS;
+}
+
 extern "C" void OceanCudaPoolStats(OceanCudaDevice dev, int64_t *in_use, int64_t *peak, int64_t *reserved, int64_t *cuda_mallocs)
 {
   if (in_use) *in_use = dev->in_use;

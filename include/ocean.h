@@ -100,6 +100,12 @@ typedef struct {
   double        narrow_min_density;   /* ... nnz(B) >= this x rows(B) x columns(B) (0.25) ... */
   int64_t       narrow_max_entries;   /* ... and rows(A) x columns(B) <= this (2^22: its dense rows, 12 bytes each) */
   int           record_rows;          /* keep the per-row decisions (OceanProductGetRowInfo) */
+  int64_t       device_memory_limit;  /* CUDA: the device memory (bytes) the over-allocating workflows may count on for
+                                         their slots (12 bytes per allocated entry); 0 (default): what the device has
+                                         free, with the pool's cached blocks and the mirrors no running product reads.
+                                         Slots that would not fit switch the product to exact counting (whose output
+                                         is exactly C); if that does not fit either, the call fails with
+                                         OCEAN_ERR_MEMORY and C is not touched */
   int64_t       reuse_map_max_bytes;  /* CUDA numeric-only calls: the first one makes a map of every product to its entry
                                          of C (8 bytes per product and per entry of C, kept by the plan) when it takes
                                          at most this many bytes, and every call then sums through it (no search, no
@@ -255,7 +261,8 @@ OceanError OceanProductGetDeviceC(OceanProduct prod, int64_t *nrows, int64_t *nc
 typedef struct {
   OceanWorkflow workflow;            /* taken */
   int           workflow_forced;     /* by OceanOptions.workflow */
-  int           switched_to_exact;   /* the over-allocation would have passed max_output_nnz */
+  int           switched_to_exact;   /* the over-allocation would have passed max_output_nnz (1), or the device memory
+                                        (2: OceanOptions.device_memory_limit) */
   int           hll_registers;       /* 0 when no estimation ran */
   double        estimate_coefficient;
   int64_t       nrows, ncols;

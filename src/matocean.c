@@ -100,7 +100,7 @@ PetscErrorCode MatOceanEventsBegin_Private(PetscLogEvent *symbolic, PetscLogEven
 /* The options as read, before they are checked. */
 typedef struct {
   PetscInt  backend, workflow, registers, nnz_limit, smem, narrow_columns, narrow_entries;
-  PetscReal coefficient, narrow_density, reuse_map_mb;
+  PetscReal coefficient, narrow_density, reuse_map_mb, device_memory_mb;
   PetscBool view;
 } MatOceanRawOptions;
 
@@ -118,6 +118,8 @@ static PetscErrorCode MatOceanReadOptions_Private(Mat C, const char *prefix, Mat
   PetscCall(PetscOptionsInt("-mat_ocean_narrow_max_columns", "Narrow workflow when P (B) has at most this many columns (0: never automatically)", "MatOceanInitializePackage", r->narrow_columns, &r->narrow_columns, NULL));
   PetscCall(PetscOptionsReal("-mat_ocean_narrow_min_density", "... and nnz(P) >= this x rows x columns", "MatOceanInitializePackage", r->narrow_density, &r->narrow_density, NULL));
   PetscCall(PetscOptionsInt("-mat_ocean_narrow_max_entries", "... and rows(A) x columns(P) at most this", "MatOceanInitializePackage", r->narrow_entries, &r->narrow_entries, NULL));
+  PetscCall(PetscOptionsReal("-mat_ocean_device_memory_mb", "GPU memory (MB) the over-allocating workflows may count on; beyond it they switch to exact counting (0: what is free)", "MatOceanInitializePackage",
+                             r->device_memory_mb, &r->device_memory_mb, NULL));
   PetscCall(PetscOptionsReal("-mat_ocean_reuse_map_mb", "Numeric reuse on the GPU: keep a map of each product to its entry of C up to this many MB (-1: a quarter of the device's memory, 0: never)",
                              "MatOceanInitializePackage", r->reuse_map_mb, &r->reuse_map_mb, NULL));
   PetscCall(PetscOptionsBool("-mat_ocean_view", "Print each product's decisions and statistics", "MatOceanProductGetStats", r->view, &r->view, NULL));
@@ -181,6 +183,7 @@ PetscErrorCode MatOceanGetOptions_Private(Mat C, MatOceanOptions *opts)
   PetscCheck(r.narrow_columns >= 0 && r.narrow_columns <= OCEAN_NARROW_MAX_COLUMNS, comm, PETSC_ERR_ARG_OUTOFRANGE, "-mat_ocean_narrow_max_columns %" PetscInt_FMT " must lie in [0, %d]",
              r.narrow_columns, OCEAN_NARROW_MAX_COLUMNS);
   PetscCheck(r.narrow_density >= 0 && r.narrow_density <= 1, comm, PETSC_ERR_ARG_OUTOFRANGE, "-mat_ocean_narrow_min_density %g must lie in [0, 1]", (double)r.narrow_density);
+  PetscCheck(r.device_memory_mb >= 0 && r.device_memory_mb < 9e12, comm, PETSC_ERR_ARG_OUTOFRANGE, "-mat_ocean_device_memory_mb %g must be 0 (the free memory) or a size in MB", (double)r.device_memory_mb);
   PetscCheck(r.reuse_map_mb == -1 || (r.reuse_map_mb >= 0 && r.reuse_map_mb < 9e12), comm, PETSC_ERR_ARG_OUTOFRANGE, "-mat_ocean_reuse_map_mb %g must be -1 (a quarter of the device's memory), 0 (never) or a size in MB",
              (double)r.reuse_map_mb);
   PetscCheck(r.narrow_entries >= 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "-mat_ocean_narrow_max_entries %" PetscInt_FMT " must be >= 0", r.narrow_entries);
@@ -195,6 +198,7 @@ PetscErrorCode MatOceanGetOptions_Private(Mat C, MatOceanOptions *opts)
   opts->core.narrow_min_density   = (double)r.narrow_density;
   opts->core.narrow_max_entries   = (int64_t)r.narrow_entries;
   opts->core.reuse_map_max_bytes  = r.reuse_map_mb < 0 ? -1 : (int64_t)(r.reuse_map_mb * 1048576.0);
+  opts->core.device_memory_limit  = (int64_t)(r.device_memory_mb * 1048576.0);
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
@@ -320,7 +324,7 @@ PetscErrorCode MatOceanStatsView(const OceanStats *s, PetscViewer viewer)
 {
   PetscFunctionBegin;
   PetscCall(PetscViewerASCIIPrintf(viewer, "workflow %s%s%s, %" PetscInt64_FMT " x %" PetscInt64_FMT ", nnz A %" PetscInt64_FMT " B %" PetscInt64_FMT " C %" PetscInt64_FMT ", products %" PetscInt64_FMT "\n",
-                                   OceanWorkflowName(s->workflow), s->workflow_forced ? " (forced)" : " (selected)", s->switched_to_exact ? " (switched to exact: over-allocation beyond the nnz limit)" : "", s->nrows, s->ncols,
+                                   OceanWorkflowName(s->workflow), s->workflow_forced ? " (forced)" : " (selected)", s->switched_to_exact == 2 ? " (switched to exact: the over-allocation would not fit the device memory)" : s->switched_to_exact ? " (switched to exact: over-allocation beyond the nnz limit)" : "", s->nrows, s->ncols,
                                    s->nnz_a, s->nnz_b, s->nnz_c, s->products));
   if (s->sampled_rows)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  ER %.3g, CR %.3g; sampled CR %.3g over %" PetscInt64_FMT " rows (mean %.3g, std %.3g, conservative %.3g); upper bound %" PetscInt64_FMT " entries\n", s->er, s->cr, s->cr_sampled,

@@ -207,6 +207,7 @@ void OceanOptionsDefault(OceanOptions *opts)
   opts->narrow_min_density   = 0.25;
   opts->narrow_max_entries   = (int64_t)1 << 22;
   opts->record_rows          = 0;
+  opts->device_memory_limit  = 0;
   opts->reuse_map_max_bytes  = -1;
 }
 
@@ -226,6 +227,7 @@ static OceanError OceanOptionsValidate(const OceanOptions *o)
              (long long)o->narrow_max_columns, OCEAN_NARROW_MAX_COLUMNS);
   OceanCheck(o->narrow_min_density >= 0.0 && o->narrow_min_density <= 1.0, OCEAN_ERR_ARG, "options: narrow_min_density %g must lie in [0, 1]", o->narrow_min_density);
   OceanCheck(o->narrow_max_entries >= 0, OCEAN_ERR_ARG, "options: narrow_max_entries %lld must not be negative", (long long)o->narrow_max_entries);
+  OceanCheck(o->device_memory_limit >= 0, OCEAN_ERR_ARG, "options: device_memory_limit %lld must be 0 (the free memory) or a byte count", (long long)o->device_memory_limit);
   OceanCheck(o->reuse_map_max_bytes >= -1, OCEAN_ERR_ARG, "options: reuse_map_max_bytes %lld must be -1 (a quarter of the device's memory), 0 (never) or a byte count",
              (long long)o->reuse_map_max_bytes);
   return OCEAN_SUCCESS;

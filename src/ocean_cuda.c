@@ -606,7 +606,26 @@ static OceanError OceanCudaAllocC(OceanContext ctx, OceanStage *st, OceanCudaSta
   return OCEAN_SUCCESS;
 }
 
-/* UPPER_BOUND and ESTIMATE after the predictions in s->p: slots, numeric, fallback, compaction, sort. */
+/* Whether bytes fit the device memory a product can count on now: the pool's cached blocks not in use, free memory,
+   the mirrors the running call does not read (the pool reclaims those when it runs short); at most
+   OceanOptions.device_memory_limit.  The driver is asked only when the pool's cached blocks do not suffice. */
+static OceanError OceanCudaFits(OceanContext ctx, int64_t bytes, int *fits)
+{
+  const OceanCudaContext *c     = (const OceanCudaContext *)ctx->cuda;
+  const int64_t           limit = ctx->options.device_memory_limit;
+  int64_t                 free_bytes = 0, in_use = 0, reserved = 0, mirrors, mirrors_in_use = 0;
+
+  OceanCudaPoolStats(c->dev, &in_use, NULL, &reserved, NULL);
+  *fits = bytes <= reserved - in_use && (limit == 0 || bytes <= limit);
+  if (*fits || (limit > 0 && bytes > limit)) return OCEAN_SUCCESS;
+  OceanCall(OceanCudaFreeMemory(c->dev, &free_bytes));
+  mirrors = OceanCudaMirrorsBytes(c, &mirrors_in_use);
+  *fits   = bytes <= free_bytes + (reserved - in_use) + (mirrors - mirrors_in_use);
+  return OCEAN_SUCCESS;
+}
+
+/* UPPER_BOUND and ESTIMATE after the predictions in s->p: slots, numeric, fallback, compaction, sort.  *switched: 1
+   when the slots would pass max_output_nnz, 2 when they would not fit the device memory (nothing done then). */
 static OceanError OceanCudaOverAllocated(OceanContext ctx, OceanStage *st, OceanCudaStage *d, const OceanCudaRouteParams *rp, OceanDevCSR A, OceanDevCSR B, OceanCudaScratch *s,
                                          int *switched)
 {
@@ -626,6 +645,14 @@ static OceanError OceanCudaOverAllocated(OceanContext ctx, OceanStage *st, Ocean
   if (total > ctx->options.max_output_nnz) {
     *switched = 1;
     return OCEAN_SUCCESS;
+  }
+  {
+    int fits;
+    OceanCall(OceanCudaFits(ctx, total * (int64_t)(sizeof(int32_t) + sizeof(double)), &fits));
+    if (!fits) {
+      *switched = 2;
+      return OCEAN_SUCCESS;
+    }
   }
   S->allocated_entries = total;
   OceanCall(OceanDevAlloc(ctx, total, &s->bcols));
@@ -860,7 +887,7 @@ static OceanError OceanCudaStageSymbolic_Private(OceanContext ctx, OceanStage *s
     OceanCall(OceanCudaOverAllocated(ctx, st, d, &rp, A, B, s, &switched));
   }
   if (switched) {
-    st->stats.switched_to_exact = 1;
+    st->stats.switched_to_exact = switched;
     st->dec.workflow            = OCEAN_WORKFLOW_EXACT;
     st->stats.workflow          = OCEAN_WORKFLOW_EXACT;
   }

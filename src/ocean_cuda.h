@@ -40,6 +40,7 @@ typedef struct _p_OceanCudaDevice *OceanCudaDevice;
 OceanError OceanCudaDeviceCreate(int device, OceanCudaDevice *dev);
 void       OceanCudaDeviceDestroy(OceanCudaDevice *dev);
 OceanError OceanCudaAlloc(OceanCudaDevice dev, size_t bytes, void **d_ptr); /* from the pool; *d_ptr NULL for 0 bytes */
+OceanError OceanCudaFreeMemory(OceanCudaDevice dev, int64_t *free_bytes); /* cudaMemGetInfo's free bytes */
 void       OceanCudaFree(OceanCudaDevice dev, void *d_ptr);                  /* back to the pool (NULL is fine) */
 void       OceanCudaPoolStats(OceanCudaDevice dev, int64_t *in_use, int64_t *peak, int64_t *reserved, int64_t *cuda_mallocs);
 void       OceanCudaPoolResetPeak(OceanCudaDevice dev); /* peak = in use now */

@@ -795,6 +795,47 @@ static int CaseNarrowMismatch(void)
   return 0;
 }
 
+/* The over-allocating workflows switch to exact counting when their slots would not fit the device memory (here a
+   limit of 1 MB): the switch is reported (2), C is right, and numeric reuse works on the switched plan. */
+static int CaseMemorySwitch(Mat *A, int workflow)
+{
+  OceanOptions o;
+  OceanProduct p;
+  OceanCSR     a;
+  OceanStats   st;
+  Mat          R;
+  double      *absval;
+  int          r = 1;
+
+  Options(&o, workflow, 0, 0);
+  o.device_memory_limit = 1 << 20;
+  CALL(OceanContextSetOptions(gpu, &o));
+  a = View(A);
+  CALL(OceanProductCreate(gpu, OCEAN_PRODUCT_AB, &p));
+  CALL(OceanProductSymbolic(p, &a, &a));
+  RefMultiply(A, A, &R, &absval);
+  if (CompareRef(p, &R, absval)) goto out;
+  CALL(OceanProductGetStats(p, 0, &st));
+  if (st.switched_to_exact != 2 || st.workflow != OCEAN_WORKFLOW_EXACT || st.allocated_entries * 12 <= (1 << 20)) {
+    snprintf(msg, sizeof(msg), "forced %s with 1 MB: switched %d, workflow %s, %lld entries allocated", OceanWorkflowName((OceanWorkflow)workflow), st.switched_to_exact,
+             OceanWorkflowName(st.workflow), (long long)st.allocated_entries);
+    goto out;
+  }
+  MatNewValues(A, 3000);
+  MatFree(&R);
+  free(absval);
+  RefMultiply(A, A, &R, &absval);
+  CALL(OceanProductNumeric(p, &a, &a));
+  if (CompareRef(p, &R, absval)) goto out;
+  r = 0;
+out:
+  OceanProductDestroy(&p);
+  MatFree(&R);
+  free(absval);
+  MatFree(A);
+  return r;
+}
+
 /* Numeric reuse outside the narrow workflow when B's structure changed under the same ids: the first numeric call
    (which makes the product map, or searches C's rows with map_bytes 0) finds a product outside C: OCEAN_ERR_STATE. */
 static int CaseKnownMismatch(int64_t map_bytes)
@@ -1248,6 +1289,10 @@ int main(int argc, char **argv)
   MatRandom(&B, 300, 40, 16, 0, 83, 83);
   CASE("AB narrow no records, device operands", CaseNoRecord(&A, &B, -1, 0, 0, 1));
   CASE("AB narrow numeric after a structure change under the same ids (device operands)", CaseNarrowMismatch());
+  MatStencil(&A, 300, 300, 1, 1, 0, 48, 48);
+  CASE("AB lap2d 300^2, forced upper bound, 1 MB of device memory: switch to exact (+reuse)", CaseMemorySwitch(&A, OCEAN_WORKFLOW_UPPER_BOUND));
+  MatStencil(&A, 8, 8, 8, 3, 1, 49, 49);
+  CASE("AB elasticity 8^3x3, forced estimate, 1 MB of device memory: switch to exact (+reuse)", CaseMemorySwitch(&A, OCEAN_WORKFLOW_ESTIMATE));
   CASE("AB numeric (product map) after a structure change under the same ids (device operands)", CaseKnownMismatch(-1));
   CASE("AB numeric (search) after a structure change under the same ids (device operands)", CaseKnownMismatch(0));
   CASE("device mirrors of host operands across plans (AB, then PtAP; new values; values id 0; B sharing A's structure)", CaseMirrors());

@@ -115,6 +115,10 @@ int main(int argc, char **argv)
     PetscCall(MatDestroy(&C)); /* the product the failed call created */
     PetscCall(PetscOptionsSetValue(NULL, "-mat_ocean_reuse_map_mb", "-2"));
     EXPECT_ERROR(ProductAB(A, A, &C), PETSC_ERR_ARG_OUTOFRANGE, "reuse_map_mb");
+    PetscCall(PetscOptionsClearValue(NULL, "-mat_ocean_reuse_map_mb"));
+    PetscCall(MatDestroy(&C));
+    PetscCall(PetscOptionsSetValue(NULL, "-mat_ocean_device_memory_mb", "-1"));
+    EXPECT_ERROR(ProductAB(A, A, &C), PETSC_ERR_ARG_OUTOFRANGE, "device_memory_mb");
   }
   PetscCall(PetscStrcmp(which, "narrow", &is));
   if (is) { /* the narrow workflow: taken for a narrow, well-filled B; forced, a correct C; forced on a wide B and a
