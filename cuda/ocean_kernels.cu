@@ -669,8 +669,9 @@ __global__ void __launch_bounds__(OCEAN_TEAM_BLOCK, 6) OceanKernelEscRows(OceanR
         if (start) {
           double s = ev[t][sx[t][p]];
           for (int x = p + 1; x < q && sc[t][x] == sc[t][p]; x++) s += ev[t][sx[t][x]];
-          a.cols[off + before + __popc(m & ((1u << sub) - 1u))] = sc[t][p];
-          a.vals[off + before + __popc(m & ((1u << sub) - 1u))] = s;
+          const int64_t o = off + before + __popc(m & ((1u << sub) - 1u)); /* after the earlier lanes' entries */
+          a.cols[o]       = sc[t][p];
+          a.vals[o]       = s;
         }
         before += __popc(m);
       }
@@ -1188,12 +1189,14 @@ __global__ void OceanKernelCompact(int64_t nrows, const int64_t *rowptr, const u
 extern "C" OceanError OceanCudaCompact(int64_t nrows, int64_t nnz, const int64_t *d_rowptr, const uint8_t *d_flags, const int64_t *d_offsets, const int32_t *d_bcols,
                                        const double *d_bvals, const int64_t *d_foffsets, const int32_t *d_fcols, const double *d_fvals, int32_t *d_cols, double *d_vals)
 {
+  /* lanes per row by the rows' mean length: short rows leave fewer lanes idle */
+  const auto launch = [&](auto kernel, int lanes) {
+    kernel<<<OceanGrid(nrows * lanes, OCEAN_THREADS), OCEAN_THREADS>>>(nrows, d_rowptr, d_flags, d_offsets, d_bcols, d_bvals, d_foffsets, d_fcols, d_fvals, d_cols, d_vals);
+  };
   if (nrows == 0) return OCEAN_SUCCESS;
-  if (nnz <= 16 * nrows)
-    OceanKernelCompact<8><<<OceanGrid(nrows * 8, OCEAN_THREADS), OCEAN_THREADS>>>(nrows, d_rowptr, d_flags, d_offsets, d_bcols, d_bvals, d_foffsets, d_fcols, d_fvals, d_cols, d_vals);
-  else if (nnz <= 32 * nrows)
-    OceanKernelCompact<16><<<OceanGrid(nrows * 16, OCEAN_THREADS), OCEAN_THREADS>>>(nrows, d_rowptr, d_flags, d_offsets, d_bcols, d_bvals, d_foffsets, d_fcols, d_fvals, d_cols, d_vals);
-  else OceanKernelCompact<32><<<OceanGrid(nrows * 32, OCEAN_THREADS), OCEAN_THREADS>>>(nrows, d_rowptr, d_flags, d_offsets, d_bcols, d_bvals, d_foffsets, d_fcols, d_fvals, d_cols, d_vals);
+  if (nnz <= 16 * nrows) launch(OceanKernelCompact<8>, 8);
+  else if (nnz <= 32 * nrows) launch(OceanKernelCompact<16>, 16);
+  else launch(OceanKernelCompact<32>, 32);
   OCEAN_CUDA_LAUNCHED("compaction");
   return OCEAN_SUCCESS;
 }

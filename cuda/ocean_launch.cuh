@@ -52,6 +52,22 @@ struct OceanTemp {
   OceanError get(size_t bytes) { return OceanCudaAlloc(dev, bytes ? bytes : 1, &ptr); }
 };
 
+/* An int in device memory, 0 at first, that kernels raise (a product outside C's known structure): read back after
+   the launches, freed with the object. */
+struct OceanDeviceFlag {
+  OceanCudaDevice dev;
+  int            *d;
+  explicit OceanDeviceFlag(OceanCudaDevice v) : dev(v), d(NULL) {}
+  ~OceanDeviceFlag() { OceanCudaFree(dev, d); }
+  OceanError init(const char *what)
+  {
+    OceanError err = OceanCudaAlloc(dev, sizeof(int), (void **)&d);
+    if (!err && cudaMemsetAsync(d, 0, sizeof(int), 0) != cudaSuccess) err = OceanSetError(OCEAN_ERR_DEVICE, "%s: %s", what, cudaGetErrorString(cudaGetLastError()));
+    return err;
+  }
+  OceanError read(int *value) const { return OceanCudaReadback(dev, value, d, sizeof(int)); }
+};
+
 #define OCEAN_GRID_STRIDE(i, n) for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (int64_t)gridDim.x * blockDim.x)
 
 #endif

@@ -215,22 +215,21 @@ extern "C" OceanError OceanCudaNarrowSymbolic(OceanDevCSR A, int64_t nnz_a, Ocea
 extern "C" OceanError OceanCudaNarrowKnown(OceanCudaDevice dev, OceanDevCSR A, int64_t nnz_a, OceanDevCSR B, const int64_t *d_rowptr, const int32_t *d_colidx, double *d_values)
 {
   OceanNarrowArgs a;
-  int            *d_mismatch = NULL, mismatch = 0;
+  OceanDeviceFlag mismatch(dev);
+  int             raised = 0;
   OceanError      err;
 
   if (A.nrows == 0) return OCEAN_SUCCESS;
+  if ((err = mismatch.init("narrow numeric"))) return err;
   memset(&a, 0, sizeof(a));
-  if ((err = OceanCudaAlloc(dev, sizeof(int), (void **)&d_mismatch))) return err;
-  if (cudaMemsetAsync(d_mismatch, 0, sizeof(int), 0) != cudaSuccess) err = OceanSetError(OCEAN_ERR_DEVICE, "narrow numeric: %s", cudaGetErrorString(cudaGetLastError()));
   a.A        = A;
   a.B        = B;
   a.c_rowptr = d_rowptr;
   a.c_cols   = d_colidx;
   a.c_vals   = d_values;
-  a.mismatch = d_mismatch;
+  a.mismatch = mismatch.d;
   if (!err) err = OceanNarrowLaunch<true>(a, nnz_a);
-  if (!err) err = OceanCudaReadback(dev, &mismatch, d_mismatch, sizeof(int));
-  if (!err && mismatch) err = OceanSetError(OCEAN_ERR_STATE, "narrow numeric into a known structure: a row's columns are not those of C (the operands' structure changed)");
-  OceanCudaFree(dev, d_mismatch);
+  if (!err) err = mismatch.read(&raised);
+  if (!err && raised) err = OceanSetError(OCEAN_ERR_STATE, "narrow numeric into a known structure: a row's columns are not those of C (the operands' structure changed)");
   return err;
 }

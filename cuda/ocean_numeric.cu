@@ -216,11 +216,12 @@ extern "C" void OceanCudaKnownPlanDestroy(OceanCudaDevice dev, OceanCudaKnownPla
 template <int M>
 static OceanError OceanKnownRun(OceanCudaDevice dev, const OceanCudaKnownPlan *plan, OceanKnownArgs a)
 {
-  static int64_t smem_set = -1; /* the opt-in is per kernel and device: set once, to the most the plan allows */
-  int           *d_missing = NULL, missing = 0;
-  int64_t        start = 0;
-  OceanError     err;
-  int            k;
+  static int64_t  smem_set = -1; /* the opt-in is per kernel and device: set once, to the most the plan allows */
+  OceanDeviceFlag missing(dev);
+  int             raised = 0;
+  int64_t         start  = 0;
+  OceanError      err;
+  int             k;
 
   if (!plan->rows) return OCEAN_SUCCESS;
   if (smem_set != plan->smem_optin) {
@@ -230,9 +231,8 @@ static OceanError OceanKnownRun(OceanCudaDevice dev, const OceanCudaKnownPlan *p
     }
     smem_set = plan->smem_optin;
   }
-  if ((err = OceanCudaAlloc(dev, sizeof(int), (void **)&d_missing))) return err;
-  if (cudaMemsetAsync(d_missing, 0, sizeof(int), 0) != cudaSuccess) goto device_error;
-  a.missing = d_missing;
+  if ((err = missing.init("known-structure numeric"))) return err;
+  a.missing = missing.d;
   for (k = 0; k < OCEAN_CUDA_KNOWN_CLASSES; start += plan->count[k], k++) {
     const int64_t n = plan->count[k];
     if (!n) continue;
@@ -245,16 +245,12 @@ static OceanError OceanKnownRun(OceanCudaDevice dev, const OceanCudaKnownPlan *p
     case OCEAN_CUDA_KNOWN_BIG: OceanKernelKnownBlock<M><<<OceanGrid(n, 1), OCEAN_KNOWN_BIG_THREADS, (size_t)plan->big_max * OCEAN_KNOWN_ENTRY_BYTES>>>(a); break;
     default: OceanKernelKnownGlobal<M><<<OceanGrid(n, 1), OCEAN_KNOWN_BIG_THREADS>>>(a); break;
     }
-    if (cudaGetLastError() != cudaSuccess) goto device_error;
+    const cudaError_t launch = cudaGetLastError();
+    if (launch != cudaSuccess) return OceanSetError(OCEAN_ERR_DEVICE, "known-structure numeric: class %d, %lld rows: %s", k, (long long)n, cudaGetErrorString(launch));
   }
-  if ((err = OceanCudaReadback(dev, &missing, d_missing, sizeof(int)))) goto done;
-  if (missing) err = OceanSetError(OCEAN_ERR_STATE, "numeric into a known structure: a product falls outside the structure of C (the operands' structure changed)");
-  goto done;
-device_error:
-  err = OceanSetError(OCEAN_ERR_DEVICE, "known-structure numeric: %s", cudaGetErrorString(cudaGetLastError()));
-done:
-  OceanCudaFree(dev, d_missing);
-  return err;
+  if ((err = missing.read(&raised))) return err;
+  if (raised) return OceanSetError(OCEAN_ERR_STATE, "numeric into a known structure: a product falls outside the structure of C (the operands' structure changed)");
+  return OCEAN_SUCCESS;
 }
 
 static OceanKnownArgs OceanKnownArgsMake(OceanDevCSR A, OceanDevCSR B, const OceanRowShape *d_shapes, const int64_t *d_rowptr, const int32_t *d_colidx)
