@@ -759,9 +759,10 @@ static int CaseNarrowForced(int64_t ncols, uint64_t seed)
 }
 
 /* Numeric reuse when B's structure changed under the same ids (device-resident operands: a host B's mirror would keep
-   the structure its id promises): a row of B gets column 39, which no row of B had, so C's rows lack it:
-   OCEAN_ERR_STATE, as on the other workflows. */
-static int CaseNarrowMismatch(void)
+   the structure its id promises): a row of B gets its last column, b_cols - 1, which no row of B had, so C's rows
+   lack it, and the first numeric call finds it (the narrow workflow's; the product map's count, or the search in C's
+   rows with map_bytes 0): OCEAN_ERR_STATE. */
+static int CaseMismatch(int workflow, int64_t a_degree, int64_t b_cols, int64_t map_bytes, uint64_t seed)
 {
   Mat          A, B;
   OceanOptions o;
@@ -770,23 +771,24 @@ static int CaseNarrowMismatch(void)
   DevMat       dA, dB;
   OceanError   e;
   int64_t      at;
-  int32_t      col = 39;
+  int32_t      col = (int32_t)(b_cols - 1);
 
-  MatRandom(&A, 200, 300, 40, 0, 70, 70);
-  MatRandom(&B, 300, 39, 16, 0, 71, 71);
-  B.n = 40; /* column 39 empty */
-  Options(&o, OCEAN_WORKFLOW_NARROW, 0, 0);
+  MatRandom(&A, 200, 300, a_degree, 0, seed, seed);
+  MatRandom(&B, 300, b_cols - 1, 16, 0, seed + 1, seed + 1);
+  B.n = b_cols; /* the last column empty */
+  Options(&o, workflow, 0, 0);
+  o.reuse_map_max_bytes = map_bytes;
   CALL(OceanContextSetOptions(gpu, &o));
   if (Upload(&A, &dA, &da) || Upload(&B, &dB, &db)) return 1;
   CALL(OceanProductCreate(gpu, OCEAN_PRODUCT_AB, &p));
   CALL(OceanProductSetOperandMemType(p, OCEAN_MEMORY_DEVICE));
   CALL(OceanProductSymbolic(p, &da, &db));
   at = B.rp[A.ci[0] + 1] - 1; /* the last entry of the row of B that row 0 of A reaches first */
-  CHECK(B.ci[at] < 39, "row %d of B ends at column %d", (int)A.ci[0], (int)B.ci[at]);
+  CHECK(B.ci[at] < col, "row %d of B ends at column %d", (int)A.ci[0], (int)B.ci[at]);
   CUDA_CALL(cudaMemcpy(dB.ci + at, &col, sizeof(col), cudaMemcpyHostToDevice));
   e = OceanProductNumeric(p, &da, &db);
-  CHECK(e == OCEAN_ERR_STATE && strstr(OceanGetLastErrorMessage(), "structure"), "a changed structure accepted by the narrow numeric: %s: %s", OceanErrorString(e),
-        OceanGetLastErrorMessage());
+  CHECK(e == OCEAN_ERR_STATE && strstr(OceanGetLastErrorMessage(), "structure"), "a changed structure accepted by the numeric (workflow %s, map bytes %lld): %s: %s",
+        OceanWorkflowName((OceanWorkflow)workflow), (long long)map_bytes, OceanErrorString(e), OceanGetLastErrorMessage());
   OceanProductDestroy(&p);
   DevFree(&dA);
   DevFree(&dB);
@@ -834,43 +836,6 @@ out:
   free(absval);
   MatFree(A);
   return r;
-}
-
-/* Numeric reuse outside the narrow workflow when B's structure changed under the same ids: the first numeric call
-   (which makes the product map, or searches C's rows with map_bytes 0) finds a product outside C: OCEAN_ERR_STATE. */
-static int CaseKnownMismatch(int64_t map_bytes)
-{
-  Mat          A, B;
-  OceanOptions o;
-  OceanProduct p;
-  OceanCSR     da, db;
-  DevMat       dA, dB;
-  OceanError   e;
-  int64_t      at;
-  int32_t      col = 999;
-
-  MatRandom(&A, 200, 300, 12, 0, 72, 72);
-  MatRandom(&B, 300, 999, 16, 0, 73, 73);
-  B.n = 1000; /* column 999 empty */
-  Options(&o, OCEAN_WORKFLOW_AUTO, 0, 0);
-  o.reuse_map_max_bytes = map_bytes;
-  CALL(OceanContextSetOptions(gpu, &o));
-  if (Upload(&A, &dA, &da) || Upload(&B, &dB, &db)) return 1;
-  CALL(OceanProductCreate(gpu, OCEAN_PRODUCT_AB, &p));
-  CALL(OceanProductSetOperandMemType(p, OCEAN_MEMORY_DEVICE));
-  CALL(OceanProductSymbolic(p, &da, &db));
-  at = B.rp[A.ci[0] + 1] - 1; /* the last entry of the row of B that row 0 of A reaches first */
-  CHECK(B.ci[at] < 999, "row %d of B ends at column %d", (int)A.ci[0], (int)B.ci[at]);
-  CUDA_CALL(cudaMemcpy(dB.ci + at, &col, sizeof(col), cudaMemcpyHostToDevice));
-  e = OceanProductNumeric(p, &da, &db);
-  CHECK(e == OCEAN_ERR_STATE && strstr(OceanGetLastErrorMessage(), "structure"), "a changed structure accepted by the numeric (map bytes %lld): %s: %s", (long long)map_bytes,
-        OceanErrorString(e), OceanGetLastErrorMessage());
-  OceanProductDestroy(&p);
-  DevFree(&dA);
-  DevFree(&dB);
-  MatFree(&A);
-  MatFree(&B);
-  return 0;
 }
 
 /* The most the mirrors held at any phase boundary of the products watched (a phase callback). */
@@ -1288,13 +1253,13 @@ int main(int argc, char **argv)
   MatRandom(&A, 400, 300, 120, 7, 82, 82);
   MatRandom(&B, 300, 40, 16, 0, 83, 83);
   CASE("AB narrow no records, device operands", CaseNoRecord(&A, &B, -1, 0, 0, 1));
-  CASE("AB narrow numeric after a structure change under the same ids (device operands)", CaseNarrowMismatch());
+  CASE("AB narrow numeric after a structure change under the same ids (device operands)", CaseMismatch(OCEAN_WORKFLOW_NARROW, 40, 40, -1, 70));
   MatStencil(&A, 300, 300, 1, 1, 0, 48, 48);
   CASE("AB lap2d 300^2, forced upper bound, 1 MB of device memory: switch to exact (+reuse)", CaseMemorySwitch(&A, OCEAN_WORKFLOW_UPPER_BOUND));
   MatStencil(&A, 8, 8, 8, 3, 1, 49, 49);
   CASE("AB elasticity 8^3x3, forced estimate, 1 MB of device memory: switch to exact (+reuse)", CaseMemorySwitch(&A, OCEAN_WORKFLOW_ESTIMATE));
-  CASE("AB numeric (product map) after a structure change under the same ids (device operands)", CaseKnownMismatch(-1));
-  CASE("AB numeric (search) after a structure change under the same ids (device operands)", CaseKnownMismatch(0));
+  CASE("AB numeric (product map) after a structure change under the same ids (device operands)", CaseMismatch(OCEAN_WORKFLOW_AUTO, 12, 1000, -1, 72));
+  CASE("AB numeric (search) after a structure change under the same ids (device operands)", CaseMismatch(OCEAN_WORKFLOW_AUTO, 12, 1000, 0, 72));
   CASE("device mirrors of host operands across plans (AB, then PtAP; new values; values id 0; B sharing A's structure)", CaseMirrors());
   CASE("device mirrors under a byte limit (LRU eviction and re-uploads; an operand past it in own buffers; AB, PtAP)", CaseMirrorLimit());
   /* without record_rows: statistics from device reductions, the sample selected on the device */
