@@ -214,23 +214,14 @@ extern "C" void OceanCudaPoolSetReclaim(OceanCudaDevice dev, OceanCudaReclaim re
   dev->reclaim_user = user;
 }
 
-extern "C" OceanError OceanCudaDeviceMemory(OceanCudaDevice dev, int64_t *total)
+extern "C" OceanError OceanCudaDeviceMemory(OceanCudaDevice dev, int64_t *free_bytes, int64_t *total)
 {
-  size_t free_bytes = 0, total_bytes = 0;
+  size_t f = 0, t = 0;
 
   OCEAN_CUDA_TRY(cudaSetDevice(dev->device));
-  OCEAN_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
-  *total = (int64_t)total_bytes;
-  return OCEAN_SUCCESS;
-}
-
-extern "C" OceanError OceanCudaFreeMemory(OceanCudaDevice dev, int64_t *free_bytes)
-{
-  size_t f = 0, total = 0;
-
-  OCEAN_CUDA_TRY(cudaSetDevice(dev->device));
-  OCEAN_CUDA_TRY(cudaMemGetInfo(&f, &total));
-  *free_bytes = (int64_t)f;
+  OCEAN_CUDA_TRY(cudaMemGetInfo(&f, &t));
+  if (free_bytes) *free_bytes = (int64_t)f;
+  if (total) *total = (int64_t)t;
   return OCEAN_SUCCESS;
 }
 

@@ -278,6 +278,15 @@ extern "C" OceanError OceanCudaNumericKnown(OceanCudaDevice dev, const OceanCuda
 #define OCEAN_MAP_WARPS 8
 #define OCEAN_MAP_PER_LANE 4 /* consecutive products per lane in the values kernel */
 
+/* The index arrays padded to a multiple of OCEAN_MAP_PER_LANE (the values kernel loads 4 at once); entry offsets
+   of 32 bits when every product's index fits. */
+static int64_t OceanMapPadded(int64_t products) { return (products + OCEAN_MAP_PER_LANE - 1) / OCEAN_MAP_PER_LANE * OCEAN_MAP_PER_LANE; }
+
+extern "C" int64_t OceanCudaProductMapBytes(int64_t products, int64_t nnz_c)
+{
+  return 2 * OceanMapPadded(products) * (int64_t)sizeof(int32_t) + (nnz_c + 1) * (int64_t)(products <= INT32_MAX ? sizeof(int32_t) : sizeof(int64_t));
+}
+
 /* The exclusive sum of the counts (nnz + 1 of them, the last 0) into eptr (Offset: int32_t when every product's index
    fits, else int64_t); *total = eptr[nnz]. */
 template <typename Offset>
@@ -302,7 +311,7 @@ extern "C" OceanError OceanCudaProductMapCreate(OceanCudaDevice dev, const Ocean
                                                 const int64_t *d_rowptr, const int32_t *d_colidx, int64_t products, OceanCudaProductMap *map)
 {
   OceanKnownArgs a      = OceanKnownArgsMake(A, B, d_shapes, d_rowptr, d_colidx);
-  const int64_t  padded = (products + OCEAN_MAP_PER_LANE - 1) / OCEAN_MAP_PER_LANE * OCEAN_MAP_PER_LANE; /* the values kernel loads 4 indices at once */
+  const int64_t  padded = OceanMapPadded(products);
   const int      narrow = products <= INT32_MAX;
   int64_t        listed = 0;
   OceanError     err;
@@ -312,7 +321,7 @@ extern "C" OceanError OceanCudaProductMapCreate(OceanCudaDevice dev, const Ocean
   map->products = products;
   /* about 128 products per warp's entries (4 per lane) */
   map->entries_per_warp = nnz_c && products >= 3 * nnz_c ? 32 : nnz_c && 2 * products >= 3 * nnz_c ? 64 : 128;
-  map->bytes            = 2 * padded * (int64_t)sizeof(int32_t) + (nnz_c + 1) * (int64_t)(narrow ? sizeof(int32_t) : sizeof(int64_t));
+  map->bytes            = OceanCudaProductMapBytes(products, nnz_c);
   /* the counts get one more entry (0) so that the exclusive sum ends with the total */
   if ((err = OceanCudaAlloc(dev, (size_t)(nnz_c + 1) * sizeof(int32_t), (void **)&a.cursor))) goto done;
   if (narrow) err = OceanCudaAlloc(dev, (size_t)(nnz_c + 1) * sizeof(int32_t), (void **)&map->eptr32);

@@ -103,7 +103,7 @@ OceanError OceanCudaContextSetup(OceanContext ctx, int device, const OceanDevice
   ctx->cuda_device = device;
   err              = OceanCudaDeviceCreate(device, &c->dev);
   if (!err && !profile) err = OceanCudaDeviceProfile(device, &ctx->profile);
-  if (!err) err = OceanCudaDeviceMemory(c->dev, &c->device_memory); /* the mirrors' default limit */
+  if (!err) err = OceanCudaDeviceMemory(c->dev, NULL, &c->device_memory); /* the mirrors' default limit */
   if (err) {
     OceanCudaDeviceDestroy(&c->dev);
     free(c);
@@ -618,7 +618,7 @@ static OceanError OceanCudaFits(OceanContext ctx, int64_t bytes, int *fits)
   OceanCudaPoolStats(c->dev, &in_use, NULL, &reserved, NULL);
   *fits = bytes <= reserved - in_use && (limit == 0 || bytes <= limit);
   if (*fits || (limit > 0 && bytes > limit)) return OCEAN_SUCCESS;
-  OceanCall(OceanCudaFreeMemory(c->dev, &free_bytes));
+  OceanCall(OceanCudaDeviceMemory(c->dev, &free_bytes, NULL));
   mirrors = OceanCudaMirrorsBytes(c, &mirrors_in_use);
   *fits   = bytes <= free_bytes + (reserved - in_use) + (mirrors - mirrors_in_use);
   return OCEAN_SUCCESS;
@@ -970,7 +970,7 @@ static OceanError OceanCudaStageMapCreate(OceanContext ctx, OceanStage *st, Ocea
 {
   const OceanCudaContext *c        = (const OceanCudaContext *)ctx->cuda;
   const int64_t           products = st->an.products;
-  const int64_t           bytes    = (products + 4) * (int64_t)(2 * sizeof(int32_t)) + (d->c_nnz + 1) * (int64_t)sizeof(int64_t); /* at most */
+  const int64_t           bytes    = OceanCudaProductMapBytes(products, d->c_nnz);
   const int64_t           limit    = ctx->options.reuse_map_max_bytes < 0 ? c->device_memory / 4 : ctx->options.reuse_map_max_bytes;
   OceanError              err;
 

@@ -40,7 +40,6 @@ typedef struct _p_OceanCudaDevice *OceanCudaDevice;
 OceanError OceanCudaDeviceCreate(int device, OceanCudaDevice *dev);
 void       OceanCudaDeviceDestroy(OceanCudaDevice *dev);
 OceanError OceanCudaAlloc(OceanCudaDevice dev, size_t bytes, void **d_ptr); /* from the pool; *d_ptr NULL for 0 bytes */
-OceanError OceanCudaFreeMemory(OceanCudaDevice dev, int64_t *free_bytes); /* cudaMemGetInfo's free bytes */
 void       OceanCudaFree(OceanCudaDevice dev, void *d_ptr);                  /* back to the pool (NULL is fine) */
 void       OceanCudaPoolStats(OceanCudaDevice dev, int64_t *in_use, int64_t *peak, int64_t *reserved, int64_t *cuda_mallocs);
 void       OceanCudaPoolResetPeak(OceanCudaDevice dev); /* peak = in use now */
@@ -49,7 +48,7 @@ void       OceanCudaPoolTrim(OceanCudaDevice dev);      /* cudaFree of the cache
    blocks back (OceanCudaFree) and returns nonzero if it did; the cudaMalloc is then tried once more. */
 typedef int (*OceanCudaReclaim)(void *user);
 void       OceanCudaPoolSetReclaim(OceanCudaDevice dev, OceanCudaReclaim reclaim, void *user);
-OceanError OceanCudaDeviceMemory(OceanCudaDevice dev, int64_t *total); /* the device's total memory (bytes) */
+OceanError OceanCudaDeviceMemory(OceanCudaDevice dev, int64_t *free_bytes, int64_t *total); /* cudaMemGetInfo (bytes); either may be NULL */
 /* *ok = 1 when d_ptr is device (or managed) memory the device can read; NULL is fine (*ok = 1). */
 OceanError OceanCudaIsDevicePointer(const void *d_ptr, int *ok);
 OceanError OceanCudaUpload(void *d_dst, const void *src, size_t bytes);
@@ -147,6 +146,8 @@ typedef struct {
   int32_t *eptr32;           /* ... or this instead (32 bits) when the products number fewer than 2^31 */
   int32_t *aidx, *bidx;      /* products (padded to a multiple of 4): their entries of A and of B */
 } OceanCudaProductMap;
+/* The device bytes of the map of `products` products into nnz_c entries (what OceanCudaProductMap.bytes will be). */
+int64_t    OceanCudaProductMapBytes(int64_t products, int64_t nnz_c);
 /* Made by the plan's kernels in two passes without values (count per entry, then list); A and B need fewer than 2^31
    entries.  OCEAN_ERR_STATE when a product's column is not in its row of C or the count is not `products`;
    OCEAN_ERR_MEMORY when the pool cannot hold it (nothing is kept then). */
