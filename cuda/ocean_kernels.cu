@@ -910,6 +910,11 @@ static OceanError OceanCudaRunGroupedRows(OceanCudaDevice dev, const OceanCudaRo
         }
       }
       if (h[0]) team_bytes = (int)((h[0] + 31) / 32 * 4 + 15) / 16 * 16; /* the dense rows' bitmap: LONG's dense columns fit the block */
+      if (team_bytes > smem_max) {
+        err = OceanSetError(OCEAN_ERR_DEVICE, "accumulators: LONG's dense rows span %llu columns, a bitmap of %d bytes; the kernel may have %d of dynamic shared memory", h[0], team_bytes,
+                            smem_max);
+        goto done;
+      }
       a.goff  = goff;
       a.gkeys = gkeys;
       a.gvals = gvals;

@@ -141,7 +141,7 @@ const char *OceanAccumulatorName(OceanAccumulator acc);
 typedef struct {
   int     threads;              /* threads per block */
   int     rows_per_block;       /* rows one block handles at once */
-  int64_t smem_bytes;           /* shared memory per block */
+  int64_t smem_bytes;           /* shared memory per block (LONG: the most its dense bitmap may take) */
   int64_t hash_capacity;        /* numeric hash slots per row (column + value: 12 bytes each) */
   int64_t hash_limit;           /* floor(hash_load * hash_capacity) */
   int64_t dense_columns;        /* numeric dense accumulator: columns per row (8-byte value + 1 bitmap bit) */

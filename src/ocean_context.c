@@ -306,10 +306,14 @@ OceanError OceanBinTableCompute(const OceanDeviceProfile *profile, const OceanOp
   bins[OCEAN_BIN_ESC2].max_products   = 64;
   for (b = OCEAN_BIN_ESC4; b <= OCEAN_BIN_ESC2; b++) bins[b].smem_bytes = bins[b].rows_per_block * bins[b].max_products * 12;
 
-  /* LONG: N4's block, accumulating in global memory.  Dense when the row's span fits a bitmap in the block's shared
-     memory (values in a global array per block: no probing, no table to clear, output in column order), else a hash
-     table in global memory whose capacity follows the row (N4's is only the minimum). */
+  /* LONG: N4's threads, accumulating in global memory.  Dense when the row's span fits a bitmap in the shared memory
+     a block may opt in to (values in a global array per block: no probing, no table to clear, output in column order,
+     so no sort), else a hash table in global memory whose capacity follows the row (N4's is only the minimum).  The
+     launch gives the bitmap only the bytes of the widest dense row, so narrower products keep two blocks per SM; the
+     whole opt-in memory takes R-MAT scale 20's 2^20 columns, whose rows otherwise need global hash tables of about
+     nnz(C) entries and a sort of C. */
   bins[OCEAN_BIN_LONG]                        = bins[OCEAN_BIN_N4];
+  bins[OCEAN_BIN_LONG].smem_bytes             = OceanMax64(profile->smem_per_block - OCEAN_LONG_STATIC_SMEM, bins[OCEAN_BIN_N4].smem_bytes);
   bins[OCEAN_BIN_LONG].dense_columns          = bins[OCEAN_BIN_LONG].smem_bytes * 8;
   bins[OCEAN_BIN_LONG].symbolic_dense_columns = bins[OCEAN_BIN_LONG].smem_bytes * 8;
 

@@ -115,6 +115,10 @@ OCEAN_HD void OceanRouteSet(OceanRoute *r, int bin, int acc, int64_t slot, int64
   r->capacity = capacity;
 }
 
+/* The opt-in shared memory a LONG block's dense bitmap leaves to its kernel's static shared memory (row states, warp
+   sums: a few hundred bytes); the launch checks that the bitmap fits. */
+#define OCEAN_LONG_STATIC_SMEM 1024
+
 /* Products a thread of a row's team may have to itself before the row is moved to a bigger team. */
 #define OCEAN_TEAM_PRODUCTS_PER_THREAD 256
 

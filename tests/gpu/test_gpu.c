@@ -1171,7 +1171,8 @@ int main(int argc, char **argv)
   CASE("AB LONG rows, dense in global memory (+reuse)", CaseLong(30000, OCEAN_ACC_GLOBAL_DENSE, -1, 0, 0, 0, 60));
   CASE("AB LONG rows, dense in global memory, estimate overflow", CaseLong(30000, OCEAN_ACC_GLOBAL_DENSE, OCEAN_WORKFLOW_ESTIMATE, 64, 0.7, 1, 62));
   CASE("AB LONG rows, dense in global memory, forced exact", CaseLong(30000, OCEAN_ACC_GLOBAL_DENSE, OCEAN_WORKFLOW_EXACT, 0, 0, 0, 64));
-  CASE("AB LONG rows, hash in global memory (+reuse)", CaseLong(700000, OCEAN_ACC_GLOBAL_HASH, -1, 0, 0, 0, 66));
+  CASE("AB LONG rows, dense over 1M columns (bitmap of the opt-in shared memory)", CaseLong(1000000, OCEAN_ACC_GLOBAL_DENSE, OCEAN_WORKFLOW_EXACT, 0, 0, 0, 68));
+  CASE("AB LONG rows, hash in global memory (+reuse)", CaseLong(2000000, OCEAN_ACC_GLOBAL_HASH, -1, 0, 0, 0, 66));
   /* numeric reuse without the product map: the search in C's rows, each class of row */
   MatStencil(&A, 700, 700, 1, 1, 0, 47, 47);
   MatCopy(&A, &B);
@@ -1183,7 +1184,7 @@ int main(int argc, char **argv)
   MatCopy(&A, &B);
   CASE_SEARCH("AB rmat 11/8 (+reuse, search)", CaseAB(&A, &B, -1, 0, 0, 0, 1));
   CASE_SEARCH("AB LONG rows, dense in global memory (+reuse, search)", CaseLong(30000, OCEAN_ACC_GLOBAL_DENSE, -1, 0, 0, 0, 60));
-  CASE_SEARCH("AB LONG rows, hash in global memory (+reuse, search)", CaseLong(700000, OCEAN_ACC_GLOBAL_HASH, -1, 0, 0, 0, 66));
+  CASE_SEARCH("AB LONG rows, hash in global memory (+reuse, search)", CaseLong(2000000, OCEAN_ACC_GLOBAL_HASH, -1, 0, 0, 0, 66));
   for (w = OCEAN_WORKFLOW_UPPER_BOUND; w <= OCEAN_WORKFLOW_EXACT; w++) {
     MatStencil(&A, 6, 6, 6, 3, 1, 26, 26);
     MatCopy(&A, &B);
