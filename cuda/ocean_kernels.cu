@@ -1161,6 +1161,19 @@ done:
   return err;
 }
 
+__global__ void OceanKernelRebaseOffsets(const int64_t *src, int64_t n, int64_t *dst)
+{
+  OCEAN_GRID_STRIDE(j, n) dst[j] = src[j] - src[0];
+}
+
+extern "C" OceanError OceanCudaRebaseOffsets(const int64_t *d_src, int64_t n, int64_t *d_dst)
+{
+  if (n == 0) return OCEAN_SUCCESS;
+  OceanKernelRebaseOffsets<<<OceanGrid(n, OCEAN_THREADS), OCEAN_THREADS>>>(d_src, n, d_dst);
+  OCEAN_CUDA_LAUNCHED("rebasing row offsets");
+  return OCEAN_SUCCESS;
+}
+
 extern "C" OceanError OceanCudaGather64(const int64_t *d_list, int64_t n, const int64_t *d_src, int64_t *d_dst)
 {
   if (n == 0) return OCEAN_SUCCESS;

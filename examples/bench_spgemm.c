@@ -301,31 +301,38 @@ static void host_count(const BenchCSR *A, const BenchCSR *B, BenchCSR *C)
   bench_counts_to_offsets(C->rowptr, C->nrows);
 }
 
-/* C's sorted column indices, into the offsets of host_count. */
-static void host_fill_columns(const BenchCSR *A, const BenchCSR *B, BenchCSR *C)
+/* The reference: C's structure, its values, and bound = sum |a_ik b_kj| per entry, the scale of the rounding
+   errors any summation order can make.  Of every row of C, or of a sample of its rows when a whole reference would
+   not fit the host (R-MAT scale 20: 3.6 billion entries). */
+typedef struct {
+  BenchCSR C;     /* the reference's rows */
+  double  *bound;
+  int64_t *rows;  /* NULL: reference row k is C's row k; else C's row rows[k] */
+  int64_t  c_nrows; /* C's rows */
+} RefC;
+
+static int64_t ref_row(const RefC *ref, int64_t k) { return ref->rows ? ref->rows[k] : k; }
+
+/* The reference's sorted column indices, into the offsets of host_count (or of the sample's counts). */
+static void host_fill_columns(const BenchCSR *A, const BenchCSR *B, RefC *ref)
 {
-  C->colidx = (int32_t *)bench_xmalloc((size_t)bench_csr_nnz(C) * sizeof(int32_t));
+  BenchCSR *C = &ref->C;
+  C->colidx   = (int32_t *)bench_xmalloc((size_t)(bench_csr_nnz(C) ? bench_csr_nnz(C) : 1) * sizeof(int32_t));
 #pragma omp parallel
   {
     int32_t *mark = new_marker(B->ncols);
 #pragma omp for schedule(dynamic, ROW_CHUNK)
-    for (int64_t i = 0; i < A->nrows; i++) {
-      int32_t *cols = C->colidx + C->rowptr[i];
-      bench_sort_unique(cols, host_row_structure(A, B, i, mark, cols));
+    for (int64_t k = 0; k < C->nrows; k++) {
+      int32_t *cols = C->colidx + C->rowptr[k];
+      bench_sort_unique(cols, host_row_structure(A, B, ref_row(ref, k), mark, cols));
     }
     free(mark);
   }
 }
 
-/* The reference: C's structure, its values, and bound = sum |a_ik b_kj| per entry, the scale of the rounding
-   errors any summation order can make. */
-typedef struct {
-  BenchCSR C;
-  double  *bound;
-} RefC;
-
-static void host_row_values(const BenchCSR *A, const BenchCSR *B, int64_t i, double *acc, double *abs_acc, RefC *ref)
+static void host_row_values(const BenchCSR *A, const BenchCSR *B, int64_t k, double *acc, double *abs_acc, RefC *ref)
 {
+  const int64_t i = ref_row(ref, k);
   for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
     int32_t k = A->colidx[p];
     double  a = A->values[p];
@@ -334,7 +341,7 @@ static void host_row_values(const BenchCSR *A, const BenchCSR *B, int64_t i, dou
       abs_acc[B->colidx[q]] += fabs(a * B->values[q]);
     }
   }
-  for (int64_t p = ref->C.rowptr[i]; p < ref->C.rowptr[i + 1]; p++) { /* gather and clear what the row touched */
+  for (int64_t p = ref->C.rowptr[k]; p < ref->C.rowptr[k + 1]; p++) { /* gather and clear what the row touched */
     int32_t j         = ref->C.colidx[p];
     ref->C.values[p]  = acc[j];
     ref->bound[p]     = abs_acc[j];
@@ -345,7 +352,7 @@ static void host_row_values(const BenchCSR *A, const BenchCSR *B, int64_t i, dou
 /* The reference's columns, values and bounds, into the offsets of host_count. */
 static void host_spgemm(const BenchCSR *A, const BenchCSR *B, RefC *ref)
 {
-  host_fill_columns(A, B, &ref->C);
+  host_fill_columns(A, B, ref);
   int64_t nnz   = bench_csr_nnz(&ref->C);
   ref->C.values = (double *)bench_xmalloc((size_t)nnz * sizeof(double));
   ref->bound    = (double *)bench_xmalloc((size_t)nnz * sizeof(double));
@@ -356,24 +363,46 @@ static void host_spgemm(const BenchCSR *A, const BenchCSR *B, RefC *ref)
     bench_check_alloc(acc, (size_t)B->ncols * sizeof(double));
     bench_check_alloc(abs_acc, (size_t)B->ncols * sizeof(double));
 #pragma omp for schedule(dynamic, ROW_CHUNK)
-    for (int64_t i = 0; i < A->nrows; i++) host_row_values(A, B, i, acc, abs_acc, ref);
+    for (int64_t k = 0; k < ref->C.nrows; k++) host_row_values(A, B, k, acc, abs_acc, ref);
     free(acc);
     free(abs_acc);
   }
+}
+
+/* A sample of C's rows as the reference, from C's row offsets (host_count's, in ref->C): the first REF_SAMPLE_HEAD
+   rows (R-MAT's heaviest) and REF_SAMPLE_SPREAD more spread evenly over the rest. */
+#define REF_SAMPLE_HEAD   64
+#define REF_SAMPLE_SPREAD 4032
+static void host_spgemm_sampled(const BenchCSR *A, const BenchCSR *B, RefC *ref)
+{
+  const int64_t n = ref->C.nrows, ns = n < REF_SAMPLE_HEAD + REF_SAMPLE_SPREAD ? n : REF_SAMPLE_HEAD + REF_SAMPLE_SPREAD;
+  int64_t      *full = ref->C.rowptr, *rowptr = (int64_t *)bench_xmalloc((size_t)(ns + 1) * sizeof(int64_t));
+
+  ref->rows = (int64_t *)bench_xmalloc((size_t)(ns ? ns : 1) * sizeof(int64_t));
+  rowptr[0] = 0;
+  for (int64_t k = 0; k < ns; k++) {
+    ref->rows[k]  = k < REF_SAMPLE_HEAD || ns == n ? k : REF_SAMPLE_HEAD + (k - REF_SAMPLE_HEAD) * (n - REF_SAMPLE_HEAD) / (ns - REF_SAMPLE_HEAD);
+    rowptr[k + 1] = rowptr[k] + full[ref->rows[k] + 1] - full[ref->rows[k]];
+  }
+  free(full);
+  ref->C.rowptr = rowptr;
+  ref->C.nrows  = ns;
+  host_spgemm(A, B, ref);
 }
 
 /* ---- verification ------------------------------------------------------------------------------------------ */
 
 #define VERIFY_RTOL 1e-12
 
-/* 0 when row i of C matches the reference scaled by s; else what differs. */
-static int verify_row(const RefC *ref, const BenchCSR *C, double s, int64_t i, char *msg, size_t len)
+/* 0 when C's row of reference row k matches it scaled by s; else what differs. */
+static int verify_row(const RefC *ref, const BenchCSR *C, double s, int64_t k, char *msg, size_t len)
 {
   const BenchCSR *R = &ref->C;
-  if (C->rowptr[i + 1] - C->rowptr[i] != R->rowptr[i + 1] - R->rowptr[i])
+  const int64_t   i = ref_row(ref, k);
+  if (C->rowptr[i + 1] - C->rowptr[i] != R->rowptr[k + 1] - R->rowptr[k])
     return snprintf(msg, len, "row %lld: %lld entries, reference %lld", (long long)i,
-                    (long long)(C->rowptr[i + 1] - C->rowptr[i]), (long long)(R->rowptr[i + 1] - R->rowptr[i])), 1;
-  for (int64_t p = R->rowptr[i], q = C->rowptr[i]; p < R->rowptr[i + 1]; p++, q++) {
+                    (long long)(C->rowptr[i + 1] - C->rowptr[i]), (long long)(R->rowptr[k + 1] - R->rowptr[k])), 1;
+  for (int64_t p = R->rowptr[k], q = C->rowptr[i]; p < R->rowptr[k + 1]; p++, q++) {
     if (C->colidx[q] != R->colidx[p])
       return snprintf(msg, len, "row %lld: column %d where the sorted reference has %d", (long long)i, C->colidx[q],
                       R->colidx[p]), 1;
@@ -390,16 +419,16 @@ static void verify_result(const RefC *ref, BenchResult *r)
   const BenchCSR *C = &r->c;
   if (!C->rowptr || !ref->C.values) return;
   r->verified = 0;
-  if (C->nrows != ref->C.nrows || C->ncols != ref->C.ncols) {
+  if (C->nrows != ref->c_nrows || C->ncols != ref->C.ncols) {
     snprintf(r->verify_msg, sizeof(r->verify_msg), "C is %lldx%lld, reference %lldx%lld", (long long)C->nrows,
-             (long long)C->ncols, (long long)ref->C.nrows, (long long)ref->C.ncols);
+             (long long)C->ncols, (long long)ref->c_nrows, (long long)ref->C.ncols);
     return;
   }
   int64_t bad = INT64_MAX;
   char    unused[8];
 #pragma omp parallel for schedule(dynamic, ROW_CHUNK) reduction(min : bad)
-  for (int64_t i = 0; i < C->nrows; i++)
-    if (i < bad && verify_row(ref, C, r->c_scale, i, unused, sizeof(unused))) bad = i;
+  for (int64_t k = 0; k < ref->C.nrows; k++)
+    if (k < bad && verify_row(ref, C, r->c_scale, k, unused, sizeof(unused))) bad = k;
   if (bad == INT64_MAX) r->verified = 1;
   else verify_row(ref, C, r->c_scale, bad, r->verify_msg, sizeof(r->verify_msg)); /* the first bad row, in words */
 }
@@ -953,10 +982,11 @@ static void bench_cusparse(const Options *o, const Gpu *g, const BenchCSR *A, co
   free_dev_csr(&inputs, &dB);
 }
 
-/* Whether the host holds the reference and a copy of C (32 bytes per entry) easily; *gb: what they need. */
-static int reference_fits(int64_t nnz_c, double *gb)
+/* Whether the host holds easily (half its memory) bytes_per_entry for each of nnz_c entries; *gb: what they need.
+   A whole reference and a copy of C: 32 bytes an entry; a sampled reference and a copy of C: 12. */
+static int host_holds(int64_t nnz_c, double bytes_per_entry, double *gb)
 {
-  double need = 32.0 * (double)nnz_c, host = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+  double need = bytes_per_entry * (double)nnz_c, host = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
   *gb         = need / 1e9;
   return need <= 0.5 * host;
 }
@@ -972,8 +1002,8 @@ static int reference_fits(int64_t nnz_c, double *gb)
        as device CSR) + OceanProductGetDeviceC; the plan is destroyed after the stop event (its memory goes back to
        the pool; cuSPARSE's frees are outside its timing too).  Structure ids 0: nothing (sketches of B) is reused
        from one run to the next;
-     - time_method()'s probe/warm-up/median policy; the probe also brings C to the host (OceanProductGetC, the lazy
-       download) for verification;
+     - time_method()'s probe/warm-up/median policy; the probe also brings C to the host (from OceanProductGetDeviceC)
+       for verification;
      - peak: the pool's high-water mark above what it held before the probe (blocks are powers of two, so this is
        what the pool really took); cudaMemGetInfo cross-check: free memory before the probe minus after it (the
        pool is trimmed before, and keeps its blocks after);
@@ -1040,6 +1070,8 @@ static void fail_ocean(BenchResult *r, OceanError e, const char *what)
   } while (0)
 
 /* C of a plan, on the host (the core's lazy download), into r->c. */
+/* C of the plan into r->c: copied straight from its device arrays (one host copy: R-MAT scale 20's C is 43 GB), or
+   from the plan's host copy when C was made in chunks of rows on the host. */
 static int ocean_download_c(OceanProduct p, BenchResult *r)
 {
   int64_t        m, n, nnz;
@@ -1047,18 +1079,20 @@ static int ocean_download_c(OceanProduct p, BenchResult *r)
   const int32_t *ci;
   const double  *v;
   BenchCSR      *C = &r->c;
-  TRY_OCEAN(r, OceanProductGetC(p, &m, &n, &nnz, &rp, &ci, &v));
+  const int      on_device = OceanProductGetDeviceC(p, &m, &n, &nnz, &rp, &ci, &v) == OCEAN_SUCCESS;
+  if (!on_device) TRY_OCEAN(r, OceanProductGetC(p, &m, &n, &nnz, &rp, &ci, &v));
   bench_csr_free(C);
   C->nrows  = m;
   C->ncols  = n;
   C->rowptr = (int64_t *)bench_xmalloc((size_t)(m + 1) * sizeof(int64_t));
-  C->colidx = (int32_t *)bench_xmalloc((size_t)nnz * sizeof(int32_t));
-  C->values = (double *)bench_xmalloc((size_t)nnz * sizeof(double));
-  memcpy(C->rowptr, rp, (size_t)(m + 1) * sizeof(int64_t));
-  memcpy(C->colidx, ci, (size_t)nnz * sizeof(int32_t));
-  memcpy(C->values, v, (size_t)nnz * sizeof(double));
+  C->colidx = (int32_t *)bench_xmalloc((size_t)(nnz ? nnz : 1) * sizeof(int32_t));
+  C->values = (double *)bench_xmalloc((size_t)(nnz ? nnz : 1) * sizeof(double));
+  TRY_CUDA(r, cudaMemcpy(C->rowptr, rp, (size_t)(m + 1) * sizeof(int64_t), on_device ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost));
+  TRY_CUDA(r, cudaMemcpy(C->colidx, ci, (size_t)nnz * sizeof(int32_t), on_device ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost));
+  TRY_CUDA(r, cudaMemcpy(C->values, v, (size_t)nnz * sizeof(double), on_device ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost));
   return 0;
 done:
+  bench_csr_free(C);
   return 1;
 }
 
@@ -1237,12 +1271,18 @@ done:
 static void bench_matrix(const Options *o, const Gpu *g, const BenchCSR *A, const BenchCSR *B, const BenchCSR *ops, Summary *s)
 {
   RefC   ref;
-  double t0 = omp_get_wtime(), gb;
+  double t0 = omp_get_wtime(), gb, gb_copy;
 
   memset(&ref, 0, sizeof(ref));
   host_count(ops ? &ops[0] : A, ops ? &ops[1] : B, &ref.C);
-  s->nnz_c = bench_csr_nnz(&ref.C);
-  if (reference_fits(s->nnz_c, &gb)) {
+  s->nnz_c    = bench_csr_nnz(&ref.C);
+  ref.c_nrows = ref.C.nrows;
+  if (!host_holds(s->nnz_c, 32, &gb) && !ops && host_holds(s->nnz_c, 12, &gb_copy)) {
+    host_spgemm_sampled(A, B, &ref);
+    s->t_ref = omp_get_wtime() - t0;
+    printf("  host reference: nnz(C) %lld; a whole reference and a copy of C need %.0f GB of host memory, so C is verified in %lld sampled rows (%lld entries; the first %d rows and the rest evenly spread), made in %.2f s\n",
+           (long long)s->nnz_c, gb, (long long)ref.C.nrows, (long long)bench_csr_nnz(&ref.C), REF_SAMPLE_HEAD, s->t_ref);
+  } else if (host_holds(s->nnz_c, 32, &gb)) {
     host_spgemm(ops ? &ops[0] : A, ops ? &ops[1] : B, &ref);
     if (ops) {
       RefC abs_ref;
@@ -1267,6 +1307,7 @@ static void bench_matrix(const Options *o, const Gpu *g, const BenchCSR *A, cons
   bench_cusparse(o, g, A, B, &ref, s);
   bench_csr_free(&ref.C);
   free(ref.bound);
+  free(ref.rows);
 }
 
 /* ---- the matrices ------------------------------------------------------------------------------------------- */

@@ -290,6 +290,9 @@ typedef struct {
   int64_t       uploaded_bytes;      /* operand bytes copied to the device by the last call (0: its device copies were current) */
   int64_t       reuse_map_bytes;     /* numeric-only call (CUDA): the bytes of the product map it summed through (0: it
                                         searched C's rows; OceanOptions.reuse_map_max_bytes) */
+  int64_t       row_chunks;          /* CUDA: C did not fit the device memory beside the accumulators, so the exact
+                                        workflow made it in this many chunks of rows, each copied to the host as done;
+                                        C is then on the host only (OceanProductGetDeviceC fails).  0: C whole on the device */
 } OceanStats;
 
 OceanError OceanProductGetNumStages(OceanProduct prod, int *nstages);

@@ -343,6 +343,8 @@ PetscErrorCode MatOceanStatsView(const OceanStats *s, PetscViewer viewer)
                                    1e3 * s->t_symbolic, 1e3 * s->t_numeric, 1e3 * s->t_fallback, 1e3 * s->t_compact, 1e3 * s->t_transpose, 1e3 * s->t_upload, 1e3 * s->t_download));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  operands uploaded: %.3f MB (0 when the device copies were current)\n", 1e-6 * (double)s->uploaded_bytes));
   if (s->reuse_map_bytes) PetscCall(PetscViewerASCIIPrintf(viewer, "  numeric through the product map: %.3f MB (-mat_ocean_reuse_map_mb)\n", 1e-6 * (double)s->reuse_map_bytes));
+  if (s->row_chunks)
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  C made in %" PetscInt64_FMT " chunks of rows, each copied to the host: it did not fit the device memory (-mat_ocean_device_memory_mb)\n", s->row_chunks));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 

@@ -77,6 +77,7 @@ typedef struct {
   OceanCudaProductMap map;    /* numeric-only calls sum through it when made (OceanCudaStageMapCreate) */
   int            map_tried;   /* the first numeric call decided on the map */
   OceanCudaRouteCounts exact_counts; /* rows per bin and accumulator of the exact routes (numeric calls' statistics) */
+  int64_t        row_chunks;  /* > 0: C was made in row chunks and is on the host only (c_colidx, c_values NULL) */
 } OceanCudaStage;
 
 static OceanCudaDevice OceanCtxDev(OceanContext ctx) { return ((OceanCudaContext *)ctx->cuda)->dev; }
@@ -597,30 +598,36 @@ static OceanError OceanCudaAllocRowptr(OceanContext ctx, OceanStage *st, OceanCu
   return OCEAN_SUCCESS;
 }
 
-/* C on the device from exact counts in s->counts: rowptr and arrays. */
-static OceanError OceanCudaAllocC(OceanContext ctx, OceanStage *st, OceanCudaStage *d, OceanCudaScratch *s)
-{
-  OceanCall(OceanCudaAllocRowptr(ctx, st, d, s));
-  OceanCall(OceanDevAlloc(ctx, d->c_nnz, &d->c_colidx));
-  OceanCall(OceanDevAlloc(ctx, d->c_nnz, &d->c_values));
-  return OCEAN_SUCCESS;
-}
-
-/* Whether bytes fit the device memory a product can count on now: the pool's cached blocks not in use, free memory,
-   the mirrors the running call does not read (the pool reclaims those when it runs short); at most
-   OceanOptions.device_memory_limit.  The driver is asked only when the pool's cached blocks do not suffice. */
-static OceanError OceanCudaFits(OceanContext ctx, int64_t bytes, int *fits)
+/* The device memory a product can count on now: free memory, the pool's cached blocks not in use and the mirrors
+   the running call does not read (the pool reclaims those when it runs short); at most
+   OceanOptions.device_memory_limit when set. */
+static OceanError OceanCudaAvailable(OceanContext ctx, int64_t *bytes)
 {
   const OceanCudaContext *c     = (const OceanCudaContext *)ctx->cuda;
   const int64_t           limit = ctx->options.device_memory_limit;
   int64_t                 free_bytes = 0, in_use = 0, reserved = 0, mirrors, mirrors_in_use = 0;
 
   OceanCudaPoolStats(c->dev, &in_use, NULL, &reserved, NULL);
-  *fits = bytes <= reserved - in_use && (limit == 0 || bytes <= limit);
-  if (*fits || (limit > 0 && bytes > limit)) return OCEAN_SUCCESS;
   OceanCall(OceanCudaDeviceMemory(c->dev, &free_bytes, NULL));
   mirrors = OceanCudaMirrorsBytes(c, &mirrors_in_use);
-  *fits   = bytes <= free_bytes + (reserved - in_use) + (mirrors - mirrors_in_use);
+  *bytes  = free_bytes + (reserved - in_use) + (mirrors - mirrors_in_use);
+  if (limit > 0 && *bytes > limit) *bytes = limit;
+  return OCEAN_SUCCESS;
+}
+
+/* Whether bytes fit the memory of OceanCudaAvailable; the driver is asked only when the pool's cached blocks do not
+   suffice. */
+static OceanError OceanCudaFits(OceanContext ctx, int64_t bytes, int *fits)
+{
+  const OceanCudaContext *c     = (const OceanCudaContext *)ctx->cuda;
+  const int64_t           limit = ctx->options.device_memory_limit;
+  int64_t                 in_use = 0, reserved = 0, available;
+
+  OceanCudaPoolStats(c->dev, &in_use, NULL, &reserved, NULL);
+  *fits = bytes <= reserved - in_use && (limit == 0 || bytes <= limit);
+  if (*fits || (limit > 0 && bytes > limit)) return OCEAN_SUCCESS;
+  OceanCall(OceanCudaAvailable(ctx, &available));
+  *fits = bytes <= available;
   return OCEAN_SUCCESS;
 }
 
@@ -714,13 +721,102 @@ static OceanError OceanCudaOverAllocated(OceanContext ctx, OceanStage *st, Ocean
   return OCEAN_SUCCESS;
 }
 
-/* EXACT: symbolic counts (assisted binning, retries), C, numeric into it, sort. */
+/*
+  C in chunks of rows, when it does not fit the device beside the accumulators' workspace: each chunk's rows are
+  summed by the given routes (with exact slots) into a buffer of the chunk's entries (offsets rebased to it), sorted
+  where global-hash rows need it, and copied into C's host arrays.  A chunk holds at most a quarter of the available
+  memory's worth of entries (the rest: the accumulators' global workspace and the sort's copy), at least one row.
+  The first call (check 0) allocates C's host arrays and downloads the row offsets; a numeric-only call (check 1) must
+  reproduce the known columns: a structure changed under the same ids overflows a row's exact slot or moves its
+  columns (OCEAN_ERR_STATE).  counts and flags: per-row scratch of nrows entries.
+*/
+static OceanError OceanCudaChunkedRows(OceanContext ctx, OceanStage *st, OceanCudaStage *d, const OceanCudaRouteParams *rp, OceanDevCSR A, OceanDevCSR B, const OceanRoute *routes,
+                                       int check, int64_t *counts, uint8_t *flags)
+{
+  OceanCudaDevice dev = OceanCtxDev(ctx);
+  const int64_t   n   = st->nrows;
+  int64_t         available, budget, most = 0, r0, r1, chunks = 0, *off = NULL, *list = NULL;
+  int32_t        *cols = NULL, *hcols = NULL;
+  double         *vals = NULL;
+  OceanError      err = OCEAN_SUCCESS;
+
+  if (!check) {
+    st->host_structure = st->host_values = 0;
+    OceanFree(st->rowptr);
+    OceanFree(st->colidx);
+    OceanFree(st->values);
+    OceanCall(OceanMalloc(n + 1, &st->rowptr, "C row offsets"));
+    OceanCall(OceanMalloc(st->nnz, &st->colidx, "C column indices"));
+    OceanCall(OceanMalloc(st->nnz, &st->values, "C values"));
+    OceanCall(OceanCudaDownloadStaged(dev, st->rowptr, d->c_rowptr, (size_t)(n + 1) * sizeof(int64_t)));
+  }
+  OceanCall(OceanCudaAvailable(ctx, &available));
+  budget = OceanMax64(available / 4 / (int64_t)(sizeof(int32_t) + sizeof(double)), 1);
+  for (r0 = 0; r0 < n; r0 = r1) {
+    for (r1 = r0 + 1; r1 < n && st->rowptr[r1 + 1] - st->rowptr[r0] <= budget; r1++) {}
+    most = OceanMax64(most, st->rowptr[r1] - st->rowptr[r0]);
+  }
+  if ((err = OceanDevAlloc(ctx, n + 1, &off)) || (err = OceanDevAlloc(ctx, n, &list)) || (err = OceanDevAlloc(ctx, most, &cols)) || (err = OceanDevAlloc(ctx, most, &vals)) ||
+      (check && (err = OceanMalloc(most, &hcols, "a chunk of C's columns"))))
+    goto done;
+  for (r0 = 0; r0 < n; r0 = r1) {
+    int64_t     base, cnnz, nover = 0;
+    OceanDevCSR Ac       = A;
+    int         unsorted = 0;
+    for (r1 = r0 + 1; r1 < n && st->rowptr[r1 + 1] - st->rowptr[r0] <= budget; r1++) {}
+    base      = st->rowptr[r0];
+    cnnz      = st->rowptr[r1] - base;
+    Ac.rowptr = A.rowptr + r0;
+    Ac.nrows  = r1 - r0;
+    if ((err = OceanCudaRebaseOffsets(d->c_rowptr + r0, r1 - r0 + 1, off)) ||
+        (err = OceanCudaRunRows(dev, rp, Ac, B, d->shapes + r0, routes + r0, NULL, r1 - r0, st->dec.bitmap_query, off, cols, vals, counts + r0, flags + r0, &unsorted)) ||
+        (unsorted && (err = OceanCudaSortRows(dev, r1 - r0, cnnz, off, cols, vals))) || (err = OceanCudaSelectFlagged(dev, NULL, r1 - r0, flags + r0, list, &nover)))
+      goto done;
+    if (nover) {
+      err = OceanSetError(OCEAN_ERR_STATE, "%s: %lld rows of chunk %lld (rows %lld to %lld) overflowed their exact slots", st->name, (long long)nover, (long long)chunks, (long long)r0,
+                          (long long)r1 - 1);
+      goto done;
+    }
+    if (cnnz && (err = OceanCudaDownloadStaged(dev, check ? hcols : st->colidx + base, cols, (size_t)cnnz * sizeof(int32_t)))) goto done;
+    if (check && memcmp(hcols, st->colidx + base, (size_t)cnnz * sizeof(int32_t))) {
+      err = OceanSetError(OCEAN_ERR_STATE, "%s: chunk %lld (rows %lld to %lld) does not have C's known columns", st->name, (long long)chunks, (long long)r0, (long long)r1 - 1);
+      goto done;
+    }
+    if (cnnz && (err = OceanCudaDownloadStaged(dev, st->values + base, vals, (size_t)cnnz * sizeof(double)))) goto done;
+    chunks++;
+  }
+  d->row_chunks = st->stats.row_chunks = chunks;
+  st->host_structure = st->host_values = 1;
+done:
+  OceanDevFree(ctx, off);
+  OceanDevFree(ctx, list);
+  OceanDevFree(ctx, cols);
+  OceanDevFree(ctx, vals);
+  OceanFree(hcols);
+  return err;
+}
+
+/* C whole on the device: its arrays, the numeric run into them by the exact routes, the sort of global-hash rows. */
+static OceanError OceanCudaExactWhole(OceanContext ctx, OceanStage *st, OceanCudaStage *d, const OceanCudaRouteParams *rp, OceanDevCSR A, OceanDevCSR B, OceanCudaScratch *s)
+{
+  int unsorted = 0;
+
+  OceanCall(OceanDevAlloc(ctx, d->c_nnz, &d->c_colidx));
+  OceanCall(OceanDevAlloc(ctx, d->c_nnz, &d->c_values));
+  /* numeric counts and flags into scratch (s->p, s->nflags): the exact routes never overflow */
+  OceanCall(OceanCudaRunRows(OceanCtxDev(ctx), rp, A, B, d->shapes, s->routes, NULL, st->nrows, st->dec.bitmap_query, d->c_rowptr, d->c_colidx, d->c_values, s->p, s->nflags, &unsorted));
+  if (unsorted) OceanCall(OceanCudaSortRows(OceanCtxDev(ctx), st->nrows, d->c_nnz, d->c_rowptr, d->c_colidx, d->c_values));
+  return OCEAN_SUCCESS;
+}
+
+/* EXACT: symbolic counts (assisted binning, retries), C, numeric into it, sort.  C whole on the device when its
+   entries fit the available memory (and the run finds the memory for its workspace), else in chunks of rows. */
 static OceanError OceanCudaExact(OceanContext ctx, OceanStage *st, OceanCudaStage *d, const OceanCudaRouteParams *rp, OceanDevCSR A, OceanDevCSR B, OceanCudaScratch *s)
 {
   OceanCudaDevice dev = OceanCtxDev(ctx);
   OceanStats     *S   = &st->stats;
   int64_t         retried;
-  int             unsorted = 0;
+  int             fits;
   double          t0;
 
   t0 = OceanPhaseBegin(ctx, OCEAN_PHASE_SYMBOLIC);
@@ -731,14 +827,21 @@ static OceanError OceanCudaExact(OceanContext ctx, OceanStage *st, OceanCudaStag
   (void)OceanPhaseEnd(ctx, OCEAN_PHASE_SYMBOLIC, 0.0, t0);
   S->symbolic_retry_rows = retried;
 
-  OceanCall(OceanCudaAllocC(ctx, st, d, s));
+  OceanCall(OceanCudaAllocRowptr(ctx, st, d, s));
   S->allocated_entries = st->nnz;
   OceanCall(OceanCudaRouteRows(rp, OCEAN_PASS_NUMERIC, NULL, st->nrows, s->counts, d->shapes, s->routes));
+  OceanCall(OceanCudaFits(ctx, d->c_nnz * (int64_t)(sizeof(int32_t) + sizeof(double)), &fits));
   t0 = OceanPhaseBegin(ctx, OCEAN_PHASE_NUMERIC);
   OceanCall(OceanCudaTimerStart(dev));
-  /* numeric counts and flags into scratch (s->p, s->nflags): the exact routes never overflow */
-  OceanCall(OceanCudaRunRows(dev, rp, A, B, d->shapes, s->routes, NULL, st->nrows, st->dec.bitmap_query, d->c_rowptr, d->c_colidx, d->c_values, s->p, s->nflags, &unsorted));
-  if (unsorted) OceanCall(OceanCudaSortRows(dev, st->nrows, d->c_nnz, d->c_rowptr, d->c_colidx, d->c_values));
+  if (fits) {
+    OceanError err = OceanCudaExactWhole(ctx, st, d, rp, A, B, s);
+    if (err == OCEAN_ERR_MEMORY) { /* the workspace beside C did not fit: chunks after all */
+      OceanDevFree(ctx, d->c_colidx);
+      OceanDevFree(ctx, d->c_values);
+      fits = 0;
+    } else OceanCall(err);
+  }
+  if (!fits) OceanCall(OceanCudaChunkedRows(ctx, st, d, rp, A, B, s->routes, 0, s->p, s->nflags));
   OceanCall(OceanStageTimerStop(ctx, &S->t_numeric));
   (void)OceanPhaseEnd(ctx, OCEAN_PHASE_NUMERIC, 2.0 * (double)st->an.products, t0);
   return OCEAN_SUCCESS;
@@ -913,7 +1016,7 @@ static OceanError OceanCudaStageSymbolic_Private(OceanContext ctx, OceanStage *s
     S->global_rows = rc.acc[OCEAN_ACC_GLOBAL_HASH] + rc.acc[OCEAN_ACC_GLOBAL_DENSE];
     if (st->dec.workflow == OCEAN_WORKFLOW_ESTIMATE) OceanCall(OceanCudaEstimateError(dev, n, d->shapes, s->estimate, st->dec.coefficient, s->counts, &S->estimate_mean_rel_error));
   }
-  st->host_structure = st->host_values = 0;
+  st->host_structure = st->host_values = d->row_chunks > 0; /* row chunks: C is on the host, and only there */
   if (!ctx->options.record_rows) return OCEAN_SUCCESS;
 
   /* record_rows: to the host, the per-row arrays the row records are made of (C stays on the device) */
@@ -995,7 +1098,19 @@ static OceanError OceanCudaStageNumeric_Private(OceanContext ctx, OceanStage *st
   st->host_values = 0;
   OceanCall(OceanCudaOperand(ctx, st, d, 0, Ah, 1, &A));
   OceanCall(OceanCudaOperand(ctx, st, d, 1, Bh, 1, &B));
-  if (st->dec.workflow == OCEAN_WORKFLOW_NARROW) err = OceanCudaNarrowKnown(dev, A, d->nnz[0], B, d->c_rowptr, d->c_colidx, d->c_values);
+  st->stats.row_chunks = 0;
+  if (d->row_chunks) {
+    /* C on the host only: the chunks again, by the exact routes */
+    OceanCudaRouteParams rp;
+    int64_t             *counts = NULL;
+    uint8_t             *flags  = NULL;
+    OceanCudaRouteParamsGet(ctx, &rp);
+    err = OceanDevAlloc(ctx, st->nrows, &counts);
+    if (!err) err = OceanDevAlloc(ctx, st->nrows, &flags);
+    if (!err) err = OceanCudaChunkedRows(ctx, st, d, &rp, A, B, d->exact, 1, counts, flags);
+    OceanDevFree(ctx, counts);
+    OceanDevFree(ctx, flags);
+  } else if (st->dec.workflow == OCEAN_WORKFLOW_NARROW) err = OceanCudaNarrowKnown(dev, A, d->nnz[0], B, d->c_rowptr, d->c_colidx, d->c_values);
   else {
     /* the grouping of C's rows is the same for every numeric call: made once, kept */
     if (!d->known.rows && st->nrows) OceanCall(OceanCudaKnownPlanCreate(dev, ctx->profile.smem_per_block, st->nrows, d->c_rowptr, d->shapes, &d->known));
@@ -1049,6 +1164,8 @@ OceanError OceanCudaStageDownloadC(OceanContext ctx, OceanStage *st)
   double          t0;
 
   OceanCheck(d && d->c_rowptr, OCEAN_ERR_STATE, "%s: no C on the device", st->name);
+  OceanCheck(!d->row_chunks || (st->host_structure && st->host_values), OCEAN_ERR_STATE, "%s: C is made in chunks of rows on the host, and the last numeric call failed: its values are not current",
+             st->name);
   t0                   = OceanPhaseBegin(ctx, OCEAN_PHASE_DOWNLOAD);
   err                  = OceanCudaStageDownloadC_Private(ctx, st, d, n);
   st->stats.t_download += OceanPhaseEnd(ctx, OCEAN_PHASE_DOWNLOAD, 0.0, t0);
@@ -1073,6 +1190,8 @@ OceanError OceanCudaStageGetDeviceC(OceanStage *st, const int64_t **d_rowptr, co
   OceanCudaStage *d = (OceanCudaStage *)st->dev;
 
   OceanCheck(d && d->c_rowptr, OCEAN_ERR_STATE, "%s: no C on the device", st->name);
+  OceanCheck(!d->row_chunks, OCEAN_ERR_STATE, "%s: C (%lld x %lld, %lld nonzeros) did not fit the device memory; it was made in %lld chunks of rows and is on the host only", st->name,
+             (long long)st->nrows, (long long)st->ncols, (long long)st->nnz, (long long)d->row_chunks);
   *d_rowptr = d->c_rowptr;
   *d_colidx = d->c_colidx;
   *d_values = d->c_values;

@@ -188,6 +188,8 @@ OceanError OceanCudaScanSlots(OceanCudaDevice dev, const OceanRoute *d_routes, i
 /* The listed rows (d_list NULL: 0..n-1) whose flag is set, in order, into d_out; *nout of them. */
 OceanError OceanCudaSelectFlagged(OceanCudaDevice dev, const int64_t *d_list, int64_t n, const uint8_t *d_flags, int64_t *d_out, int64_t *nout);
 /* d_dst[j] = d_src[d_list[j]] */
+/* d_dst[j] = d_src[j] - d_src[0] for j < n: a range of rows' offsets into a buffer of their own entries */
+OceanError OceanCudaRebaseOffsets(const int64_t *d_src, int64_t n, int64_t *d_dst);
 OceanError OceanCudaGather64(const int64_t *d_list, int64_t n, const int64_t *d_src, int64_t *d_dst);
 /* Row i of C (d_rowptr, nnz entries in all) from the slot buffer at d_offsets[i], or from the fallback buffer at
    d_foffsets[i] when flagged.  d_cols or d_vals NULL: that half is not copied (its sources may be NULL too). */

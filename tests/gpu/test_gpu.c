@@ -762,7 +762,7 @@ static int CaseNarrowForced(int64_t ncols, uint64_t seed)
    the structure its id promises): a row of B gets its last column, b_cols - 1, which no row of B had, so C's rows
    lack it, and the first numeric call finds it (the narrow workflow's; the product map's count, or the search in C's
    rows with map_bytes 0): OCEAN_ERR_STATE. */
-static int CaseMismatch(int workflow, int64_t a_degree, int64_t b_cols, int64_t map_bytes, uint64_t seed)
+static int CaseMismatch(int workflow, int64_t a_degree, int64_t b_cols, int64_t map_bytes, int64_t memory_limit, uint64_t seed)
 {
   Mat          A, B;
   OceanOptions o;
@@ -778,11 +778,17 @@ static int CaseMismatch(int workflow, int64_t a_degree, int64_t b_cols, int64_t 
   B.n = b_cols; /* the last column empty */
   Options(&o, workflow, 0, 0);
   o.reuse_map_max_bytes = map_bytes;
+  o.device_memory_limit = memory_limit;
   CALL(OceanContextSetOptions(gpu, &o));
   if (Upload(&A, &dA, &da) || Upload(&B, &dB, &db)) return 1;
   CALL(OceanProductCreate(gpu, OCEAN_PRODUCT_AB, &p));
   CALL(OceanProductSetOperandMemType(p, OCEAN_MEMORY_DEVICE));
   CALL(OceanProductSymbolic(p, &da, &db));
+  if (memory_limit) {
+    OceanStats st;
+    CALL(OceanProductGetStats(p, 0, &st));
+    CHECK(st.row_chunks > 1, "C of %lld entries under a %lld-byte limit: %lld row chunks", (long long)st.nnz_c, (long long)memory_limit, (long long)st.row_chunks);
+  }
   at = B.rp[A.ci[0] + 1] - 1; /* the last entry of the row of B that row 0 of A reaches first */
   CHECK(B.ci[at] < col, "row %d of B ends at column %d", (int)A.ci[0], (int)B.ci[at]);
   CUDA_CALL(cudaMemcpy(dB.ci + at, &col, sizeof(col), cudaMemcpyHostToDevice));
@@ -797,44 +803,63 @@ static int CaseMismatch(int workflow, int64_t a_degree, int64_t b_cols, int64_t 
   return 0;
 }
 
-/* The over-allocating workflows switch to exact counting when their slots would not fit the device memory (here a
-   limit of 1 MB): the switch is reported (2), C is right, and numeric reuse works on the switched plan. */
-static int CaseMemorySwitch(Mat *A, int workflow)
+/* A*B (B NULL: A*A) under a device-memory limit smaller than C: the over-allocating workflows switch to exact counting
+   (reported as 2), and exact makes C in chunks of rows (each at most a quarter of the limit's entries, at least one
+   row), on the host only: C is right, OceanProductGetDeviceC refuses, numeric reuse runs the chunks again. */
+static int CaseMemoryLimit(Mat *A, Mat *B, int workflow, int64_t limit)
 {
-  OceanOptions o;
-  OceanProduct p;
-  OceanCSR     a;
-  OceanStats   st;
-  Mat          R;
-  double      *absval;
-  int          r = 1;
+  OceanOptions   o;
+  OceanProduct   p;
+  OceanCSR       a, b;
+  OceanStats     st;
+  Mat            R;
+  double        *absval;
+  int64_t        m, nc, nz;
+  const int64_t *drp;
+  const int32_t *dci;
+  const double  *dv;
+  int            r = 1;
+  Mat           *Bm = B ? B : A;
 
   Options(&o, workflow, 0, 0);
-  o.device_memory_limit = 1 << 20;
+  o.device_memory_limit = limit;
   CALL(OceanContextSetOptions(gpu, &o));
   a = View(A);
+  b = View(Bm);
   CALL(OceanProductCreate(gpu, OCEAN_PRODUCT_AB, &p));
-  CALL(OceanProductSymbolic(p, &a, &a));
-  RefMultiply(A, A, &R, &absval);
+  CALL(OceanProductSymbolic(p, &a, &b));
+  RefMultiply(A, Bm, &R, &absval);
   if (CompareRef(p, &R, absval)) goto out;
   CALL(OceanProductGetStats(p, 0, &st));
-  if (st.switched_to_exact != 2 || st.workflow != OCEAN_WORKFLOW_EXACT || st.allocated_entries * 12 <= (1 << 20)) {
-    snprintf(msg, sizeof(msg), "forced %s with 1 MB: switched %d, workflow %s, %lld entries allocated", OceanWorkflowName((OceanWorkflow)workflow), st.switched_to_exact,
-             OceanWorkflowName(st.workflow), (long long)st.allocated_entries);
+  if (st.switched_to_exact != (workflow == OCEAN_WORKFLOW_EXACT ? 0 : 2) || st.workflow != OCEAN_WORKFLOW_EXACT || st.allocated_entries * 12 <= limit ||
+      st.row_chunks < st.allocated_entries * 12 * 4 / limit) {
+    snprintf(msg, sizeof(msg), "forced %s with %lld bytes: switched %d, workflow %s, %lld entries allocated, %lld row chunks", OceanWorkflowName((OceanWorkflow)workflow), (long long)limit,
+             st.switched_to_exact, OceanWorkflowName(st.workflow), (long long)st.allocated_entries, (long long)st.row_chunks);
+    goto out;
+  }
+  if (OceanProductGetDeviceC(p, &m, &nc, &nz, &drp, &dci, &dv) != OCEAN_ERR_STATE) {
+    snprintf(msg, sizeof(msg), "C made in %lld row chunks, yet OceanProductGetDeviceC did not fail with OCEAN_ERR_STATE", (long long)st.row_chunks);
     goto out;
   }
   MatNewValues(A, 3000);
+  if (B) MatNewValues(B, 3001);
   MatFree(&R);
   free(absval);
-  RefMultiply(A, A, &R, &absval);
-  CALL(OceanProductNumeric(p, &a, &a));
+  RefMultiply(A, Bm, &R, &absval);
+  CALL(OceanProductNumeric(p, &a, &b));
   if (CompareRef(p, &R, absval)) goto out;
+  CALL(OceanProductGetStats(p, 0, &st));
+  if (st.row_chunks < 2) {
+    snprintf(msg, sizeof(msg), "numeric reuse of a chunked C: %lld row chunks", (long long)st.row_chunks);
+    goto out;
+  }
   r = 0;
 out:
   OceanProductDestroy(&p);
   MatFree(&R);
   free(absval);
   MatFree(A);
+  if (B) MatFree(B);
   return r;
 }
 
@@ -1254,13 +1279,23 @@ int main(int argc, char **argv)
   MatRandom(&A, 400, 300, 120, 7, 82, 82);
   MatRandom(&B, 300, 40, 16, 0, 83, 83);
   CASE("AB narrow no records, device operands", CaseNoRecord(&A, &B, -1, 0, 0, 1));
-  CASE("AB narrow numeric after a structure change under the same ids (device operands)", CaseMismatch(OCEAN_WORKFLOW_NARROW, 40, 40, -1, 70));
+  CASE("AB narrow numeric after a structure change under the same ids (device operands)", CaseMismatch(OCEAN_WORKFLOW_NARROW, 40, 40, -1, 0, 70));
   MatStencil(&A, 300, 300, 1, 1, 0, 48, 48);
-  CASE("AB lap2d 300^2, forced upper bound, 1 MB of device memory: switch to exact (+reuse)", CaseMemorySwitch(&A, OCEAN_WORKFLOW_UPPER_BOUND));
+  CASE("AB lap2d 300^2, forced upper bound, 1 MB of device memory: switch to exact, row chunks (+reuse)", CaseMemoryLimit(&A, NULL, OCEAN_WORKFLOW_UPPER_BOUND, 1 << 20));
   MatStencil(&A, 8, 8, 8, 3, 1, 49, 49);
-  CASE("AB elasticity 8^3x3, forced estimate, 1 MB of device memory: switch to exact (+reuse)", CaseMemorySwitch(&A, OCEAN_WORKFLOW_ESTIMATE));
-  CASE("AB numeric (product map) after a structure change under the same ids (device operands)", CaseMismatch(OCEAN_WORKFLOW_AUTO, 12, 1000, -1, 72));
-  CASE("AB numeric (search) after a structure change under the same ids (device operands)", CaseMismatch(OCEAN_WORKFLOW_AUTO, 12, 1000, 0, 72));
+  CASE("AB elasticity 8^3x3, forced estimate, 1 MB of device memory: switch to exact, row chunks (+reuse)", CaseMemoryLimit(&A, NULL, OCEAN_WORKFLOW_ESTIMATE, 1 << 20));
+  MatRMAT(&A, 12, 8, 50, 50);
+  CASE("AB rmat 12/8, forced exact, 1 MB of device memory: row chunks (+reuse)", CaseMemoryLimit(&A, NULL, OCEAN_WORKFLOW_EXACT, 1 << 20));
+  {
+    Mat D; /* 4 full rows over 2M columns: LONG global-hash rows (sorted within their chunk), each above a chunk's budget */
+    MatRandom(&A, 64, 2000, 4, 0, 51, 0);
+    MatFullRows(&A, 16, 3, 51, &D);
+    MatRandom(&B, 2000, 2000000, 5, 0, 52, 52);
+    CASE("AB LONG global-hash rows, forced exact, 256 KB of device memory: row chunks (+reuse)", CaseMemoryLimit(&D, &B, OCEAN_WORKFLOW_EXACT, 256 << 10));
+  }
+  CASE("AB numeric (product map) after a structure change under the same ids (device operands)", CaseMismatch(OCEAN_WORKFLOW_AUTO, 12, 1000, -1, 0, 72));
+  CASE("AB numeric (search) after a structure change under the same ids (device operands)", CaseMismatch(OCEAN_WORKFLOW_AUTO, 12, 1000, 0, 0, 72));
+  CASE("AB numeric (row chunks, 256 KB of device memory) after a structure change under the same ids (device operands)", CaseMismatch(OCEAN_WORKFLOW_EXACT, 12, 1000, -1, 256 << 10, 72));
   CASE("device mirrors of host operands across plans (AB, then PtAP; new values; values id 0; B sharing A's structure)", CaseMirrors());
   CASE("device mirrors under a byte limit (LRU eviction and re-uploads; an operand past it in own buffers; AB, PtAP)", CaseMirrorLimit());
   /* without record_rows: statistics from device reductions, the sample selected on the device */
