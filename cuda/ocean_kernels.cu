@@ -261,7 +261,7 @@ extern "C" OceanError OceanCudaEstimateError(OceanCudaDevice dev, int64_t n, con
   if ((err = OceanCudaAlloc(dev, sizeof(h), (void **)&d_res)) || (err = OceanCudaAlloc(dev, (size_t)n * sizeof(double), (void **)&term))) goto done;
   if (cudaMemsetAsync(d_res, 0, sizeof(h), 0) != cudaSuccess) goto device_error;
   OceanKernelEstimateError<<<OceanGrid(n, OCEAN_THREADS), OCEAN_THREADS>>>(n, d_shapes, d_estimate, coefficient, d_counts, term, &d_res->rows);
-  if (cudaGetLastError() != cudaSuccess) goto device_error;
+  if (cudaPeekAtLastError() != cudaSuccess) goto device_error;
   if (cub::DeviceReduce::Sum(NULL, bytes, term, &d_res->sum, n) != cudaSuccess || (err = temp.get(bytes)) ||
       cub::DeviceReduce::Sum(temp.ptr, bytes, term, &d_res->sum, n) != cudaSuccess)
     goto device_error;
@@ -1257,7 +1257,7 @@ extern "C" OceanError OceanCudaSortRows(OceanCudaDevice dev, int64_t nrows, int6
   if (nnz == 0 || nrows == 0) return OCEAN_SUCCESS;
   if ((err = OceanCudaAlloc(dev, (size_t)nrows, (void **)&flags)) || (err = OceanCudaAlloc(dev, (size_t)nrows * sizeof(int64_t), (void **)&list))) goto done;
   OceanKernelUnsortedRows<<<OceanGrid(nrows * 32, OCEAN_THREADS), OCEAN_THREADS>>>(nrows, d_rowptr, d_cols, flags);
-  if (cudaGetLastError() != cudaSuccess) goto device_error;
+  if (cudaPeekAtLastError() != cudaSuccess) goto device_error;
   if ((err = OceanCudaSelectFlagged(dev, NULL, nrows, flags, list, &nsort))) goto done;
   if (nsort == 0) goto done;
   if ((err = OceanCudaAlloc(dev, (size_t)nsort * sizeof(int64_t), (void **)&begin)) || (err = OceanCudaAlloc(dev, (size_t)nsort * sizeof(int64_t), (void **)&end)) ||

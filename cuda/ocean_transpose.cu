@@ -66,13 +66,13 @@ extern "C" OceanError OceanCudaTranspose(OceanCudaDevice dev, OceanDevCSR M, int
     OceanKernelColumnCounts<<<OceanGrid(nnz, OCEAN_THREADS), OCEAN_THREADS>>>(M.colidx, nnz, (unsigned long long *)counts);
     OceanKernelEntryRows<<<OceanGrid(M.nrows * 32, OCEAN_THREADS), OCEAN_THREADS>>>(M, row_of);
     OceanKernelIota64<<<OceanGrid(nnz, OCEAN_THREADS), OCEAN_THREADS>>>(nnz, iota);
-    if (cudaGetLastError() != cudaSuccess) goto device_error;
+    if (cudaPeekAtLastError() != cudaSuccess) goto device_error;
     /* stable: entries of a column stay in row order */
     if (cub::DeviceRadixSort::SortPairs(NULL, bytes, M.colidx, keys, iota, d_perm, nnz, 0, bits) != cudaSuccess) goto device_error;
     if ((err = OceanCudaAlloc(dev, bytes ? bytes : 1, &temp))) goto done;
     if (cub::DeviceRadixSort::SortPairs(temp, bytes, M.colidx, keys, iota, d_perm, nnz, 0, bits) != cudaSuccess) goto device_error;
     OceanKernelTransposeGather<<<OceanGrid(nnz, OCEAN_THREADS), OCEAN_THREADS>>>(nnz, d_perm, row_of, M.values, d_tcolidx, d_tvalues);
-    if (cudaGetLastError() != cudaSuccess) goto device_error;
+    if (cudaPeekAtLastError() != cudaSuccess) goto device_error;
   }
   /* the counts add up to nnz by construction: no readback, no wait (coarse levels are latency-bound) */
   err = OceanCudaScanCounts(dev, NULL, M.ncols, counts, d_trowptr, NULL, NULL);

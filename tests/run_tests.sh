@@ -81,6 +81,9 @@ run_case seq/PtAP-mixed-ocean-aij 1 $P -product PtAP -gen_a lap3d27 -size_a 8 -g
 run_case seq/AB-reuse            1 $P -product AB -gen_a elast -size_a 6 -gen_b elast -size_b 6 -reuse
 # with the CUDA backend: numeric reuse without the product map (the search in C's rows); the CPU backend ignores it
 run_case seq/AB-reuse-no-map     1 $P -product AB -gen_a elast -size_a 6 -gen_b elast -size_b 6 -reuse -mat_ocean_reuse_map_mb 0
+# 1 MB of device memory: on the GPU machine's CUDA run C (124,416 entries, 1.5 MB) is made in chunks of rows on the host, and the
+# numeric reuse runs them again (the CPU backend ignores the option)
+run_case seq/AB-device-memory-chunks 1 $P -product AB -gen_a elast -size_a 6 -gen_b elast -size_b 6 -reuse -mat_ocean_workflow exact -mat_ocean_device_memory_mb 1 -expect_row_chunks
 run_case seq/PtAP-reuse-mult-api 1 $P -product PtAP -api mult -gen_a lap3d27 -size_a 8 -gen_b agg -size_b 512 -degree_b 8 -reuse
 run_case seq/AtB-reuse           1 $P -product AtB -gen_a random -size_a 300 -n_a 200 -degree_a 5 -gen_b random -size_b 300 -n_b 100 -degree_b 6 -reuse
 run_case seq/AB-sparsity-change  1 $P -product AB -api mult -gen_a lap3d -size_a 8 -gen_b lap3d -size_b 8 -sparsity_change

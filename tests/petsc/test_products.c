@@ -1,13 +1,14 @@
 static const char help[] = "petsc-ocean products (AB, AtB, PtAP) against PETSc's own, on 1-4 processes.\n"
                            "  -product AB|AtB|PtAP  -api product|mult  -gen_a/-gen_b NAME -size_a/-size_b N -n_a/-n_b N -degree_a/-degree_b D -seed_a/-seed_b S -dense_row_a R\n"
                            "  -type_a/-type_b aij|aijocean  -maij_dof D (P becomes MAIJ)  -expect_workflow W -expect_overflow -expect_stage K\n"
+                           "  -expect_row_chunks (on the CUDA backend C made in several chunks of rows, on the CPU in none)\n"
                            "  -reuse (MatScale and new values, numeric only)  -sparsity_change  -sketch_reuse\n";
 
 #include "oceantest.h"
 
 typedef struct {
   char      product[16], api[16], workflow[32];
-  PetscBool reuse, sparsity_change, sketch_reuse, expect_overflow, expect_ocean;
+  PetscBool reuse, sparsity_change, sketch_reuse, expect_overflow, expect_ocean, expect_row_chunks;
   PetscInt  maij_dof, stage;
 } TestOptions;
 
@@ -111,6 +112,12 @@ static PetscErrorCode CheckStats(TestOptions *o, Mat C)
                stats.nrows ? (double)stats.products / (double)stats.nrows : 0.0);
   }
   if (o->expect_overflow) PetscCheck(stats.overflow_rows > 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "expected rows overflowing their estimate, found none");
+  if (o->expect_row_chunks) {
+    OceanBackend backend;
+    PetscCall(MatOceanProductGetBackend(C, &backend));
+    PetscCheck(backend == OCEAN_BACKEND_CUDA ? stats.row_chunks > 1 : stats.row_chunks == 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s backend: C made in %" PetscInt64_FMT " chunks of rows",
+               backend == OCEAN_BACKEND_CUDA ? "CUDA" : "CPU", (PetscInt64)stats.row_chunks);
+  }
   PetscFunctionReturn(0);
 }
 
@@ -137,6 +144,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-sparsity_change", &o.sparsity_change, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-sketch_reuse", &o.sketch_reuse, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-expect_overflow", &o.expect_overflow, NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-expect_row_chunks", &o.expect_row_chunks, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-expect_ocean", &o.expect_ocean, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-maij_dof", &o.maij_dof, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-expect_stage", &o.stage, NULL));
@@ -173,6 +181,7 @@ int main(int argc, char **argv)
     if (!o.maij_dof) PetscCall(OceanTestRevalue(B, gb.seed + 200));
     PetscCall(RunProduct(&o, A, B, MAT_REUSE_MATRIX, &C));
     PetscCall(Check(&o, A, B, C, "numeric after new values"));
+    if (o.expect_ocean && o.expect_row_chunks) PetscCall(CheckStats(&o, C)); /* the numeric calls ran the chunks again */
   }
 
   if (o.sparsity_change) { /* one new entry in A on every process that owns rows: C's structure changes */
