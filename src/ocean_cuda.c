@@ -721,6 +721,23 @@ static OceanError OceanCudaOverAllocated(OceanContext ctx, OceanStage *st, Ocean
   return OCEAN_SUCCESS;
 }
 
+/* C's host arrays for st->nnz entries, its row offsets downloaded (its columns and values not yet current). */
+static OceanError OceanCudaStageHostC(OceanContext ctx, OceanStage *st, const OceanCudaStage *d)
+{
+  const int64_t n = st->nrows;
+
+  st->host_structure = st->host_values = 0;
+  OceanFree(st->rowptr);
+  OceanFree(st->colidx);
+  OceanFree(st->values);
+  OceanCall(OceanMalloc(n + 1, &st->rowptr, "C row offsets"));
+  OceanCall(OceanMalloc(st->nnz, &st->colidx, "C column indices"));
+  OceanCall(OceanMalloc(st->nnz, &st->values, "C values"));
+  if (n) OceanCall(OceanCudaDownloadStaged(OceanCtxDev(ctx), st->rowptr, d->c_rowptr, (size_t)(n + 1) * sizeof(int64_t)));
+  else st->rowptr[0] = 0;
+  return OCEAN_SUCCESS;
+}
+
 /*
   C in chunks of rows, when it does not fit the device beside the accumulators' workspace: each chunk's rows are
   summed by the given routes (with exact slots) into a buffer of the chunk's entries (offsets rebased to it), sorted
@@ -740,16 +757,7 @@ static OceanError OceanCudaChunkedRows(OceanContext ctx, OceanStage *st, OceanCu
   double         *vals = NULL;
   OceanError      err = OCEAN_SUCCESS;
 
-  if (!check) {
-    st->host_structure = st->host_values = 0;
-    OceanFree(st->rowptr);
-    OceanFree(st->colidx);
-    OceanFree(st->values);
-    OceanCall(OceanMalloc(n + 1, &st->rowptr, "C row offsets"));
-    OceanCall(OceanMalloc(st->nnz, &st->colidx, "C column indices"));
-    OceanCall(OceanMalloc(st->nnz, &st->values, "C values"));
-    OceanCall(OceanCudaDownloadStaged(dev, st->rowptr, d->c_rowptr, (size_t)(n + 1) * sizeof(int64_t)));
-  }
+  if (!check) OceanCall(OceanCudaStageHostC(ctx, st, d));
   OceanCall(OceanCudaAvailable(ctx, &available));
   budget = OceanMax64(available / 4 / (int64_t)(sizeof(int32_t) + sizeof(double)), 1);
   for (r0 = 0; r0 < n; r0 = r1) {
@@ -1134,18 +1142,10 @@ OceanError OceanCudaStageNumeric(OceanContext ctx, OceanStage *st, const OceanCS
   return err ? err : terr;
 }
 
-static OceanError OceanCudaStageDownloadC_Private(OceanContext ctx, OceanStage *st, OceanCudaStage *d, int64_t n)
+static OceanError OceanCudaStageDownloadC_Private(OceanContext ctx, OceanStage *st, OceanCudaStage *d)
 {
   if (!st->host_structure) {
-    st->host_values = 0;
-    OceanFree(st->rowptr);
-    OceanFree(st->colidx);
-    OceanFree(st->values);
-    OceanCall(OceanMalloc(n + 1, &st->rowptr, "C row offsets"));
-    OceanCall(OceanMalloc(st->nnz, &st->colidx, "C column indices"));
-    OceanCall(OceanMalloc(st->nnz, &st->values, "C values"));
-    if (n) OceanCall(OceanCudaDownloadStaged(OceanCtxDev(ctx), st->rowptr, d->c_rowptr, (size_t)(n + 1) * sizeof(int64_t)));
-    else st->rowptr[0] = 0;
+    OceanCall(OceanCudaStageHostC(ctx, st, d));
     OceanCall(OceanCudaDownloadStaged(OceanCtxDev(ctx), st->colidx, d->c_colidx, (size_t)st->nnz * sizeof(int32_t)));
     st->host_structure = 1;
   }
@@ -1159,7 +1159,6 @@ static OceanError OceanCudaStageDownloadC_Private(OceanContext ctx, OceanStage *
 OceanError OceanCudaStageDownloadC(OceanContext ctx, OceanStage *st)
 {
   OceanCudaStage *d = (OceanCudaStage *)st->dev;
-  const int64_t   n = st->nrows;
   OceanError      err;
   double          t0;
 
@@ -1167,7 +1166,7 @@ OceanError OceanCudaStageDownloadC(OceanContext ctx, OceanStage *st)
   OceanCheck(!d->row_chunks || (st->host_structure && st->host_values), OCEAN_ERR_STATE, "%s: C is made in chunks of rows on the host, and the last numeric call failed: its values are not current",
              st->name);
   t0                   = OceanPhaseBegin(ctx, OCEAN_PHASE_DOWNLOAD);
-  err                  = OceanCudaStageDownloadC_Private(ctx, st, d, n);
+  err                  = OceanCudaStageDownloadC_Private(ctx, st, d);
   st->stats.t_download += OceanPhaseEnd(ctx, OCEAN_PHASE_DOWNLOAD, 0.0, t0);
   return err;
 }
