@@ -744,15 +744,16 @@ static OceanError OceanCudaStageHostC(OceanContext ctx, OceanStage *st, const Oc
   where global-hash rows need it, and copied into C's host arrays.  A chunk holds at most a quarter of the available
   memory's worth of entries (the rest: the accumulators' global workspace and the sort's copy), at least one row.
   The first call (check 0) allocates C's host arrays and downloads the row offsets; a numeric-only call (check 1) must
-  reproduce the known columns: a structure changed under the same ids overflows a row's exact slot or moves its
-  columns (OCEAN_ERR_STATE).  counts and flags: per-row scratch of nrows entries.
+  reproduce C's known rows, entry counts and columns: a structure changed under the same ids is OCEAN_ERR_STATE.
+  Such a row may write up to its route's slot, beyond its entries in C, so in that call the chunk buffers have room
+  for the largest slot's excess past the chunk's last row.  counts and flags: per-row scratch of nrows entries.
 */
 static OceanError OceanCudaChunkedRows(OceanContext ctx, OceanStage *st, OceanCudaStage *d, const OceanCudaRouteParams *rp, OceanDevCSR A, OceanDevCSR B, const OceanRoute *routes,
                                        int check, int64_t *counts, uint8_t *flags)
 {
   OceanCudaDevice dev = OceanCtxDev(ctx);
   const int64_t   n   = st->nrows;
-  int64_t         available, budget, most = 0, r0, r1, chunks = 0, *off = NULL, *list = NULL;
+  int64_t         available, budget, most = 0, excess = 0, r0, r1, i, chunks = 0, *off = NULL, *hslots = NULL, *hcounts = NULL;
   int32_t        *cols = NULL, *hcols = NULL;
   double         *vals = NULL;
   OceanError      err = OCEAN_SUCCESS;
@@ -764,11 +765,18 @@ static OceanError OceanCudaChunkedRows(OceanContext ctx, OceanStage *st, OceanCu
     for (r1 = r0 + 1; r1 < n && st->rowptr[r1 + 1] - st->rowptr[r0] <= budget; r1++) {}
     most = OceanMax64(most, st->rowptr[r1] - st->rowptr[r0]);
   }
-  if ((err = OceanDevAlloc(ctx, n + 1, &off)) || (err = OceanDevAlloc(ctx, n, &list)) || (err = OceanDevAlloc(ctx, most, &cols)) || (err = OceanDevAlloc(ctx, most, &vals)) ||
-      (check && (err = OceanMalloc(most, &hcols, "a chunk of C's columns"))))
-    goto done;
+  if ((err = OceanDevAlloc(ctx, n + 1, &off))) goto done;
+  if (check) {
+    /* the routes' slots (the scan into off, before off holds a chunk's offsets): the largest excess over C's row */
+    if ((err = OceanCudaScanSlots(dev, routes, n, off, NULL)) || (err = OceanMalloc(n + 1, &hslots, "route slots")) ||
+        (err = OceanCudaDownloadStaged(dev, hslots, off, (size_t)(n + 1) * sizeof(int64_t))) || (err = OceanMalloc(n, &hcounts, "a chunk's row counts")) ||
+        (err = OceanMalloc(most, &hcols, "a chunk of C's columns")))
+      goto done;
+    for (i = 0; i < n; i++) excess = OceanMax64(excess, (hslots[i + 1] - hslots[i]) - (st->rowptr[i + 1] - st->rowptr[i]));
+  }
+  if ((err = OceanDevAlloc(ctx, most + excess, &cols)) || (err = OceanDevAlloc(ctx, most + excess, &vals))) goto done;
   for (r0 = 0; r0 < n; r0 = r1) {
-    int64_t     base, cnnz, nover = 0;
+    int64_t     base, cnnz;
     OceanDevCSR Ac       = A;
     int         unsorted = 0;
     for (r1 = r0 + 1; r1 < n && st->rowptr[r1 + 1] - st->rowptr[r0] <= budget; r1++) {}
@@ -778,12 +786,16 @@ static OceanError OceanCudaChunkedRows(OceanContext ctx, OceanStage *st, OceanCu
     Ac.nrows  = r1 - r0;
     if ((err = OceanCudaRebaseOffsets(d->c_rowptr + r0, r1 - r0 + 1, off)) ||
         (err = OceanCudaRunRows(dev, rp, Ac, B, d->shapes + r0, routes + r0, NULL, r1 - r0, st->dec.bitmap_query, off, cols, vals, counts + r0, flags + r0, &unsorted)) ||
-        (unsorted && (err = OceanCudaSortRows(dev, r1 - r0, cnnz, off, cols, vals))) || (err = OceanCudaSelectFlagged(dev, NULL, r1 - r0, flags + r0, list, &nover)))
+        (unsorted && (err = OceanCudaSortRows(dev, r1 - r0, cnnz, off, cols, vals))))
       goto done;
-    if (nover) {
-      err = OceanSetError(OCEAN_ERR_STATE, "%s: %lld rows of chunk %lld (rows %lld to %lld) overflowed their exact slots", st->name, (long long)nover, (long long)chunks, (long long)r0,
-                          (long long)r1 - 1);
-      goto done;
+    if (check) { /* a row that overflowed its slot counts slot + 1 */
+      if ((err = OceanCudaDownloadStaged(dev, hcounts, counts + r0, (size_t)(r1 - r0) * sizeof(int64_t)))) goto done;
+      for (i = r0; i < r1; i++)
+        if (hcounts[i - r0] != st->rowptr[i + 1] - st->rowptr[i]) {
+          err = OceanSetError(OCEAN_ERR_STATE, "%s: row %lld of chunk %lld has %lld entries, C %lld", st->name, (long long)i, (long long)chunks, (long long)hcounts[i - r0],
+                              (long long)(st->rowptr[i + 1] - st->rowptr[i]));
+          goto done;
+        }
     }
     if (cnnz && (err = OceanCudaDownloadStaged(dev, check ? hcols : st->colidx + base, cols, (size_t)cnnz * sizeof(int32_t)))) goto done;
     if (check && memcmp(hcols, st->colidx + base, (size_t)cnnz * sizeof(int32_t))) {
@@ -797,9 +809,10 @@ static OceanError OceanCudaChunkedRows(OceanContext ctx, OceanStage *st, OceanCu
   st->host_structure = st->host_values = 1;
 done:
   OceanDevFree(ctx, off);
-  OceanDevFree(ctx, list);
   OceanDevFree(ctx, cols);
   OceanDevFree(ctx, vals);
+  OceanFree(hslots);
+  OceanFree(hcounts);
   OceanFree(hcols);
   return err;
 }
