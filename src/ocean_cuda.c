@@ -738,6 +738,15 @@ static OceanError OceanCudaStageHostC(OceanContext ctx, OceanStage *st, const Oc
   return OCEAN_SUCCESS;
 }
 
+/* The end of the chunk of rows starting at r0: as many rows as C's offsets rowptr keep within budget entries, at
+   least one. */
+static int64_t OceanCudaChunkEnd(const int64_t *rowptr, int64_t n, int64_t r0, int64_t budget)
+{
+  int64_t r1 = r0 + 1;
+  while (r1 < n && rowptr[r1 + 1] - rowptr[r0] <= budget) r1++;
+  return r1;
+}
+
 /*
   C in chunks of rows, when it does not fit the device beside the accumulators' workspace: each chunk's rows are
   summed by the given routes (with exact slots) into a buffer of the chunk's entries (offsets rebased to it), sorted
@@ -762,7 +771,7 @@ static OceanError OceanCudaChunkedRows(OceanContext ctx, OceanStage *st, OceanCu
   OceanCall(OceanCudaAvailable(ctx, &available));
   budget = OceanMax64(available / 4 / (int64_t)(sizeof(int32_t) + sizeof(double)), 1);
   for (r0 = 0; r0 < n; r0 = r1) {
-    for (r1 = r0 + 1; r1 < n && st->rowptr[r1 + 1] - st->rowptr[r0] <= budget; r1++) {}
+    r1   = OceanCudaChunkEnd(st->rowptr, n, r0, budget);
     most = OceanMax64(most, st->rowptr[r1] - st->rowptr[r0]);
   }
   if ((err = OceanDevAlloc(ctx, n + 1, &off))) goto done;
@@ -779,7 +788,7 @@ static OceanError OceanCudaChunkedRows(OceanContext ctx, OceanStage *st, OceanCu
     int64_t     base, cnnz;
     OceanDevCSR Ac       = A;
     int         unsorted = 0;
-    for (r1 = r0 + 1; r1 < n && st->rowptr[r1 + 1] - st->rowptr[r0] <= budget; r1++) {}
+    r1        = OceanCudaChunkEnd(st->rowptr, n, r0, budget);
     base      = st->rowptr[r0];
     cnnz      = st->rowptr[r1] - base;
     Ac.rowptr = A.rowptr + r0;
