@@ -3,18 +3,23 @@
   no analysis, no routes, no sort.  Every product's value is added at its column's position in C's row, found by
   binary search in the row's columns held in shared memory; rows are grouped once by the length of C's row:
     SMALL   L <= 32, at most 64 products: 8 lanes per row, 32 rows per block
-    WARP    L <= 32            a warp per row, 8 rows per block
-    BLOCK   L <= 1024          a block of 256 threads per row, 12 KB of shared memory
+    WARP    L <= 32, at most 65536 products: a warp per row, 8 rows per block
+    BLOCK   L <= 1024, at most 65536 products: a block of 256 threads per row, 12 KB of shared memory
     BIG     L <= the most the device's shared memory holds (12 bytes per entry), 1024 threads
     GLOBAL  longer rows        1024 threads; search in C's columns in global memory, atomics on C's values
   A product whose column is not in C's row (the operands' structure is not the symbolic phase's) raises a flag the
   launcher returns as an error; C is then wrong and the caller must redo the symbolic phase.
   Summation order: atomics, so the last bits depend on the schedule (the tests allow 1e-12 |A||B|).
 
-  The product map (OceanCudaProductMap): the same kernels, run twice over the products without values, count each
-  entry's products and then list them (their entries of A and B) grouped by entry of C.  A numeric call with the map
-  is then a gather and a segmented sum: no search, no atomics, a fixed summation order (the map's, so repeated calls
-  give the same bits), reads streamed.  It costs 8 bytes per product, so the caller decides whether to keep one.
+  The product map (OceanCudaProductMap) makes repeated numeric calls cheaper and their sums the same bits each time,
+  without atomics.  The BLOCK rows keep each product's position in C's row (2 bytes), found once by search; a warp
+  per row then walks A and B and adds every product at its position in shared memory.  The other rows' products are
+  listed by entry of C (their entries of A and B, 8 bytes), by the known-structure kernels run twice without values
+  (count per entry, then list); a numeric call over them is a gather and a segmented sum.  Measured on the H200
+  (bench_spgemm, numeric-only ms): the walk beats the gather on BLOCK rows (3D 27-point 3.3 against 4.7, elasticity
+  7.9 against 9.7) and loses on short rows (2D 5-point 1.1 against 0.74: a row's chain of dependent loads is most
+  of its time); rows of many products need a block and a fixed order across its warps, which the gather gives.  The caller
+  decides whether the map's bytes are worth it.
 */
 #include <cub/cub.cuh>
 #include <cuda_runtime.h>
@@ -26,10 +31,13 @@
 #define OCEAN_KNOWN_WARP_MAX 32
 #define OCEAN_KNOWN_SMALL_LANES 8
 #define OCEAN_KNOWN_SMALL_PRODUCTS 64
-#define OCEAN_KNOWN_BLOCK_MAX 1024
+#define OCEAN_KNOWN_BLOCK_MAX OCEAN_CUDA_ROWMAP_MAX /* the product map keeps positions for the BLOCK rows */
 #define OCEAN_KNOWN_BLOCK_THREADS 256
+/* rows of more products take a block whatever their length (the product map walks a BLOCK row with a warp) */
+#define OCEAN_KNOWN_WARP_PRODUCTS 65536
 #define OCEAN_KNOWN_BIG_THREADS 1024
 #define OCEAN_KNOWN_ENTRY_BYTES (sizeof(double) + sizeof(int32_t))
+#define OCEAN_KNOWN_ALL ((1u << OCEAN_CUDA_KNOWN_CLASSES) - 1u) /* class masks of OceanKnownRun */
 
 struct OceanKnownArgs {
   OceanDevCSR          A, B;
@@ -67,10 +75,12 @@ __global__ void OceanKernelKnownClass(int64_t nrows, const int64_t *rowptr, cons
 {
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < nrows; i += (int64_t)gridDim.x * blockDim.x) {
     const int64_t L = rowptr[i + 1] - rowptr[i];
-    keys[i] = L <= OCEAN_KNOWN_WARP_MAX ? (shapes[i].products <= OCEAN_KNOWN_SMALL_PRODUCTS ? OCEAN_CUDA_KNOWN_SMALL : OCEAN_CUDA_KNOWN_WARP)
-            : L <= OCEAN_KNOWN_BLOCK_MAX ? OCEAN_CUDA_KNOWN_BLOCK
-            : L <= big_max               ? OCEAN_CUDA_KNOWN_BIG
-                                         : OCEAN_CUDA_KNOWN_GLOBAL;
+    const int64_t q = shapes[i].products;
+    keys[i] = L <= OCEAN_KNOWN_WARP_MAX && q <= OCEAN_KNOWN_SMALL_PRODUCTS       ? OCEAN_CUDA_KNOWN_SMALL
+            : L <= OCEAN_KNOWN_WARP_MAX && q <= OCEAN_KNOWN_WARP_PRODUCTS        ? OCEAN_CUDA_KNOWN_WARP
+            : L <= OCEAN_KNOWN_BLOCK_MAX && q <= OCEAN_KNOWN_WARP_PRODUCTS       ? OCEAN_CUDA_KNOWN_BLOCK
+            : L <= big_max                                                      ? OCEAN_CUDA_KNOWN_BIG
+                                                                                : OCEAN_CUDA_KNOWN_GLOBAL;
   }
 }
 
@@ -211,10 +221,11 @@ extern "C" void OceanCudaKnownPlanDestroy(OceanCudaDevice dev, OceanCudaKnownPla
   memset(plan, 0, sizeof(*plan));
 }
 
-/* Every product of the plan's rows through the kernels of mode M (a's A, B, shapes, rowptr, cols and the mode's
-   arrays set by the caller); OCEAN_ERR_STATE when a product's column is not in its row of C. */
+/* Every product of the plan's rows of the classes in the mask (bit k: class k) through the kernels of mode M (a's A, B,
+   shapes, rowptr, cols and the mode's arrays set by the caller); OCEAN_ERR_STATE when a product's column is not in its
+   row of C. */
 template <int M>
-static OceanError OceanKnownRun(OceanCudaDevice dev, const OceanCudaKnownPlan *plan, OceanKnownArgs a)
+static OceanError OceanKnownRun(OceanCudaDevice dev, const OceanCudaKnownPlan *plan, unsigned classes, OceanKnownArgs a)
 {
   static int64_t  smem_set = -1; /* the opt-in is per kernel and device: set once, to the most the plan allows */
   OceanDeviceFlag missing(dev);
@@ -235,7 +246,7 @@ static OceanError OceanKnownRun(OceanCudaDevice dev, const OceanCudaKnownPlan *p
   a.missing = missing.d;
   for (k = 0; k < OCEAN_CUDA_KNOWN_CLASSES; start += plan->count[k], k++) {
     const int64_t n = plan->count[k];
-    if (!n) continue;
+    if (!n || !(classes >> k & 1u)) continue;
     a.list = plan->rows + start;
     a.n    = n;
     switch (k) {
@@ -270,69 +281,237 @@ extern "C" OceanError OceanCudaNumericKnown(OceanCudaDevice dev, const OceanCuda
 {
   OceanKnownArgs a = OceanKnownArgsMake(A, B, d_shapes, d_rowptr, d_colidx);
   a.vals           = d_values;
-  return OceanKnownRun<OCEAN_KNOWN_VALUES>(dev, plan, a);
+  return OceanKnownRun<OCEAN_KNOWN_VALUES>(dev, plan, OCEAN_KNOWN_ALL, a);
 }
 
 /* ------------------------------------------------------------------------------------------------ product map */
 
 #define OCEAN_MAP_WARPS 8
-#define OCEAN_MAP_PER_LANE 4 /* consecutive products per lane in the values kernel */
+#define OCEAN_MAP_PER_LANE 4 /* consecutive products per lane in the entry kernel */
+#define OCEAN_MAP_BY_ENTRY (OCEAN_KNOWN_ALL & ~(1u << OCEAN_CUDA_KNOWN_BLOCK)) /* the classes whose products the map lists by entry of C */
 
-/* The index arrays padded to a multiple of OCEAN_MAP_PER_LANE (the values kernel loads 4 at once); entry offsets
-   of 32 bits when every product's index fits. */
+/* The index arrays padded to a multiple of OCEAN_MAP_PER_LANE (the entry kernel loads 4 at once). */
 static int64_t OceanMapPadded(int64_t products) { return (products + OCEAN_MAP_PER_LANE - 1) / OCEAN_MAP_PER_LANE * OCEAN_MAP_PER_LANE; }
 
-extern "C" int64_t OceanCudaProductMapBytes(int64_t products, int64_t nnz_c)
+/* Device bytes of the map: positions and row offsets of the BLOCK rows, indices and entry offsets of the rest. */
+static int64_t OceanMapBytes(int64_t block_rows, int64_t block_products, int64_t entry_products, int64_t nnz_c)
 {
-  return 2 * OceanMapPadded(products) * (int64_t)sizeof(int32_t) + (nnz_c + 1) * (int64_t)(products <= INT32_MAX ? sizeof(int32_t) : sizeof(int64_t));
+  int64_t bytes = (block_rows + 1) * (int64_t)sizeof(int64_t) + block_products * (int64_t)sizeof(uint16_t);
+  if (entry_products) bytes += 2 * OceanMapPadded(entry_products) * (int64_t)sizeof(int32_t) + (nnz_c + 1) * (int64_t)(entry_products <= INT32_MAX ? sizeof(int32_t) : sizeof(int64_t));
+  return bytes;
 }
 
-/* The exclusive sum of the counts (nnz + 1 of them, the last 0) into eptr (Offset: int32_t when every product's index
-   fits, else int64_t); *total = eptr[nnz]. */
-template <typename Offset>
-static OceanError OceanMapOffsets(OceanCudaDevice dev, const int32_t *counts, int64_t nnz, Offset *eptr, int64_t *total)
+/* The BLOCK rows' part: what their kernels read and write. */
+struct OceanRowMapArgs {
+  OceanDevCSR          A, B;
+  const OceanRowShape *shapes;
+  const int64_t       *list; /* rows */
+  const int64_t       *roff; /* their first products in pos (n + 1) */
+  int64_t              n;
+  const int64_t       *rowptr; /* C */
+  const int32_t       *cols;   /* C (fill) */
+  double              *vals;   /* C (values) */
+  uint16_t            *pos;
+  int                 *missing;
+};
+
+/* Inclusive sum over a team of T lanes (T a power of two up to 32, aligned in its warp; sub the lane's rank). */
+template <int T>
+__device__ __forceinline__ int64_t OceanTeamInclusiveSum(int64_t x, int sub, unsigned mask)
+{
+  for (int o = 1; o < T; o <<= 1) {
+    const int64_t y = __shfl_up_sync(mask, x, o, T);
+    if (sub >= o) x += y;
+  }
+  return x;
+}
+
+/* Each BLOCK row's product count, then (scanned) its first product in pos. */
+__global__ void OceanKernelRowMapCounts(int64_t n, const int64_t *list, const OceanRowShape *shapes, int64_t *counts)
+{
+  OCEAN_GRID_STRIDE(j, n + 1) counts[j] = j < n ? shapes[list[j]].products : 0;
+}
+
+/* Positions: a warp per row, 32 entries of A at a time (their products' offsets by a prefix sum of their rows of B),
+   each row of B walked by the warp, every column found in C's row. */
+__global__ void __launch_bounds__(32 * OCEAN_MAP_WARPS) OceanKernelRowMapFill(OceanRowMapArgs a)
+{
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+
+  for (int64_t r = (int64_t)blockIdx.x * OCEAN_MAP_WARPS + w; r < a.n; r += (int64_t)gridDim.x * OCEAN_MAP_WARPS) {
+    const int64_t i = a.list[r], cb = a.rowptr[i], L = a.rowptr[i + 1] - cb, tb = a.A.rowptr[i], te = a.A.rowptr[i + 1], mend = a.roff[r + 1];
+    int64_t       m = a.roff[r];
+    for (int64_t c = tb; c < te; c += 32) {
+      const int64_t t   = c + lane;
+      int64_t       bs  = 0, len = 0;
+      if (t < te) {
+        const int32_t k = a.A.colidx[t];
+        bs              = a.B.rowptr[k];
+        len             = a.B.rowptr[k + 1] - bs;
+      }
+      const int64_t incl = OceanTeamInclusiveSum<32>(len, lane, OCEAN_FULL_MASK), seg = incl - len;
+      const int     nt   = (int)(te - c < 32 ? te - c : 32);
+      for (int s = 0; s < nt; s++) {
+        const int64_t sb = __shfl_sync(OCEAN_FULL_MASK, bs, s), sl = __shfl_sync(OCEAN_FULL_MASK, len, s), so = m + __shfl_sync(OCEAN_FULL_MASK, seg, s);
+        for (int64_t j = lane; j < sl; j += 32) {
+          const int64_t p = OceanFindColumn(a.cols + cb, L, a.B.colidx[sb + j]);
+          if (p < 0 || so + j >= mend) *a.missing = 1;
+          else a.pos[so + j] = (uint16_t)p;
+        }
+      }
+      m += __shfl_sync(OCEAN_FULL_MASK, incl, 31);
+    }
+    if (lane == 0 && m != mend) *a.missing = 1;
+  }
+}
+
+/*
+  Values of the BLOCK rows: a warp per row sums it in `cap` doubles of shared memory (cap: the longest of these rows of
+  C).  The warp takes 32 entries of A at a time: each lane loads one
+  entry's row of B (start, length) and value, a prefix sum gives their products' offsets, and the lanes then take
+  the chunk's products flat, one each in turn (the entry by binary search in the offsets), so every lane works
+  whatever the lengths of B's rows, and the position in C's row comes from the map (row order: streamed like B's
+  values).  Products of one entry of A have distinct positions; products of different entries may share one, so in
+  each turn the entries present add one after another: every entry of C is summed in an order fixed by the
+  structure (the same bits each call), without atomics.
+*/
+__global__ void __launch_bounds__(256) OceanKernelRowMapValues(OceanRowMapArgs a, int cap)
+{
+  extern __shared__ double ocean_rowmap_acc[];
+  __shared__ int           ex_all[256]; /* per lane of the block: its entry's first product in the chunk */
+  __shared__ int64_t       eb_all[256]; /* its entry's row of B */
+  __shared__ double        ea_all[256]; /* its entry's value */
+  constexpr int            T = 32;
+  constexpr unsigned       mask = OCEAN_FULL_MASK;
+  const int                warps = blockDim.x / T, sub = threadIdx.x % T, w = threadIdx.x / T;
+  double                  *acc   = ocean_rowmap_acc + (int64_t)w * cap;
+  int                     *ex    = ex_all + w * T;
+  int64_t                 *eb    = eb_all + w * T;
+  double                  *ea    = ea_all + w * T;
+
+  for (int64_t r = (int64_t)blockIdx.x * warps + w; r < a.n; r += (int64_t)gridDim.x * warps) {
+    const int64_t i = a.list[r], cb = a.rowptr[i], tb = a.A.rowptr[i], te = a.A.rowptr[i + 1], mend = a.roff[r + 1];
+    const int     L = (int)(a.rowptr[i + 1] - cb);
+    int64_t       m = a.roff[r];
+    for (int j = sub; j < L; j += T) acc[j] = 0.0;
+    for (int64_t c = tb; c < te; c += T) {
+      const int64_t t   = c + sub;
+      int64_t       bs = 0, len = 0;
+      double        av  = 0.0;
+      if (t < te) {
+        const int32_t k = a.A.colidx[t];
+        bs              = a.B.rowptr[k];
+        len             = a.B.rowptr[k + 1] - bs;
+        av              = a.A.values[t];
+      }
+      const int64_t incl = OceanTeamInclusiveSum<T>(len, sub, mask), all = __shfl_sync(mask, incl, T - 1, T);
+      if (m + all > mend) { /* more products than the map's: the structure changed */
+        if (sub == 0) *a.missing = 1;
+        break;
+      }
+      const int total = (int)all; /* a BLOCK row has at most OCEAN_KNOWN_WARP_PRODUCTS products */
+      ex[sub]         = (int)(incl - len);
+      eb[sub]         = bs;
+      ea[sub]         = av;
+      __syncwarp(mask);
+      for (int p0 = 0; p0 < total; p0 += T) {
+        const int p  = p0 + sub;
+        const bool on = p < total;
+        int        e  = 0; /* the last entry starting at or before p: it has products, so p is one of them */
+        for (int step = T / 2; step > 0; step >>= 1)
+          if (ex[e + step] <= p) e += step;
+        int    pos = 0;
+        double v   = 0.0;
+        if (on) {
+          pos = a.pos[m + p];
+          v   = ea[e] * a.B.values[eb[e] + (p - ex[e])];
+        }
+        const int last    = (total - p0 < T ? total - p0 : T) - 1; /* the turn's last lane with a product */
+        const int e_first = __shfl_sync(mask, e, 0, T), e_end = __shfl_sync(mask, e, last, T);
+        if (e_first == e_end) {
+          if (on) acc[pos] += v;
+        } else
+          for (int s = e_first; s <= e_end; s++) {
+            if (on && e == s) acc[pos] += v;
+            __syncwarp(mask);
+          }
+        __syncwarp(mask);
+      }
+      m += total;
+    }
+    __syncwarp(mask);
+    if (sub == 0 && m != mend) *a.missing = 1;
+    for (int j = sub; j < L; j += T) a.vals[cb + j] = acc[j];
+    __syncwarp(mask);
+  }
+}
+
+/* The longest row of C among the BLOCK rows (the values kernel's sums per warp). */
+__global__ void OceanKernelRowMapLongest(int64_t n, const int64_t *list, const int64_t *rowptr, int *longest)
+{
+  OCEAN_GRID_STRIDE(j, n) atomicMax(longest, (int)(rowptr[list[j] + 1] - rowptr[list[j]]));
+}
+
+/* The exclusive sum of the counts (n + 1 of them, the last 0) into offsets (Offset: int32_t when every product's
+   index fits, else int64_t); *total = offsets[n]. */
+template <typename Count, typename Offset>
+static OceanError OceanMapOffsets(OceanCudaDevice dev, const Count *counts, int64_t n, Offset *offsets, int64_t *total)
 {
   OceanTemp temp(dev);
   size_t    bytes = 0;
   Offset    last  = 0;
   OceanError err;
 
-  if (cub::DeviceScan::ExclusiveScan(NULL, bytes, counts, eptr, ::cuda::std::plus<>{}, (Offset)0, nnz + 1) != cudaSuccess)
+  if (cub::DeviceScan::ExclusiveScan(NULL, bytes, counts, offsets, ::cuda::std::plus<>{}, (Offset)0, n + 1) != cudaSuccess)
     return OceanSetError(OCEAN_ERR_DEVICE, "product map: scan: %s", cudaGetErrorString(cudaGetLastError()));
   if ((err = temp.get(bytes))) return err;
-  if (cub::DeviceScan::ExclusiveScan(temp.ptr, bytes, counts, eptr, ::cuda::std::plus<>{}, (Offset)0, nnz + 1) != cudaSuccess)
+  if (cub::DeviceScan::ExclusiveScan(temp.ptr, bytes, counts, offsets, ::cuda::std::plus<>{}, (Offset)0, n + 1) != cudaSuccess)
     return OceanSetError(OCEAN_ERR_DEVICE, "product map: scan: %s", cudaGetErrorString(cudaGetLastError()));
-  if ((err = OceanCudaReadback(dev, &last, eptr + nnz, sizeof(Offset)))) return err;
+  if ((err = OceanCudaReadback(dev, &last, offsets + n, sizeof(Offset)))) return err;
   *total = (int64_t)last;
   return OCEAN_SUCCESS;
 }
 
-extern "C" OceanError OceanCudaProductMapCreate(OceanCudaDevice dev, const OceanCudaKnownPlan *plan, OceanDevCSR A, OceanDevCSR B, const OceanRowShape *d_shapes, int64_t nnz_c,
-                                                const int64_t *d_rowptr, const int32_t *d_colidx, int64_t products, OceanCudaProductMap *map)
-{
-  OceanKnownArgs a      = OceanKnownArgsMake(A, B, d_shapes, d_rowptr, d_colidx);
-  const int64_t  padded = OceanMapPadded(products);
-  const int      narrow = products <= INT32_MAX;
-  int64_t        listed = 0;
-  OceanError     err;
+/* Where the plan's BLOCK rows begin in its list. */
+static int64_t OceanMapBlockStart(const OceanCudaKnownPlan *plan) { return plan->count[OCEAN_CUDA_KNOWN_SMALL] + plan->count[OCEAN_CUDA_KNOWN_WARP]; }
 
-  memset(map, 0, sizeof(*map));
-  map->nnz      = nnz_c;
-  map->products = products;
+/* The BLOCK rows' first products (map->roff) and their total; nothing else allocated. */
+static OceanError OceanMapBlockOffsets(OceanCudaDevice dev, const OceanCudaKnownPlan *plan, const OceanRowShape *d_shapes, OceanCudaProductMap *map)
+{
+  int64_t   *counts = NULL;
+  OceanError err;
+
+  map->block_rows = plan->count[OCEAN_CUDA_KNOWN_BLOCK];
+  if ((err = OceanCudaAlloc(dev, (size_t)(map->block_rows + 1) * sizeof(int64_t), (void **)&map->roff))) return err;
+  if ((err = OceanCudaAlloc(dev, (size_t)(map->block_rows + 1) * sizeof(int64_t), (void **)&counts))) return err;
+  OceanKernelRowMapCounts<<<OceanGrid(map->block_rows + 1, OCEAN_THREADS), OCEAN_THREADS>>>(map->block_rows, plan->rows + OceanMapBlockStart(plan), d_shapes, counts);
+  if (cudaGetLastError() != cudaSuccess) err = OceanSetError(OCEAN_ERR_DEVICE, "product map: row counts launch failed");
+  else err = OceanMapOffsets(dev, counts, map->block_rows, map->roff, &map->block_products);
+  OceanCudaFree(dev, counts);
+  return err;
+}
+
+/* The longer rows' part: their products counted per entry of C, then listed by entry. */
+static OceanError OceanMapEntriesCreate(OceanCudaDevice dev, const OceanCudaKnownPlan *plan, OceanKnownArgs a, OceanCudaProductMap *map)
+{
+  const int64_t nnz_c = map->nnz, products = map->entry_products, padded = OceanMapPadded(products);
+  const int     narrow = products <= INT32_MAX;
+  int64_t       listed = 0;
+  OceanError    err;
+
   /* about 128 products per warp's entries (4 per lane) */
   map->entries_per_warp = nnz_c && products >= 3 * nnz_c ? 32 : nnz_c && 2 * products >= 3 * nnz_c ? 64 : 128;
-  map->bytes            = OceanCudaProductMapBytes(products, nnz_c);
   /* the counts get one more entry (0) so that the exclusive sum ends with the total */
   if ((err = OceanCudaAlloc(dev, (size_t)(nnz_c + 1) * sizeof(int32_t), (void **)&a.cursor))) goto done;
   if (narrow) err = OceanCudaAlloc(dev, (size_t)(nnz_c + 1) * sizeof(int32_t), (void **)&map->eptr32);
   else err = OceanCudaAlloc(dev, (size_t)(nnz_c + 1) * sizeof(int64_t), (void **)&map->eptr);
   if (err) goto done;
   if (cudaMemsetAsync(a.cursor, 0, (size_t)(nnz_c + 1) * sizeof(int32_t), 0) != cudaSuccess) goto device_error;
-  if ((err = OceanKnownRun<OCEAN_KNOWN_COUNT>(dev, plan, a))) goto done;
+  if ((err = OceanKnownRun<OCEAN_KNOWN_COUNT>(dev, plan, OCEAN_MAP_BY_ENTRY, a))) goto done;
   err = narrow ? OceanMapOffsets(dev, a.cursor, nnz_c, map->eptr32, &listed) : OceanMapOffsets(dev, a.cursor, nnz_c, map->eptr, &listed);
   if (err) goto done;
   if (listed != products) {
-    err = OceanSetError(OCEAN_ERR_STATE, "product map: %lld products counted into C's %lld entries, %lld expected", (long long)listed, (long long)nnz_c, (long long)products);
+    err = OceanSetError(OCEAN_ERR_STATE, "product map: %lld products counted into the long rows of C, %lld expected", (long long)listed, (long long)products);
     goto done;
   }
   if ((err = OceanCudaAlloc(dev, (size_t)padded * sizeof(int32_t), (void **)&map->aidx))) goto done;
@@ -345,18 +524,94 @@ extern "C" OceanError OceanCudaProductMapCreate(OceanCudaDevice dev, const Ocean
   a.eptr32 = map->eptr32;
   a.aidx   = map->aidx;
   a.bidx   = map->bidx;
-  err      = OceanKnownRun<OCEAN_KNOWN_FILL>(dev, plan, a);
+  err      = OceanKnownRun<OCEAN_KNOWN_FILL>(dev, plan, OCEAN_MAP_BY_ENTRY, a);
   goto done;
 device_error:
   err = OceanSetError(OCEAN_ERR_DEVICE, "product map: %s", cudaGetErrorString(cudaGetLastError()));
 done:
   OceanCudaFree(dev, a.cursor);
+  return err;
+}
+
+static OceanRowMapArgs OceanRowMapArgsMake(const OceanCudaKnownPlan *plan, const OceanCudaProductMap *map, OceanDevCSR A, OceanDevCSR B, const OceanRowShape *d_shapes,
+                                           const int64_t *d_rowptr, int *missing)
+{
+  OceanRowMapArgs a;
+  memset(&a, 0, sizeof(a));
+  a.A       = A;
+  a.B       = B;
+  a.shapes  = d_shapes;
+  a.list    = plan->rows + OceanMapBlockStart(plan);
+  a.roff    = map->roff;
+  a.n       = map->block_rows;
+  a.rowptr  = d_rowptr;
+  a.pos     = map->pos;
+  a.missing = missing;
+  return a;
+}
+
+extern "C" OceanError OceanCudaProductMapCreate(OceanCudaDevice dev, const OceanCudaKnownPlan *plan, OceanDevCSR A, OceanDevCSR B, const OceanRowShape *d_shapes, int64_t nnz_c,
+                                                const int64_t *d_rowptr, const int32_t *d_colidx, int64_t products, int64_t max_bytes, OceanCudaProductMap *map)
+{
+  OceanDeviceFlag missing(dev);
+  int             raised = 0;
+  int64_t         bytes;
+  OceanError      err;
+
+  memset(map, 0, sizeof(*map));
+  map->nnz      = nnz_c;
+  map->products = products;
+  if ((err = OceanMapBlockOffsets(dev, plan, d_shapes, map))) goto done;
+  map->entry_products = products - map->block_products;
+  if (map->entry_products < 0) {
+    err = OceanSetError(OCEAN_ERR_STATE, "product map: the BLOCK rows of C have %lld products, more than all %lld", (long long)map->block_products, (long long)products);
+    goto done;
+  }
+  bytes = OceanMapBytes(map->block_rows, map->block_products, map->entry_products, nnz_c);
+  if (bytes > max_bytes) {
+    OceanCudaProductMapDestroy(dev, map); /* too large: the numeric calls search C's rows */
+    return OCEAN_SUCCESS;
+  }
+  if ((err = missing.init("product map"))) goto done;
+  map->block_cap = OCEAN_KNOWN_WARP_MAX;
+  if (plan->count[OCEAN_CUDA_KNOWN_BLOCK]) { /* the values kernel's warps hold the longest of them */
+    OceanDeviceFlag longest(dev);
+    int             cap = 0;
+    if ((err = longest.init("product map"))) goto done;
+    OceanKernelRowMapLongest<<<OceanGrid(plan->count[OCEAN_CUDA_KNOWN_BLOCK], OCEAN_THREADS), OCEAN_THREADS>>>(plan->count[OCEAN_CUDA_KNOWN_BLOCK],
+                                                                                                           plan->rows + OceanMapBlockStart(plan),
+                                                                                                           d_rowptr, longest.d);
+    if (cudaGetLastError() != cudaSuccess) {
+      err = OceanSetError(OCEAN_ERR_DEVICE, "product map: longest row kernel launch failed");
+      goto done;
+    }
+    if ((err = longest.read(&cap))) goto done;
+    map->block_cap = cap;
+  }
+  if (map->block_products) {
+    OceanRowMapArgs a;
+    if ((err = OceanCudaAlloc(dev, (size_t)map->block_products * sizeof(uint16_t), (void **)&map->pos))) goto done;
+    a      = OceanRowMapArgsMake(plan, map, A, B, d_shapes, d_rowptr, missing.d);
+    a.cols = d_colidx;
+    OceanKernelRowMapFill<<<OceanGrid(a.n, OCEAN_MAP_WARPS), 32 * OCEAN_MAP_WARPS>>>(a);
+    if (cudaGetLastError() != cudaSuccess) {
+      err = OceanSetError(OCEAN_ERR_DEVICE, "product map: positions kernel launch failed");
+      goto done;
+    }
+  }
+  if (map->entry_products && (err = OceanMapEntriesCreate(dev, plan, OceanKnownArgsMake(A, B, d_shapes, d_rowptr, d_colidx), map))) goto done;
+  if ((err = missing.read(&raised))) goto done;
+  if (raised) err = OceanSetError(OCEAN_ERR_STATE, "numeric into a known structure: a product falls outside the structure of C (the operands' structure changed)");
+  map->bytes = bytes;
+done:
   if (err) OceanCudaProductMapDestroy(dev, map);
   return err;
 }
 
 extern "C" void OceanCudaProductMapDestroy(OceanCudaDevice dev, OceanCudaProductMap *map)
 {
+  OceanCudaFree(dev, map->roff);
+  OceanCudaFree(dev, map->pos);
   OceanCudaFree(dev, map->eptr);
   OceanCudaFree(dev, map->eptr32);
   OceanCudaFree(dev, map->aidx);
@@ -449,11 +704,28 @@ static void OceanMapValuesLaunch(const OceanCudaProductMap *map, const Offset *e
   else OceanKernelMapValues<32, Offset><<<OceanGrid((n + 31) / 32, OCEAN_MAP_WARPS), 32 * OCEAN_MAP_WARPS>>>(n, eptr, map->aidx, map->bidx, d_avals, d_bvals, d_cvals);
 }
 
-extern "C" OceanError OceanCudaNumericMap(const OceanCudaProductMap *map, const double *d_avals, const double *d_bvals, double *d_cvals)
+extern "C" OceanError OceanCudaNumericMap(OceanCudaDevice dev, const OceanCudaKnownPlan *plan, const OceanCudaProductMap *map, OceanDevCSR A, OceanDevCSR B, const OceanRowShape *d_shapes,
+                                          const int64_t *d_rowptr, double *d_cvals)
 {
+  OceanDeviceFlag missing(dev);
+  int             raised = 0;
+  OceanError      err;
+
   if (map->nnz == 0) return OCEAN_SUCCESS;
-  if (map->eptr32) OceanMapValuesLaunch(map, map->eptr32, d_avals, d_bvals, d_cvals);
-  else OceanMapValuesLaunch(map, map->eptr, d_avals, d_bvals, d_cvals);
-  OCEAN_CUDA_LAUNCHED("product map values");
+  /* the entry kernel writes every entry of C (0 in the BLOCK rows'), so it goes first */
+  if (map->entry_products) {
+    if (map->eptr32) OceanMapValuesLaunch(map, map->eptr32, A.values, B.values, d_cvals);
+    else OceanMapValuesLaunch(map, map->eptr, A.values, B.values, d_cvals);
+    OCEAN_CUDA_LAUNCHED("product map values (by entry)");
+  }
+  if (!map->block_rows) return OCEAN_SUCCESS;
+  if ((err = missing.init("product map values"))) return err;
+  OceanRowMapArgs a = OceanRowMapArgsMake(plan, map, A, B, d_shapes, d_rowptr, missing.d);
+  const int       warps = map->block_cap > 640 ? 4 : 8; /* the sums and the lanes' 5 KB within the 48 KB of a plain launch */
+  a.vals              = d_cvals;
+  OceanKernelRowMapValues<<<OceanGrid(a.n, warps), 32 * warps, (size_t)warps * map->block_cap * sizeof(double)>>>(a, map->block_cap);
+  OCEAN_CUDA_LAUNCHED("product map values (BLOCK rows)");
+  if ((err = missing.read(&raised))) return err;
+  if (raised) return OceanSetError(OCEAN_ERR_STATE, "numeric into a known structure: a row's products are not those of the product map (the operands' structure changed)");
   return OCEAN_SUCCESS;
 }

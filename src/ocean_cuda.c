@@ -1101,15 +1101,13 @@ OceanError OceanCudaStageSymbolic(OceanContext ctx, OceanStage *st, const OceanC
    and the operands' entries have 32-bit indices.  A pool that cannot hold it is no error: the calls search C's rows. */
 static OceanError OceanCudaStageMapCreate(OceanContext ctx, OceanStage *st, OceanCudaStage *d, OceanDevCSR A, OceanDevCSR B)
 {
-  const OceanCudaContext *c        = (const OceanCudaContext *)ctx->cuda;
-  const int64_t           products = st->an.products;
-  const int64_t           bytes    = OceanCudaProductMapBytes(products, d->c_nnz);
-  const int64_t           limit    = ctx->options.reuse_map_max_bytes < 0 ? c->device_memory / 4 : ctx->options.reuse_map_max_bytes;
+  const OceanCudaContext *c     = (const OceanCudaContext *)ctx->cuda;
+  const int64_t           limit = ctx->options.reuse_map_max_bytes < 0 ? c->device_memory / 4 : ctx->options.reuse_map_max_bytes;
   OceanError              err;
 
   d->map_tried = 1;
-  if (bytes > limit || d->nnz[0] > INT32_MAX || d->nnz[1] > INT32_MAX) return OCEAN_SUCCESS;
-  err = OceanCudaProductMapCreate(OceanCtxDev(ctx), &d->known, A, B, d->shapes, d->c_nnz, d->c_rowptr, d->c_colidx, products, &d->map);
+  if (limit == 0 || d->nnz[0] > INT32_MAX || d->nnz[1] > INT32_MAX) return OCEAN_SUCCESS;
+  err = OceanCudaProductMapCreate(OceanCtxDev(ctx), &d->known, A, B, d->shapes, d->c_nnz, d->c_rowptr, d->c_colidx, st->an.products, limit, &d->map);
   return err == OCEAN_ERR_MEMORY ? OCEAN_SUCCESS : err;
 }
 
@@ -1145,7 +1143,7 @@ static OceanError OceanCudaStageNumeric_Private(OceanContext ctx, OceanStage *st
     /* the grouping of C's rows is the same for every numeric call: made once, kept */
     if (!d->known.rows && st->nrows) OceanCall(OceanCudaKnownPlanCreate(dev, ctx->profile.smem_per_block, st->nrows, d->c_rowptr, d->shapes, &d->known));
     err = d->map_tried ? OCEAN_SUCCESS : OceanCudaStageMapCreate(ctx, st, d, A, B);
-    if (!err) err = d->map.bytes ? OceanCudaNumericMap(&d->map, A.values, B.values, d->c_values) : OceanCudaNumericKnown(dev, &d->known, A, B, d->shapes, d->c_rowptr, d->c_colidx, d->c_values);
+    if (!err) err = d->map.bytes ? OceanCudaNumericMap(dev, &d->known, &d->map, A, B, d->shapes, d->c_rowptr, d->c_values) : OceanCudaNumericKnown(dev, &d->known, A, B, d->shapes, d->c_rowptr, d->c_colidx, d->c_values);
   }
   st->stats.reuse_map_bytes = d->map.bytes;
   if (err == OCEAN_ERR_STATE)

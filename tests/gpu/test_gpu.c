@@ -134,7 +134,7 @@ static int RepeatBitwise(OceanProduct p, const OceanCSR *a, const OceanCSR *b)
   return 0;
 }
 
-/* reuse_map_max_bytes of the cases' options: CASE_SEARCH runs a case with 0 (numeric reuse searches C's rows) */
+/* reuse_map_max_bytes of the cases' options: 0 makes numeric reuse search C's rows (ReuseCases) */
 static int64_t case_reuse_map = -1;
 
 static void Options(OceanOptions *o, int workflow, int registers, double coefficient)
@@ -533,13 +533,6 @@ static double Now(void)
     Report(name, f_, Now() - t0_); \
   } while (0)
 
-#define CASE_SEARCH(name, body) \
-  do { \
-    case_reuse_map = 0; \
-    CASE(name, body); \
-    case_reuse_map = -1; \
-  } while (0)
-
 static int CaseAB(Mat *A, Mat *B, int workflow, int registers, double coef, int expect_overflow, int reuse)
 {
   OceanOptions o;
@@ -756,6 +749,45 @@ static int CaseNarrowForced(int64_t ncols, uint64_t seed)
   D.id = seed;
   MatRandom(&B, 400, ncols, ncols < 8 ? 1 : 8, 11, seed + 1, seed + 1);
   return CaseAB(&D, &B, OCEAN_WORKFLOW_NARROW, 0, 0, 0, 1);
+}
+
+/* Short rows of C (B has 600 columns, too many for the narrow workflow) under rows of A from 1 to 40000 entries: light
+   rows beside full rows of about 120000 products each, which the known-structure kernels and the product map must
+   spread over many threads, with reuse. */
+static int CaseShortRowsManyProducts(uint64_t seed)
+{
+  Mat A, D, B;
+  MatRandom(&A, 300, 40000, 20, 7, seed, 0);
+  MatFullRows(&A, 40, 5, seed, &D);
+  MatRandom(&B, 40000, 600, 3, 0, seed + 1, seed + 1);
+  return CaseAB(&D, &B, -1, 0, 0, 0, 1);
+}
+
+/* The cases whose numeric reuse sums through the product map (case_reuse_map -1), and with case_reuse_map 0 searches
+   C's rows instead: every class of row of the known-structure kernels.  mode ends each case's name. */
+static void ReuseCases(const char *mode)
+{
+  Mat  A, B;
+  char name[200];
+
+#define REUSE_CASE(title, body) \
+  do { \
+    snprintf(name, sizeof(name), "%s (+reuse%s)", title, mode); \
+    CASE(name, body); \
+  } while (0)
+  MatStencil(&A, 700, 700, 1, 1, 0, 47, 47);
+  MatCopy(&A, &B);
+  REUSE_CASE("AB lap2d 700^2: operands and C in several staged chunks", CaseAB(&A, &B, -1, 0, 0, 0, 1));
+  MatStencil(&A, 8, 8, 8, 3, 1, 14, 14);
+  MatCopy(&A, &B);
+  REUSE_CASE("AB elasticity 8^3x3", CaseAB(&A, &B, -1, 0, 0, 0, 1));
+  MatRMAT(&A, 11, 8, 15, 15);
+  MatCopy(&A, &B);
+  REUSE_CASE("AB rmat 11/8", CaseAB(&A, &B, -1, 0, 0, 0, 1));
+  REUSE_CASE("AB short rows of C, some of 120000 products", CaseShortRowsManyProducts(74));
+  REUSE_CASE("AB LONG rows, dense in global memory", CaseLong(30000, OCEAN_ACC_GLOBAL_DENSE, -1, 0, 0, 0, 60));
+  REUSE_CASE("AB LONG rows, hash in global memory", CaseLong(2000000, OCEAN_ACC_GLOBAL_HASH, -1, 0, 0, 0, 66));
+#undef REUSE_CASE
 }
 
 /* Numeric reuse when B's structure changed under the same ids (device-resident operands: a host B's mirror would keep
@@ -1159,21 +1191,12 @@ int main(int argc, char **argv)
 
   MatStencil(&A, 30, 30, 1, 1, 0, 11, 11);
   CASE("AB lap2d 30^2", CaseAB(&A, &A, -1, 0, 0, 0, 0));
-  MatStencil(&A, 700, 700, 1, 1, 0, 47, 47);
-  MatCopy(&A, &B);
-  CASE("AB lap2d 700^2: operands and C in several staged chunks (+reuse)", CaseAB(&A, &B, -1, 0, 0, 0, 1));
   MatStencil(&A, 12, 12, 12, 1, 0, 12, 12);
   MatCopy(&A, &B);
   CASE("AB lap3d 12^3 (+reuse)", CaseAB(&A, &B, -1, 0, 0, 0, 1));
   MatStencil(&A, 10, 10, 10, 1, 1, 13, 13);
   MatCopy(&A, &B);
   CASE("AB lap3d27 10^3 (+reuse)", CaseAB(&A, &B, -1, 0, 0, 0, 1));
-  MatStencil(&A, 8, 8, 8, 3, 1, 14, 14);
-  MatCopy(&A, &B);
-  CASE("AB elasticity 8^3x3 (+reuse)", CaseAB(&A, &B, -1, 0, 0, 0, 1));
-  MatRMAT(&A, 11, 8, 15, 15);
-  MatCopy(&A, &B);
-  CASE("AB rmat 11/8 (+reuse)", CaseAB(&A, &B, -1, 0, 0, 0, 1));
   MatRandom(&A, 300, 500, 6, 0, 16, 16);
   MatRandom(&B, 500, 200, 5, 0, 17, 17);
   CASE("AB rectangular 300x500x200", CaseAB(&A, &B, -1, 0, 0, 0, 1));
@@ -1193,23 +1216,14 @@ int main(int argc, char **argv)
     MatRandom(&B, 600, 600, 4, 0, 25, 25);
     CASE("AB dense row", CaseAB(&D, &B, -1, 0, 0, 0, 1));
   }
-  CASE("AB LONG rows, dense in global memory (+reuse)", CaseLong(30000, OCEAN_ACC_GLOBAL_DENSE, -1, 0, 0, 0, 60));
   CASE("AB LONG rows, dense in global memory, estimate overflow", CaseLong(30000, OCEAN_ACC_GLOBAL_DENSE, OCEAN_WORKFLOW_ESTIMATE, 64, 0.7, 1, 62));
   CASE("AB LONG rows, dense in global memory, forced exact", CaseLong(30000, OCEAN_ACC_GLOBAL_DENSE, OCEAN_WORKFLOW_EXACT, 0, 0, 0, 64));
   CASE("AB LONG rows, dense over 1M columns (bitmap of the opt-in shared memory)", CaseLong(1000000, OCEAN_ACC_GLOBAL_DENSE, OCEAN_WORKFLOW_EXACT, 0, 0, 0, 68));
-  CASE("AB LONG rows, hash in global memory (+reuse)", CaseLong(2000000, OCEAN_ACC_GLOBAL_HASH, -1, 0, 0, 0, 66));
-  /* numeric reuse without the product map: the search in C's rows, each class of row */
-  MatStencil(&A, 700, 700, 1, 1, 0, 47, 47);
-  MatCopy(&A, &B);
-  CASE_SEARCH("AB lap2d 700^2 (+reuse, search)", CaseAB(&A, &B, -1, 0, 0, 0, 1));
-  MatStencil(&A, 8, 8, 8, 3, 1, 14, 14);
-  MatCopy(&A, &B);
-  CASE_SEARCH("AB elasticity 8^3x3 (+reuse, search)", CaseAB(&A, &B, -1, 0, 0, 0, 1));
-  MatRMAT(&A, 11, 8, 15, 15);
-  MatCopy(&A, &B);
-  CASE_SEARCH("AB rmat 11/8 (+reuse, search)", CaseAB(&A, &B, -1, 0, 0, 0, 1));
-  CASE_SEARCH("AB LONG rows, dense in global memory (+reuse, search)", CaseLong(30000, OCEAN_ACC_GLOBAL_DENSE, -1, 0, 0, 0, 60));
-  CASE_SEARCH("AB LONG rows, hash in global memory (+reuse, search)", CaseLong(2000000, OCEAN_ACC_GLOBAL_HASH, -1, 0, 0, 0, 66));
+  /* numeric reuse through the product map, then without it (the search in C's rows) */
+  ReuseCases("");
+  case_reuse_map = 0;
+  ReuseCases(", search");
+  case_reuse_map = -1;
   for (w = OCEAN_WORKFLOW_UPPER_BOUND; w <= OCEAN_WORKFLOW_EXACT; w++) {
     MatStencil(&A, 6, 6, 6, 3, 1, 26, 26);
     MatCopy(&A, &B);
