@@ -12,13 +12,14 @@
   Summation order: atomics, so the last bits depend on the schedule (the tests allow 1e-12 |A||B|).
 
   The product map (OceanCudaProductMap) makes repeated numeric calls cheaper and their sums the same bits each time,
-  without atomics.  The BLOCK rows keep each product's position in C's row (2 bytes), found once by search; a warp
-  per row then walks A and B and adds every product at its position in shared memory.  The other rows' products are
-  listed by entry of C (their entries of A and B, 8 bytes), by the known-structure kernels run twice without values
-  (count per entry, then list); a numeric call over them is a gather and a segmented sum.  Measured on the H200
-  (bench_spgemm, numeric-only ms): the walk beats the gather on BLOCK rows (3D 27-point 3.3 against 4.7, elasticity
-  7.9 against 9.7) and loses on short rows (2D 5-point 1.1 against 0.74: a row's chain of dependent loads is most
-  of its time); rows of many products need a block and a fixed order across its warps, which the gather gives.  The caller
+  without atomics.  The BLOCK rows (and SMALL and WARP when they are fewer) keep each product's position in C's row
+  (2 bytes), found once by search; a warp per row then walks A and B and adds every product at its position in
+  shared memory.  The other rows' products are listed by entry of C (their entries of A and B, 8 bytes), by the
+  known-structure kernels run twice without values (count per entry, then list); a numeric call over them is a
+  gather and a segmented sum.  Measured on the H200 (bench_spgemm, numeric-only ms, session 9): walking every row of
+  up to 1024 entries beat the gather on the 3D 27-point stencil (3.3 against 4.7) and elasticity (7.9 against 9.7)
+  and lost on the 2D 5-point one (1.1 against 0.74: a short row's chain of dependent loads is most of its time);
+  rows of many products need a block and a fixed order across its warps, which the gather gives.  The caller
   decides whether the map's bytes are worth it.
 */
 #include <cub/cub.cuh>
@@ -31,7 +32,7 @@
 #define OCEAN_KNOWN_WARP_MAX 32
 #define OCEAN_KNOWN_SMALL_LANES 8
 #define OCEAN_KNOWN_SMALL_PRODUCTS 64
-#define OCEAN_KNOWN_BLOCK_MAX OCEAN_CUDA_ROWMAP_MAX /* the product map keeps positions for the BLOCK rows */
+#define OCEAN_KNOWN_BLOCK_MAX OCEAN_CUDA_ROWMAP_MAX /* the product map keeps positions (16 bits) in rows up to BLOCK's */
 #define OCEAN_KNOWN_BLOCK_THREADS 256
 /* rows of more products take a block whatever their length (the product map walks a BLOCK row with a warp) */
 #define OCEAN_KNOWN_WARP_PRODUCTS 65536
@@ -288,20 +289,20 @@ extern "C" OceanError OceanCudaNumericKnown(OceanCudaDevice dev, const OceanCuda
 
 #define OCEAN_MAP_WARPS 8
 #define OCEAN_MAP_PER_LANE 4 /* consecutive products per lane in the entry kernel */
-#define OCEAN_MAP_BY_ENTRY (OCEAN_KNOWN_ALL & ~(1u << OCEAN_CUDA_KNOWN_BLOCK)) /* the classes whose products the map lists by entry of C */
+#define OCEAN_MAP_SHORT ((1u << OCEAN_CUDA_KNOWN_SMALL) | (1u << OCEAN_CUDA_KNOWN_WARP))
 
 /* The index arrays padded to a multiple of OCEAN_MAP_PER_LANE (the entry kernel loads 4 at once). */
 static int64_t OceanMapPadded(int64_t products) { return (products + OCEAN_MAP_PER_LANE - 1) / OCEAN_MAP_PER_LANE * OCEAN_MAP_PER_LANE; }
 
-/* Device bytes of the map: positions and row offsets of the BLOCK rows, indices and entry offsets of the rest. */
-static int64_t OceanMapBytes(int64_t block_rows, int64_t block_products, int64_t entry_products, int64_t nnz_c)
+/* Device bytes of the map: positions and row offsets of the walked rows, indices and entry offsets of the rest. */
+static int64_t OceanMapBytes(int64_t walk_rows, int64_t walk_products, int64_t entry_products, int64_t nnz_c)
 {
-  int64_t bytes = (block_rows + 1) * (int64_t)sizeof(int64_t) + block_products * (int64_t)sizeof(uint16_t);
+  int64_t bytes = (walk_rows + 1) * (int64_t)sizeof(int64_t) + walk_products * (int64_t)sizeof(uint16_t);
   if (entry_products) bytes += 2 * OceanMapPadded(entry_products) * (int64_t)sizeof(int32_t) + (nnz_c + 1) * (int64_t)(entry_products <= INT32_MAX ? sizeof(int32_t) : sizeof(int64_t));
   return bytes;
 }
 
-/* The BLOCK rows' part: what their kernels read and write. */
+/* The walked rows' part: what their kernels read and write. */
 struct OceanRowMapArgs {
   OceanDevCSR          A, B;
   const OceanRowShape *shapes;
@@ -326,7 +327,7 @@ __device__ __forceinline__ int64_t OceanTeamInclusiveSum(int64_t x, int sub, uns
   return x;
 }
 
-/* Each BLOCK row's product count, then (scanned) its first product in pos. */
+/* Each walked row's product count, then (scanned) its first product in pos. */
 __global__ void OceanKernelRowMapCounts(int64_t n, const int64_t *list, const OceanRowShape *shapes, int64_t *counts)
 {
   OCEAN_GRID_STRIDE(j, n + 1) counts[j] = j < n ? shapes[list[j]].products : 0;
@@ -366,8 +367,8 @@ __global__ void __launch_bounds__(32 * OCEAN_MAP_WARPS) OceanKernelRowMapFill(Oc
 }
 
 /*
-  Values of the BLOCK rows: a warp per row sums it in `cap` doubles of shared memory (cap: the longest of these rows of
-  C).  The warp takes 32 entries of A at a time: each lane loads one
+  Values of the walked rows: a warp per row sums it in `cap` doubles of shared memory (cap: the longest of these rows
+  of C).  The warp takes 32 entries of A at a time: each lane loads one
   entry's row of B (start, length) and value, a prefix sum gives their products' offsets, and the lanes then take
   the chunk's products flat, one each in turn (the entry by binary search in the offsets), so every lane works
   whatever the lengths of B's rows, and the position in C's row comes from the map (row order: streamed like B's
@@ -409,7 +410,7 @@ __global__ void __launch_bounds__(256) OceanKernelRowMapValues(OceanRowMapArgs a
         if (sub == 0) *a.missing = 1;
         break;
       }
-      const int total = (int)all; /* a BLOCK row has at most OCEAN_KNOWN_WARP_PRODUCTS products */
+      const int total = (int)all; /* a walked row has at most OCEAN_KNOWN_WARP_PRODUCTS products */
       ex[sub]         = (int)(incl - len);
       eb[sub]         = bs;
       ea[sub]         = av;
@@ -446,7 +447,7 @@ __global__ void __launch_bounds__(256) OceanKernelRowMapValues(OceanRowMapArgs a
   }
 }
 
-/* The longest row of C among the BLOCK rows (the values kernel's sums per warp). */
+/* The longest row of C among the walked rows (the values kernel's sums per warp). */
 __global__ void OceanKernelRowMapLongest(int64_t n, const int64_t *list, const int64_t *rowptr, int *longest)
 {
   OCEAN_GRID_STRIDE(j, n) atomicMax(longest, (int)(rowptr[list[j] + 1] - rowptr[list[j]]));
@@ -472,21 +473,36 @@ static OceanError OceanMapOffsets(OceanCudaDevice dev, const Count *counts, int6
   return OCEAN_SUCCESS;
 }
 
-/* Where the plan's BLOCK rows begin in its list. */
-static int64_t OceanMapBlockStart(const OceanCudaKnownPlan *plan) { return plan->count[OCEAN_CUDA_KNOWN_SMALL] + plan->count[OCEAN_CUDA_KNOWN_WARP]; }
+/* The classes of rows the map walks: BLOCK, and SMALL and WARP when they are fewer (a few short rows, like a 3D
+   27-point stencil's boundary, would otherwise make the entry kernel run over all of C: it writes every entry), and
+   where the walked rows begin in the plan's list (its classes SMALL, WARP, BLOCK come first, in that order). */
+static unsigned OceanMapWalked(const OceanCudaKnownPlan *plan)
+{
+  const int64_t shorts = plan->count[OCEAN_CUDA_KNOWN_SMALL] + plan->count[OCEAN_CUDA_KNOWN_WARP];
+  return (1u << OCEAN_CUDA_KNOWN_BLOCK) | (shorts <= plan->count[OCEAN_CUDA_KNOWN_BLOCK] ? OCEAN_MAP_SHORT : 0u);
+}
+static int64_t OceanMapWalkStart(const OceanCudaKnownPlan *plan)
+{
+  static_assert(OCEAN_CUDA_KNOWN_SMALL == 0 && OCEAN_CUDA_KNOWN_WARP == 1 && OCEAN_CUDA_KNOWN_BLOCK == 2, "the walked classes lead the plan");
+  return OceanMapWalked(plan) & OCEAN_MAP_SHORT ? 0 : plan->count[OCEAN_CUDA_KNOWN_SMALL] + plan->count[OCEAN_CUDA_KNOWN_WARP];
+}
+static int64_t OceanMapWalkRows(const OceanCudaKnownPlan *plan)
+{
+  return plan->count[OCEAN_CUDA_KNOWN_SMALL] + plan->count[OCEAN_CUDA_KNOWN_WARP] + plan->count[OCEAN_CUDA_KNOWN_BLOCK] - OceanMapWalkStart(plan);
+}
 
-/* The BLOCK rows' first products (map->roff) and their total; nothing else allocated. */
+/* The walked rows' first products (map->roff) and their total; nothing else allocated. */
 static OceanError OceanMapBlockOffsets(OceanCudaDevice dev, const OceanCudaKnownPlan *plan, const OceanRowShape *d_shapes, OceanCudaProductMap *map)
 {
   int64_t   *counts = NULL;
   OceanError err;
 
-  map->block_rows = plan->count[OCEAN_CUDA_KNOWN_BLOCK];
-  if ((err = OceanCudaAlloc(dev, (size_t)(map->block_rows + 1) * sizeof(int64_t), (void **)&map->roff))) return err;
-  if ((err = OceanCudaAlloc(dev, (size_t)(map->block_rows + 1) * sizeof(int64_t), (void **)&counts))) return err;
-  OceanKernelRowMapCounts<<<OceanGrid(map->block_rows + 1, OCEAN_THREADS), OCEAN_THREADS>>>(map->block_rows, plan->rows + OceanMapBlockStart(plan), d_shapes, counts);
+  map->walk_rows = OceanMapWalkRows(plan);
+  if ((err = OceanCudaAlloc(dev, (size_t)(map->walk_rows + 1) * sizeof(int64_t), (void **)&map->roff))) return err;
+  if ((err = OceanCudaAlloc(dev, (size_t)(map->walk_rows + 1) * sizeof(int64_t), (void **)&counts))) return err;
+  OceanKernelRowMapCounts<<<OceanGrid(map->walk_rows + 1, OCEAN_THREADS), OCEAN_THREADS>>>(map->walk_rows, plan->rows + OceanMapWalkStart(plan), d_shapes, counts);
   if (cudaGetLastError() != cudaSuccess) err = OceanSetError(OCEAN_ERR_DEVICE, "product map: row counts launch failed");
-  else err = OceanMapOffsets(dev, counts, map->block_rows, map->roff, &map->block_products);
+  else err = OceanMapOffsets(dev, counts, map->walk_rows, map->roff, &map->walk_products);
   OceanCudaFree(dev, counts);
   return err;
 }
@@ -507,7 +523,7 @@ static OceanError OceanMapEntriesCreate(OceanCudaDevice dev, const OceanCudaKnow
   else err = OceanCudaAlloc(dev, (size_t)(nnz_c + 1) * sizeof(int64_t), (void **)&map->eptr);
   if (err) goto done;
   if (cudaMemsetAsync(a.cursor, 0, (size_t)(nnz_c + 1) * sizeof(int32_t), 0) != cudaSuccess) goto device_error;
-  if ((err = OceanKnownRun<OCEAN_KNOWN_COUNT>(dev, plan, OCEAN_MAP_BY_ENTRY, a))) goto done;
+  if ((err = OceanKnownRun<OCEAN_KNOWN_COUNT>(dev, plan, OCEAN_KNOWN_ALL & ~OceanMapWalked(plan), a))) goto done;
   err = narrow ? OceanMapOffsets(dev, a.cursor, nnz_c, map->eptr32, &listed) : OceanMapOffsets(dev, a.cursor, nnz_c, map->eptr, &listed);
   if (err) goto done;
   if (listed != products) {
@@ -524,7 +540,7 @@ static OceanError OceanMapEntriesCreate(OceanCudaDevice dev, const OceanCudaKnow
   a.eptr32 = map->eptr32;
   a.aidx   = map->aidx;
   a.bidx   = map->bidx;
-  err      = OceanKnownRun<OCEAN_KNOWN_FILL>(dev, plan, OCEAN_MAP_BY_ENTRY, a);
+  err      = OceanKnownRun<OCEAN_KNOWN_FILL>(dev, plan, OCEAN_KNOWN_ALL & ~OceanMapWalked(plan), a);
   goto done;
 device_error:
   err = OceanSetError(OCEAN_ERR_DEVICE, "product map: %s", cudaGetErrorString(cudaGetLastError()));
@@ -541,9 +557,9 @@ static OceanRowMapArgs OceanRowMapArgsMake(const OceanCudaKnownPlan *plan, const
   a.A       = A;
   a.B       = B;
   a.shapes  = d_shapes;
-  a.list    = plan->rows + OceanMapBlockStart(plan);
+  a.list    = plan->rows + OceanMapWalkStart(plan);
   a.roff    = map->roff;
-  a.n       = map->block_rows;
+  a.n       = map->walk_rows;
   a.rowptr  = d_rowptr;
   a.pos     = map->pos;
   a.missing = missing;
@@ -562,35 +578,33 @@ extern "C" OceanError OceanCudaProductMapCreate(OceanCudaDevice dev, const Ocean
   map->nnz      = nnz_c;
   map->products = products;
   if ((err = OceanMapBlockOffsets(dev, plan, d_shapes, map))) goto done;
-  map->entry_products = products - map->block_products;
+  map->entry_products = products - map->walk_products;
   if (map->entry_products < 0) {
-    err = OceanSetError(OCEAN_ERR_STATE, "product map: the BLOCK rows of C have %lld products, more than all %lld", (long long)map->block_products, (long long)products);
+    err = OceanSetError(OCEAN_ERR_STATE, "product map: the walked rows of C have %lld products, more than all %lld", (long long)map->walk_products, (long long)products);
     goto done;
   }
-  bytes = OceanMapBytes(map->block_rows, map->block_products, map->entry_products, nnz_c);
+  bytes = OceanMapBytes(map->walk_rows, map->walk_products, map->entry_products, nnz_c);
   if (bytes > max_bytes) {
     OceanCudaProductMapDestroy(dev, map); /* too large: the numeric calls search C's rows */
     return OCEAN_SUCCESS;
   }
   if ((err = missing.init("product map"))) goto done;
-  map->block_cap = OCEAN_KNOWN_WARP_MAX;
-  if (plan->count[OCEAN_CUDA_KNOWN_BLOCK]) { /* the values kernel's warps hold the longest of them */
+  map->walk_cap = OCEAN_KNOWN_WARP_MAX;
+  if (map->walk_rows) { /* the values kernel's warps hold the longest of them */
     OceanDeviceFlag longest(dev);
     int             cap = 0;
     if ((err = longest.init("product map"))) goto done;
-    OceanKernelRowMapLongest<<<OceanGrid(plan->count[OCEAN_CUDA_KNOWN_BLOCK], OCEAN_THREADS), OCEAN_THREADS>>>(plan->count[OCEAN_CUDA_KNOWN_BLOCK],
-                                                                                                           plan->rows + OceanMapBlockStart(plan),
-                                                                                                           d_rowptr, longest.d);
+    OceanKernelRowMapLongest<<<OceanGrid(map->walk_rows, OCEAN_THREADS), OCEAN_THREADS>>>(map->walk_rows, plan->rows + OceanMapWalkStart(plan), d_rowptr, longest.d);
     if (cudaGetLastError() != cudaSuccess) {
       err = OceanSetError(OCEAN_ERR_DEVICE, "product map: longest row kernel launch failed");
       goto done;
     }
     if ((err = longest.read(&cap))) goto done;
-    map->block_cap = cap;
+    map->walk_cap = cap > OCEAN_KNOWN_WARP_MAX ? cap : OCEAN_KNOWN_WARP_MAX;
   }
-  if (map->block_products) {
+  if (map->walk_products) {
     OceanRowMapArgs a;
-    if ((err = OceanCudaAlloc(dev, (size_t)map->block_products * sizeof(uint16_t), (void **)&map->pos))) goto done;
+    if ((err = OceanCudaAlloc(dev, (size_t)map->walk_products * sizeof(uint16_t), (void **)&map->pos))) goto done;
     a      = OceanRowMapArgsMake(plan, map, A, B, d_shapes, d_rowptr, missing.d);
     a.cols = d_colidx;
     OceanKernelRowMapFill<<<OceanGrid(a.n, OCEAN_MAP_WARPS), 32 * OCEAN_MAP_WARPS>>>(a);
@@ -712,19 +726,19 @@ extern "C" OceanError OceanCudaNumericMap(OceanCudaDevice dev, const OceanCudaKn
   OceanError      err;
 
   if (map->nnz == 0) return OCEAN_SUCCESS;
-  /* the entry kernel writes every entry of C (0 in the BLOCK rows'), so it goes first */
+  /* the entry kernel writes every entry of C (0 in the walked rows'), so it goes first */
   if (map->entry_products) {
     if (map->eptr32) OceanMapValuesLaunch(map, map->eptr32, A.values, B.values, d_cvals);
     else OceanMapValuesLaunch(map, map->eptr, A.values, B.values, d_cvals);
     OCEAN_CUDA_LAUNCHED("product map values (by entry)");
   }
-  if (!map->block_rows) return OCEAN_SUCCESS;
+  if (!map->walk_rows) return OCEAN_SUCCESS;
   if ((err = missing.init("product map values"))) return err;
   OceanRowMapArgs a = OceanRowMapArgsMake(plan, map, A, B, d_shapes, d_rowptr, missing.d);
-  const int       warps = map->block_cap > 640 ? 4 : 8; /* the sums and the lanes' 5 KB within the 48 KB of a plain launch */
+  const int       warps = map->walk_cap > 640 ? 4 : 8; /* the sums and the lanes' 5 KB within the 48 KB of a plain launch */
   a.vals              = d_cvals;
-  OceanKernelRowMapValues<<<OceanGrid(a.n, warps), 32 * warps, (size_t)warps * map->block_cap * sizeof(double)>>>(a, map->block_cap);
-  OCEAN_CUDA_LAUNCHED("product map values (BLOCK rows)");
+  OceanKernelRowMapValues<<<OceanGrid(a.n, warps), 32 * warps, (size_t)warps * map->walk_cap * sizeof(double)>>>(a, map->walk_cap);
+  OCEAN_CUDA_LAUNCHED("product map values (walked rows)");
   if ((err = missing.read(&raised))) return err;
   if (raised) return OceanSetError(OCEAN_ERR_STATE, "numeric into a known structure: a row's products are not those of the product map (the operands' structure changed)");
   return OCEAN_SUCCESS;

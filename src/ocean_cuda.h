@@ -137,28 +137,28 @@ OceanError OceanCudaNumericKnown(OceanCudaDevice dev, const OceanCudaKnownPlan *
 
 /* The product map of a known structure, so that a numeric call needs no search in C's rows and sums every entry in
    the same order each call (the same bits), without atomics.  The plan's BLOCK rows (more than 32 and at most
-   OCEAN_CUDA_ROWMAP_MAX entries of C, at most 65536 products) keep each product's position in its row (2 bytes a
-   product, in product order: A's entries in order, each one's row of B in order), and a warp per row sums into
-   shared memory, walking A and B as the products come; the other rows list their products by entry of C (their
-   entries of A and B: 8 bytes a product, and an offset per entry of C), summed by a gather and a segmented sum.  The
-   operands' structure must stay that of its creation (a BLOCK row whose product count changed raises the
-   known-structure error). */
+   OCEAN_CUDA_ROWMAP_MAX entries of C, at most 65536 products; SMALL and WARP too when they are fewer) keep each
+   product's position in its row (2 bytes a product, in product order: A's entries in order, each one's row of B in
+   order), and a warp per row sums into shared memory, walking A and B as the products come; the other rows list
+   their products by entry of C (their entries of A and B: 8 bytes a product, and an offset per entry of C), summed
+   by a gather and a segmented sum.  The operands' structure must stay that of its creation (a walked row whose
+   product count changed raises the known-structure error). */
 #define OCEAN_CUDA_ROWMAP_MAX 1024
 typedef struct {
   int64_t   nnz, products;
   int64_t   bytes;            /* device memory it holds (0: no map) */
-  int64_t   block_rows;       /* the plan's BLOCK rows: positions in their rows */
-  int64_t   block_products;
-  int64_t  *roff;             /* block_rows + 1: each of those rows' first product in pos */
-  uint16_t *pos;              /* block_products: each product's position in its row of C */
-  int       block_cap;        /* the longest of those rows of C (the values kernel's sums) */
+  int64_t   walk_rows;        /* the rows walked, from the plan's list: positions in their rows */
+  int64_t   walk_products;
+  int64_t  *roff;             /* walk_rows + 1: each of those rows' first product in pos */
+  uint16_t *pos;              /* walk_products: each product's position in its row of C */
+  int       walk_cap;         /* the longest of those rows of C (the values kernel's sums) */
   int64_t   entry_products;   /* the other rows' products, listed by entry of C: */
   int       entries_per_warp; /* of the entry kernel: 32, 64 or 128, so that a warp's entries hold about 128 products */
   int64_t  *eptr;             /* nnz + 1: entry e's products are [eptr[e], eptr[e + 1]) ... */
   int32_t  *eptr32;           /* ... or this instead (32 bits) when the products number fewer than 2^31 */
   int32_t  *aidx, *bidx;      /* products (padded to a multiple of 4): their entries of A and of B */
 } OceanCudaProductMap;
-/* Made by the plan's rows in two parts (positions of the BLOCK rows; count per entry, then list, for the others);
+/* Made by the plan's rows in two parts (positions of the walked rows; count per entry, then list, for the others);
    A and B need fewer than 2^31 entries.  Nothing is kept and no error raised when the map would take more than
    max_bytes (map->bytes is then 0).  OCEAN_ERR_STATE when a product's column is not in its row of C or the counts
    are not `products`; OCEAN_ERR_MEMORY when the pool cannot hold it (nothing is kept then). */
@@ -166,7 +166,7 @@ OceanError OceanCudaProductMapCreate(OceanCudaDevice dev, const OceanCudaKnownPl
                                      const int64_t *d_rowptr, const int32_t *d_colidx, int64_t products, int64_t max_bytes, OceanCudaProductMap *map);
 void       OceanCudaProductMapDestroy(OceanCudaDevice dev, OceanCudaProductMap *map);
 /* C's values through the map: every entry of C summed from its products (OCEAN_ERR_STATE when the operands' structure
-   gives a BLOCK row another product count than the map's) */
+   gives a walked row another product count than the map's) */
 OceanError OceanCudaNumericMap(OceanCudaDevice dev, const OceanCudaKnownPlan *plan, const OceanCudaProductMap *map, OceanDevCSR A, OceanDevCSR B, const OceanRowShape *d_shapes,
                                const int64_t *d_rowptr, double *d_cvals);
 
