@@ -107,7 +107,8 @@ typedef struct {
                                          is exactly C); if that does not fit either, the call fails with
                                          OCEAN_ERR_MEMORY and C is not touched */
   int64_t       reuse_map_max_bytes;  /* CUDA numeric-only calls: the first one makes a map of every product to its entry
-                                         of C (8 bytes per product and per entry of C, kept by the plan) when it takes
+                                         of C (2 bytes per product in the rows a warp walks, 8 bytes per product and up
+                                         to 8 per entry of C in the others; kept by the plan) when it takes
                                          at most this many bytes, and every call then sums through it (no search, no
                                          atomics, the same bits each call); else, or when the pool cannot hold it,
                                          each call searches C's rows.  -1 (default): a quarter of the device's memory;
