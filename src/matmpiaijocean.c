@@ -56,16 +56,38 @@ PetscErrorCode MatProductSetFromOptions_MPIAIJOcean(Mat C)
   if (!mpiA || !mpiB) PetscFunctionReturn(OCEAN_PETSC_OK); /* e.g. dense B: PETSc's generic paths */
   if (MatOceanIsMPIAIJOcean(product->A) && product->A->assembled) PetscCall(MatOceanConvertBlocks_MPIAIJOcean(product->A));
   if (MatOceanIsMPIAIJOcean(product->B) && product->B->assembled) PetscCall(MatOceanConvertBlocks_MPIAIJOcean(product->B));
-  if (product->type == MATPRODUCT_AB || product->type == MATPRODUCT_AtB || product->type == MATPRODUCT_PtAP) {
-    PetscCall(PetscStrcmp(product->alg, MATPRODUCTALGORITHMDEFAULT, &isdefault));
-    if (isdefault) PetscCall(MatProductSetAlgorithm(C, "backend"));
+  /* ABt, RARt, ABC; and operands whose values are still to come from their own numeric phase (PETSc's generic triple
+     products chain products so): PETSc's MPIAIJ algorithms, which gather the off-process rows again at numeric time */
+  if ((product->type != MATPRODUCT_AB && product->type != MATPRODUCT_AtB && product->type != MATPRODUCT_PtAP) || !product->A->assembled || !product->B->assembled) {
+    PetscCall((*parent->productsetfromoptions)(C));
+    PetscFunctionReturn(OCEAN_PETSC_OK);
   }
+  PetscCall(PetscStrcmp(product->alg, MATPRODUCTALGORITHMDEFAULT, &isdefault));
+  if (isdefault) PetscCall(MatProductSetAlgorithm(C, "backend"));
   PetscCall((*parent->productsetfromoptions)(C));
-  PetscCall(MatOceanWrapMPIProduct_Private(C));
+  PetscCall(MatOceanWrapProduct_Private(C));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
-static const MatOceanType MatOceanTypeMPI = {"mpi", MATMPIAIJOCEAN, MATMPIAIJ, MatConvert_MPIAIJ_MPIAIJOcean, NULL, MatProductSetFromOptions_MPIAIJOcean, MatAssemblyEnd_MPIAIJOcean};
+/* Back to MPIAIJ in place (or on a copy): the parent's data stays, the blocks become plain SeqAIJ again. */
+static PetscErrorCode MatConvert_MPIAIJOcean_MPIAIJ(Mat A, MatType type, MatReuse reuse, Mat *newmat)
+{
+  PetscBool done;
+  Mat       Ad, Ao;
+
+  PetscFunctionBegin;
+  PetscCall(MatOceanConvertBegin_Private(A, reuse, newmat, &done));
+  if (done) PetscFunctionReturn(OCEAN_PETSC_OK);
+  PetscCall(MatOceanDetach_Private(*newmat));
+  if ((*newmat)->assembled) {
+    PetscCall(MatMPIAIJGetSeqAIJ(*newmat, &Ad, &Ao, NULL));
+    if (Ad) PetscCall(MatOceanDetach_Private(Ad));
+    if (Ao) PetscCall(MatOceanDetach_Private(Ao));
+  }
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+static const MatOceanType MatOceanTypeMPI = {"mpi", MATMPIAIJOCEAN, MATMPIAIJ, MatConvert_MPIAIJ_MPIAIJOcean, MatConvert_MPIAIJOcean_MPIAIJ, MatProductSetFromOptions_MPIAIJOcean, MatAssemblyEnd_MPIAIJOcean};
 
 PetscErrorCode MatConvert_MPIAIJ_MPIAIJOcean(Mat A, MatType type, MatReuse reuse, Mat *newmat)
 {

@@ -1,5 +1,7 @@
 /* The petsc-ocean package: registration, options, core contexts, counters, log events and viewers. */
 #include "matocean_impl.h"
+#include <omp.h>
+#include <stdlib.h>
 
 static PetscBool        MatOceanPackageInitialized = PETSC_FALSE;
 static OceanContext     MatOceanContexts[2]; /* one per backend, created on first use */
@@ -50,6 +52,35 @@ PetscErrorCode MatOceanFinalizePackage(void)
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
+/* The CPU backend's OpenMP threads: unless OMP_NUM_THREADS or -mat_ocean_threads says otherwise, the cores divided by
+   the processes the launcher started on this node (ranks that each start a thread per core oversubscribe the node).
+   Read from the launcher's environment: nothing collective here, packages may initialize on one process only. */
+static PetscErrorCode MatOceanSetThreads_Private(void)
+{
+  const char *names[] = {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"};
+  PetscInt    threads = 0;
+  PetscBool   set;
+  int         local = 1, cores = omp_get_num_procs();
+
+  PetscFunctionBegin;
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-mat_ocean_threads", &threads, &set));
+  PetscCheck(!set || threads >= 1, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "-mat_ocean_threads %" PetscInt_FMT " must be at least 1", threads);
+  if (!set && getenv("OMP_NUM_THREADS")) PetscFunctionReturn(OCEAN_PETSC_OK);
+  if (!set) {
+    for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+      const char *v = getenv(names[k]);
+      if (v && atoi(v) > 0) {
+        local = atoi(v);
+        break;
+      }
+    }
+    threads = PetscMax(1, cores / PetscMax(local, 1));
+  }
+  omp_set_num_threads((int)threads);
+  PetscCall(PetscInfo(NULL, "petsc-ocean: %d OpenMP threads for the CPU backend (%d cores, %d processes on this node)\n", (int)threads, cores, local));
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
 /*@C
   MatOceanInitializePackage - Registers the matrix types `MATAIJOCEAN`, `MATSEQAIJOCEAN` and `MATMPIAIJOCEAN` and
   the log events of petsc-ocean.  Call once after `PetscInitialize()`; `-dll_append libpetscocean.so` calls it.
@@ -76,6 +107,7 @@ PetscErrorCode MatOceanInitializePackage(void)
     PetscCall(PetscLogEventRegister(name, MAT_CLASSID, &MAT_OCEAN_Phase[p]));
   }
   PetscCall(PetscRegisterFinalize(MatOceanFinalizePackage));
+  PetscCall(MatOceanSetThreads_Private());
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
@@ -379,22 +411,136 @@ PetscErrorCode MatOceanConvertBegin_Private(Mat A, MatReuse reuse, Mat *newmat, 
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
-/* Compose (attach) or remove the methods an ocean type adds.  The hypre converter is the parent's own, composed
-   again under our type name so that MatConvert(ocean matrix, MATHYPRE, ...) finds it; MatConvert_<parent>_<ocean>
-   lets MatSetType(parent-type matrix, ocean type) convert in place and keep the data (PETSc's transposes do that). */
+static PetscErrorCode MatDestroy_Ocean(Mat);
+
+/* The type names of a product's operands with ours replaced by the parent's: the name under which a partner type
+   (dense, IS, ...) composes its product with the parent. */
+static PetscErrorCode MatOceanParentTypeName(Mat M, const char **name)
+{
+  Mat_OceanParent *parent = NULL;
+  PetscBool        ours;
+
+  PetscFunctionBegin;
+  *name = ((PetscObject)M)->type_name;
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)M, &ours, MATSEQAIJOCEAN, MATMPIAIJOCEAN, ""));
+  if (ours) parent = (Mat_OceanParent *)M->spptr;
+  if (parent) *name = parent->type->parent;
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+/* Composed as MatProductSetFromOptions_anytype_C, which PETSc asks for when no product is composed for the
+   operands' exact types: the product another type composes with our parent type (dense times aij, ...). */
+static PetscErrorCode MatProductSetFromOptions_OceanAnyType(Mat C)
+{
+  Mat_Product *product = C->product;
+  Mat          ops[3]  = {product->A, product->B, product->type == MATPRODUCT_ABC ? product->C : NULL};
+  char         name[256];
+  PetscErrorCode (*f)(Mat) = NULL;
+
+  PetscFunctionBegin;
+  if (product->type == MATPRODUCT_ABC) { /* three AIJ operands of mixed types: the parent's own triple product */
+    PetscBool aij = PETSC_TRUE, is;
+    Mat       own = NULL;
+    for (int k = 0; k < 3; k++) {
+      PetscCall(PetscObjectBaseTypeCompareAny((PetscObject)ops[k], &is, MATSEQAIJ, MATMPIAIJ, ""));
+      aij = (PetscBool)(aij && is);
+      if (!own && ops[k]->ops->destroy == MatDestroy_Ocean) own = ops[k];
+    }
+    if (aij && own) {
+      PetscCall((*((Mat_OceanParent *)own->spptr)->productsetfromoptions)(C));
+      PetscFunctionReturn(OCEAN_PETSC_OK);
+    }
+  }
+  PetscCall(PetscStrncpy(name, "MatProductSetFromOptions", sizeof(name)));
+  for (int k = 0; k < 3 && ops[k]; k++) {
+    const char *t;
+    PetscCall(MatOceanParentTypeName(ops[k], &t));
+    PetscCall(PetscStrlcat(name, "_", sizeof(name)));
+    PetscCall(PetscStrlcat(name, t, sizeof(name)));
+  }
+  PetscCall(PetscStrlcat(name, "_C", sizeof(name)));
+  for (int k = 0; k < 3 && ops[k] && !f; k++) PetscCall(PetscObjectQueryFunction((PetscObject)ops[k], name, &f));
+  if (f && f != MatProductSetFromOptions_OceanAnyType) {
+    PetscCall(PetscInfo(C, "petsc-ocean: %s for %s, %s\n", name, ((PetscObject)product->A)->type_name, ((PetscObject)product->B)->type_name));
+    PetscCall((*f)(C));
+  }
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+/* The functions the parent composes under names that carry its type (converters, products with other types), found
+   again under our type name: MatConvert(ours, MATIS, ...) and friends then reach the parent's own implementation.
+   Names with the parent type in several places (products of two parent matrices) stay the parent's: those
+   products are ours to decide.  attach PETSC_FALSE removes every name that carries our type. */
+static PetscErrorCode MatOceanAliasParentMethods(Mat B, const MatOceanType *t, PetscBool attach)
+{
+  const char **names;
+  char       **todo;
+  int          n, ntodo = 0;
+
+  PetscFunctionBegin;
+  PetscCall(PetscFunctionListGet(((PetscObject)B)->qlist, &names, &n));
+  PetscCall(PetscCalloc1(n + 1, &todo));
+  for (int k = 0; names[k]; k++) { /* copied first: composing changes the list */
+    char  *dup, *tok, *save = NULL, alias[256] = "";
+    int    hits = 0, ours = 0;
+
+    PetscCall(PetscStrallocpy(names[k], &dup));
+    for (tok = strtok_r(dup, "_", &save); tok; tok = strtok_r(NULL, "_", &save)) {
+      PetscBool is_parent, is_ours;
+      PetscCall(PetscStrcmp(tok, t->parent, &is_parent));
+      PetscCall(PetscStrcmp(tok, t->name, &is_ours));
+      hits += is_parent;
+      ours += is_ours;
+      if (alias[0]) PetscCall(PetscStrlcat(alias, "_", sizeof(alias)));
+      PetscCall(PetscStrlcat(alias, is_parent ? t->name : tok, sizeof(alias)));
+    }
+    PetscCall(PetscFree(dup));
+    if (attach && hits == 1 && !ours) PetscCall(PetscStrallocpy(names[k], &todo[ntodo++]));
+    if (!attach && ours) PetscCall(PetscStrallocpy(names[k], &todo[ntodo++]));
+  }
+  PetscCall(PetscFree(names));
+  for (int k = 0; k < ntodo; k++) {
+    if (attach) {
+      char       alias[256] = "", *tok, *save = NULL;
+      PetscErrorCode (*f)(void) = NULL, (*existing)(void) = NULL;
+
+      PetscCall(PetscObjectQueryFunction((PetscObject)B, todo[k], &f));
+      for (tok = strtok_r(todo[k], "_", &save); tok; tok = strtok_r(NULL, "_", &save)) {
+        PetscBool is_parent;
+        PetscCall(PetscStrcmp(tok, t->parent, &is_parent));
+        if (alias[0]) PetscCall(PetscStrlcat(alias, "_", sizeof(alias)));
+        PetscCall(PetscStrlcat(alias, is_parent ? t->name : tok, sizeof(alias)));
+      }
+      PetscCall(PetscObjectQueryFunction((PetscObject)B, alias, &existing));
+      if (!existing) PetscCall(PetscObjectComposeFunction((PetscObject)B, alias, f)); /* ours come first */
+    } else PetscCall(PetscObjectComposeFunction((PetscObject)B, todo[k], NULL));
+    PetscCall(PetscFree(todo[k]));
+  }
+  PetscCall(PetscFree(todo));
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+/* MatRetrieveValues() brings back stored values without advancing the object state, by which products (and the
+   device copies of operands) tell new values: ours advances it. */
+static PetscErrorCode MatRetrieveValues_Ocean(Mat A)
+{
+  Mat_OceanParent *parent = (Mat_OceanParent *)A->spptr;
+
+  PetscFunctionBegin;
+  PetscCheck(parent && parent->retrievevalues, PETSC_COMM_SELF, PETSC_ERR_SUP, "MatRetrieveValues() is not available for %s", ((PetscObject)A)->type_name);
+  PetscCall((*parent->retrievevalues)(A));
+  PetscCall(PetscObjectStateIncrease((PetscObject)A));
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+/* Compose (attach) or remove the methods an ocean type adds.  MatConvert_<parent>_<ocean> lets MatSetType(parent-type
+   matrix, ocean type) convert in place and keep the data (PETSc's transposes do that). */
 static PetscErrorCode MatOceanComposeMethods(Mat B, const MatOceanType *t, PetscBool attach)
 {
   const char *k = t->kind;
   char        name[128];
-  MatOceanConvertFn hypre = NULL;
 
   PetscFunctionBegin;
-  if (attach) {
-    PetscCall(PetscSNPrintf(name, sizeof(name), "MatConvert_%saij_hypre_C", k));
-    PetscCall(PetscObjectQueryFunction((PetscObject)B, name, &hypre));
-  }
-  PetscCall(PetscSNPrintf(name, sizeof(name), "MatConvert_%saijocean_hypre_C", k));
-  PetscCall(PetscObjectComposeFunction((PetscObject)B, name, hypre));
   PetscCall(PetscSNPrintf(name, sizeof(name), "MatConvert_%saij_%saijocean_C", k, k));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, name, attach ? t->convert_to : NULL));
   PetscCall(PetscSNPrintf(name, sizeof(name), "MatConvert_%saijocean_%saij_C", k, k));
@@ -405,15 +551,38 @@ static PetscErrorCode MatOceanComposeMethods(Mat B, const MatOceanType *t, Petsc
   PetscCall(PetscObjectComposeFunction((PetscObject)B, name, attach ? t->productsetfromoptions : NULL));
   PetscCall(PetscSNPrintf(name, sizeof(name), "MatProductSetFromOptions_%saijocean_%smaij_C", k, k));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, name, attach ? MatProductSetFromOptions_OceanMAIJ : NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatProductSetFromOptions_anytype_C", attach ? MatProductSetFromOptions_OceanAnyType : NULL));
+  if (attach) {
+    Mat_OceanParent *parent = (Mat_OceanParent *)B->spptr;
+    PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatRetrieveValues_C", &parent->retrievevalues));
+    if (parent->retrievevalues == MatRetrieveValues_Ocean) parent->retrievevalues = NULL; /* never our own */
+    if (parent->retrievevalues) PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatRetrieveValues_C", MatRetrieveValues_Ocean));
+  } else {
+    Mat_OceanParent *parent = (Mat_OceanParent *)B->spptr;
+    if (parent && parent->retrievevalues) PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatRetrieveValues_C", parent->retrievevalues));
+  }
+  PetscCall(MatOceanAliasParentMethods(B, t, attach));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
+
+/* The parents' destroy methods, as found when a matrix was first made ours: PETSc's submatrices keep the destroy
+   method they were made with and call it even after the matrix was converted back to the parent type. */
+static PetscErrorCode (*MatOceanParentDestroy[2])(Mat);
 
 static PetscErrorCode MatDestroy_Ocean(Mat A)
 {
   Mat_OceanParent *parent = (Mat_OceanParent *)A->spptr;
-  PetscErrorCode (*destroy)(Mat) = parent->destroy;
+  PetscErrorCode (*destroy)(Mat);
+  PetscBool        mpi;
 
   PetscFunctionBegin;
+  if (!parent) { /* converted back already: only the parent's destroy is left to run */
+    PetscCall(PetscObjectBaseTypeCompare((PetscObject)A, MATMPIAIJ, &mpi));
+    PetscCheck(MatOceanParentDestroy[mpi], PETSC_COMM_SELF, PETSC_ERR_PLIB, "No parent destroy method for a matrix of type %s", ((PetscObject)A)->type_name);
+    PetscCall((*MatOceanParentDestroy[mpi])(A));
+    PetscFunctionReturn(OCEAN_PETSC_OK);
+  }
+  destroy = parent->destroy;
   PetscCall(MatOceanComposeMethods(A, parent->type, PETSC_FALSE));
   PetscCall(PetscFree(A->spptr));
   PetscCall((*destroy)(A));
@@ -445,6 +614,7 @@ PetscErrorCode MatOceanAttach_Private(Mat B, const MatOceanType *t)
   parent->assemblyend           = B->ops->assemblyend;
   parent->duplicate             = B->ops->duplicate;
   parent->productsetfromoptions = B->ops->productsetfromoptions;
+  if (!MatOceanParentDestroy[t->kind[0] == 'm']) MatOceanParentDestroy[t->kind[0] == 'm'] = B->ops->destroy;
   B->spptr                      = parent;
   B->ops->destroy               = MatDestroy_Ocean;
   B->ops->duplicate             = MatDuplicate_Ocean;

@@ -49,6 +49,7 @@ typedef struct {
   PetscErrorCode (*assemblyend)(Mat, MatAssemblyType);
   PetscErrorCode (*duplicate)(Mat, MatDuplicateOption, Mat *);
   PetscErrorCode (*productsetfromoptions)(Mat);
+  PetscErrorCode (*retrievevalues)(Mat);
 } Mat_OceanParent;
 
 PETSC_INTERN PetscErrorCode MatOceanPetscErrorCode(OceanError);
@@ -68,6 +69,6 @@ PETSC_INTERN PetscErrorCode MatConvert_MPIAIJ_MPIAIJOcean(Mat, MatType, MatReuse
 PETSC_INTERN PetscErrorCode MatProductSetFromOptions_SeqAIJOcean(Mat);
 PETSC_INTERN PetscErrorCode MatProductSetFromOptions_MPIAIJOcean(Mat);
 PETSC_INTERN PetscErrorCode MatProductSetFromOptions_OceanMAIJ(Mat);
-PETSC_INTERN PetscErrorCode MatOceanWrapMPIProduct_Private(Mat);
+PETSC_INTERN PetscErrorCode MatOceanWrapProduct_Private(Mat);
 
 #endif

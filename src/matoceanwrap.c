@@ -1,18 +1,26 @@
-/* A wrapper around the phases of a product whose work PETSc's own code drives (the MPIAIJ "backend" product), and
-   of PtAP with a MAIJ interpolation:
-   - MPIAIJ: PETSc never checks that MAT_REUSE_MATRIX keeps the operands' sparsity; the wrapper compares nonzero
-     states and redoes the symbolic phase (new COO pattern) when they changed.
-   - MAIJ (PCHMG, GAMG with several dof per node): P is expanded into an aijocean matrix once, refreshed by value
-     before each numeric phase, and swapped in for the duration of each phase. */
+/* The guard around every petsc-ocean product (sequential, the MPIAIJ "backend" route, PtAP with a MAIJ P): what
+   PETSc does not check between the phases of a product, and what its generic paths expect of a product matrix.
+   - Operand sparsity: PETSc never checks that MAT_REUSE_MATRIX keeps it; a change redoes the symbolic phase.
+   - C's sparsity: a user who changed C's structure (new nonzeros, a new preallocation) gets the product in C's
+     structure from then on (zeros where the product has none, a PETSc error for a product entry C cannot hold), as
+     with aij; the product is computed into a matrix of its own ("shadow") and copied.
+   - MAIJ (PCHMG, GAMG with several dof per node): P is expanded into an aijocean matrix, refreshed by value before
+     each numeric phase (made anew when the inner AIJ's sparsity changed) and swapped in for each phase; C gets the
+     block sizes PETSc's own PtAP gives it.
+   - C->ops->matmultnumeric and transposematmultnumeric, which PETSc's generic triple products call directly. */
 #include "matocean_impl.h"
 
 typedef struct {
-  Mat              P;    /* the user's MAIJ, or NULL */
-  Mat              Paij; /* its expansion, of the ocean type */
+  Mat              P;        /* the user's MAIJ, or NULL */
+  Mat              Paij;     /* its expansion, of the ocean type */
+  PetscObjectId    inner_id; /* the MAIJ's inner AIJ when Paij was made */
+  PetscObjectState inner_nz;
+  Mat              shadow;   /* the product in a matrix of its own, once the user changed C's structure */
   PetscErrorCode (*symbolic)(Mat);
   PetscErrorCode (*numeric)(Mat);
   PetscObjectId    id[2];
   PetscObjectState nz[2];
+  PetscObjectState c_nz;     /* C's nonzero state when petsc-ocean last wrote C */
 } MatOceanWrap;
 
 static PetscErrorCode MatOceanWrapDestroy(void *ptr)
@@ -21,6 +29,7 @@ static PetscErrorCode MatOceanWrapDestroy(void *ptr)
 
   PetscFunctionBegin;
   PetscCall(MatDestroy(&w->Paij));
+  PetscCall(MatDestroy(&w->shadow));
   PetscCall(PetscFree(w));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
@@ -45,23 +54,49 @@ static PetscErrorCode MatOceanWrapGet(Mat C, PetscBool create, MatOceanWrap **w)
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
-/* Expand the MAIJ into AIJ: a new ocean matrix the first time, values only afterwards. */
-static PetscErrorCode MatOceanWrapExpandMAIJ(MatOceanWrap *w)
+static PetscErrorCode MatOceanWrapInnerState(MatOceanWrap *w, PetscObjectId *id, PetscObjectState *nz)
 {
-  Mat       tmp;
-  PetscBool mpi;
+  Mat inner;
 
   PetscFunctionBegin;
+  PetscCall(MatMAIJGetAIJ(w->P, &inner));
+  PetscCall(PetscObjectGetId((PetscObject)inner, id));
+  PetscCall(MatGetNonzeroState(inner, nz));
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+/* Expand the MAIJ into AIJ: a new ocean matrix the first time and whenever the inner AIJ's sparsity changed (its new
+   object id then tells the structure check to redo the symbolic phase), values only otherwise. */
+static PetscErrorCode MatOceanWrapExpandMAIJ(MatOceanWrap *w)
+{
+  Mat              tmp;
+  PetscBool        mpi;
+  PetscObjectId    id;
+  PetscObjectState nz;
+
+  PetscFunctionBegin;
+  PetscCall(MatOceanWrapInnerState(w, &id, &nz));
+  if (w->Paij && (id != w->inner_id || nz != w->inner_nz)) PetscCall(MatDestroy(&w->Paij));
   PetscCall(PetscObjectBaseTypeCompare((PetscObject)w->P, MATMPIMAIJ, &mpi));
   PetscCall(MatConvert(w->P, mpi ? MATMPIAIJ : MATSEQAIJ, MAT_INITIAL_MATRIX, &tmp));
   if (!w->Paij) {
     if (mpi) PetscCall(MatConvert_MPIAIJ_MPIAIJOcean(tmp, MATMPIAIJOCEAN, MAT_INPLACE_MATRIX, &tmp));
     else PetscCall(MatConvert_SeqAIJ_SeqAIJOcean(tmp, MATSEQAIJOCEAN, MAT_INPLACE_MATRIX, &tmp));
-    w->Paij = tmp;
+    w->Paij     = tmp;
+    w->inner_id = id;
+    w->inner_nz = nz;
   } else {
     PetscCall(MatCopy(tmp, w->Paij, SAME_NONZERO_PATTERN));
     PetscCall(MatDestroy(&tmp));
   }
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+static PetscErrorCode MatOceanWrapOperands(Mat C, MatOceanWrap *w, Mat ops[2])
+{
+  PetscFunctionBegin;
+  ops[0] = C->product->A;
+  ops[1] = w->Paij ? w->Paij : C->product->B;
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
@@ -70,34 +105,64 @@ static PetscErrorCode MatOceanWrapRecordStructure(Mat C, MatOceanWrap *w)
   Mat ops[2];
 
   PetscFunctionBegin;
-  ops[0] = C->product->A;
-  ops[1] = w->Paij ? w->Paij : C->product->B;
+  PetscCall(MatOceanWrapOperands(C, w, ops));
   for (int k = 0; k < 2; k++) {
     PetscCall(PetscObjectGetId((PetscObject)ops[k], &w->id[k]));
     PetscCall(MatGetNonzeroState(ops[k], &w->nz[k]));
   }
+  PetscCall(MatGetNonzeroState(C, &w->c_nz));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
-static PetscErrorCode MatOceanWrapStructureChanged(Mat C, MatOceanWrap *w, PetscBool *changed)
+enum { MAT_OCEAN_CHANGED_OPERANDS = 1, MAT_OCEAN_CHANGED_C = 2 };
+
+/* What changed since petsc-ocean last wrote C, agreed on by every process (a structure change on one process only
+   must not leave the others in another phase). */
+static PetscErrorCode MatOceanWrapChanges(Mat C, MatOceanWrap *w, PetscInt *changes)
 {
   Mat              ops[2];
   PetscObjectId    id;
   PetscObjectState nz;
+  PetscMPIInt      size;
 
   PetscFunctionBegin;
-  ops[0]   = C->product->A;
-  ops[1]   = w->Paij ? w->Paij : C->product->B;
-  *changed = PETSC_FALSE;
+  *changes = 0;
+  if (w->P) {
+    PetscCall(MatOceanWrapInnerState(w, &id, &nz));
+    if (!w->Paij || id != w->inner_id || nz != w->inner_nz) *changes |= MAT_OCEAN_CHANGED_OPERANDS;
+  }
+  PetscCall(MatOceanWrapOperands(C, w, ops));
   for (int k = 0; k < 2; k++) {
     PetscCall(PetscObjectGetId((PetscObject)ops[k], &id));
     PetscCall(MatGetNonzeroState(ops[k], &nz));
-    if (id != w->id[k] || nz != w->nz[k]) *changed = PETSC_TRUE;
+    if (id != w->id[k] || nz != w->nz[k]) *changes |= MAT_OCEAN_CHANGED_OPERANDS;
   }
+  PetscCall(MatGetNonzeroState(C, &nz));
+  if (nz != w->c_nz) *changes |= MAT_OCEAN_CHANGED_C;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)C), &size));
+  if (size > 1) PetscCall(MPIU_Allreduce(MPI_IN_PLACE, changes, 1, MPIU_INT, MPI_BOR, PetscObjectComm((PetscObject)C)));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
 static PetscErrorCode MatProductNumeric_OceanWrap(Mat C);
+
+/* PETSc's generic triple products (ABC, PtAP and RARt fallbacks) call these directly with the operands. */
+static PetscErrorCode MatOceanWrapNumericWith(Mat A, Mat B, Mat C)
+{
+  Mat_Product *product = C->product;
+  Mat          a, b;
+
+  PetscFunctionBegin;
+  MatCheckProduct(C, 3);
+  a          = product->A;
+  b          = product->B;
+  product->A = A;
+  product->B = B;
+  PetscCall(MatProductNumeric_OceanWrap(C));
+  product->A = a;
+  product->B = b;
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
 
 static PetscErrorCode MatProductSymbolic_OceanWrap(Mat C)
 {
@@ -106,26 +171,84 @@ static PetscErrorCode MatProductSymbolic_OceanWrap(Mat C)
 
   PetscFunctionBegin;
   PetscCall(MatOceanWrapGet(C, PETSC_TRUE, &w));
+  PetscCall(MatDestroy(&w->shadow));
   if (w->P) { /* the inner product is PtAP(A, Paij) of ocean types: choose its phases now that Paij exists */
     PetscBool mpi;
 
     PetscCall(MatOceanWrapExpandMAIJ(w));
     product->B              = w->Paij;
     C->ops->productsymbolic = NULL;
+    w->symbolic             = NULL;
     PetscCall(PetscObjectBaseTypeCompare((PetscObject)w->Paij, MATMPIAIJ, &mpi));
     if (mpi) PetscCall(MatProductSetFromOptions_MPIAIJOcean(C)); /* wraps again: sets w->symbolic */
-    else {
-      PetscCall(MatProductSetFromOptions_SeqAIJOcean(C));
-      w->symbolic = C->ops->productsymbolic;
-    }
+    else PetscCall(MatProductSetFromOptions_SeqAIJOcean(C));
     PetscCheck(w->symbolic && w->symbolic != MatProductSymbolic_OceanWrap, PETSC_COMM_SELF, PETSC_ERR_SUP, "petsc-ocean has no PtAP for %s and %s", ((PetscObject)product->A)->type_name, ((PetscObject)w->Paij)->type_name);
   }
   PetscCall((*w->symbolic)(C));
-  if (w->P) product->B = w->P;
-  w->numeric              = C->ops->productnumeric;
-  C->ops->productsymbolic = MatProductSymbolic_OceanWrap;
-  C->ops->productnumeric  = MatProductNumeric_OceanWrap;
+  if (w->P) {
+    product->B = w->P;
+    /* as PETSc's PtAP with a MAIJ P: C's blocks are P's column blocks */
+    PetscCall(MatSetBlockSizes(C, PetscAbs(w->P->cmap->bs), PetscAbs(w->P->cmap->bs)));
+  }
+  w->numeric                        = C->ops->productnumeric;
+  C->ops->productsymbolic           = MatProductSymbolic_OceanWrap;
+  C->ops->productnumeric            = MatProductNumeric_OceanWrap;
+  C->ops->matmultnumeric            = product->type == MATPRODUCT_AB ? MatOceanWrapNumericWith : NULL;
+  C->ops->transposematmultnumeric   = product->type == MATPRODUCT_AtB ? MatOceanWrapNumericWith : NULL;
   PetscCall(MatOceanWrapRecordStructure(C, w));
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+/* Whether C's structure still holds every entry of the product's (both sorted by row); collective. */
+static PetscErrorCode MatOceanWrapCheckHolds(Mat C, Mat product)
+{
+  PetscInt rstart, rend, bad_row = -1, bad_col = -1, any;
+
+  PetscFunctionBegin;
+  PetscCall(MatGetOwnershipRange(product, &rstart, &rend));
+  for (PetscInt i = rstart; i < rend && bad_row < 0; i++) {
+    PetscInt        np, nc, k = 0;
+    const PetscInt *cp, *cc;
+
+    PetscCall(MatGetRow(product, i, &np, &cp, NULL));
+    PetscCall(MatGetRow(C, i, &nc, &cc, NULL));
+    for (PetscInt e = 0; e < np && bad_row < 0; e++) {
+      while (k < nc && cc[k] < cp[e]) k++;
+      if (k == nc || cc[k] != cp[e]) {
+        bad_row = i;
+        bad_col = cp[e];
+      }
+    }
+    PetscCall(MatRestoreRow(C, i, &nc, &cc, NULL));
+    PetscCall(MatRestoreRow(product, i, &np, &cp, NULL));
+  }
+  any = bad_row >= 0;
+  PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &any, 1, MPIU_INT, MPI_MAX, PetscObjectComm((PetscObject)C)));
+  PetscCheck(!any, PetscObjectComm((PetscObject)C), PETSC_ERR_ARG_INCOMP,
+             "C (%s, %" PetscInt_FMT " x %" PetscInt_FMT ") no longer holds the product's structure%s%" PetscInt_FMT ", column %" PetscInt_FMT "): its structure was changed after the symbolic phase; create the product anew (MAT_INITIAL_MATRIX)",
+             ((PetscObject)C)->type_name, C->rmap->N, C->cmap->N, bad_row >= 0 ? " (first at row " : " (on another process; -1 here: row ", bad_row, bad_col);
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+/* The product computed into a matrix of its own and copied into C's (user-changed) structure. */
+static PetscErrorCode MatOceanWrapNumericShadow(Mat C, MatOceanWrap *w)
+{
+  Mat_Product *product = C->product;
+  Mat          ops[2];
+
+  PetscFunctionBegin;
+  if (!w->shadow) {
+    PetscCall(PetscInfo(C, "petsc-ocean: C's structure was changed by the user; the product goes to a matrix of its own and is copied into C\n"));
+    PetscCall(MatOceanWrapOperands(C, w, ops));
+    PetscCall(MatProductCreate(ops[0], ops[1], NULL, &w->shadow));
+    PetscCall(MatProductSetType(w->shadow, product->type));
+    PetscCall(MatProductSetFill(w->shadow, product->fill));
+    PetscCall(MatProductSetFromOptions(w->shadow));
+    PetscCall(MatProductSymbolic(w->shadow));
+  }
+  PetscCall(MatProductNumeric(w->shadow));
+  PetscCall(MatOceanWrapCheckHolds(C, w->shadow));
+  PetscCall(MatCopy(w->shadow, C, SUBSET_NONZERO_PATTERN));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
@@ -133,13 +256,14 @@ static PetscErrorCode MatProductNumeric_OceanWrap(Mat C)
 {
   Mat_Product  *product = C->product;
   MatOceanWrap *w;
-  PetscBool     changed;
+  PetscInt      changes;
+  PetscErrorCode (*caller)(Mat) = C->ops->productnumeric; /* ours, or PETSc's generic triple product calling us */
 
   PetscFunctionBegin;
   PetscCall(MatOceanWrapGet(C, PETSC_TRUE, &w));
+  PetscCall(MatOceanWrapChanges(C, w, &changes));
   if (w->P) PetscCall(MatOceanWrapExpandMAIJ(w));
-  PetscCall(MatOceanWrapStructureChanged(C, w, &changed));
-  if (changed) { /* a new sparsity: a new symbolic phase, as if the product were new */
+  if (changes & MAT_OCEAN_CHANGED_OPERANDS) { /* a new sparsity: a new symbolic phase, as if the product were new */
     PetscCall(PetscInfo(C, "petsc-ocean: operand sparsity changed since the symbolic phase; redoing it\n"));
     if (product->destroy) PetscCall((*product->destroy)(product->data));
     product->data    = NULL;
@@ -147,15 +271,19 @@ static PetscErrorCode MatProductNumeric_OceanWrap(Mat C)
     PetscCall(MatProductSymbolic_OceanWrap(C));
     PetscCall(MatOceanCountersAdd_Private(0, 0, 0, 1));
   }
-  if (w->P) product->B = w->Paij;
-  PetscCall((*w->numeric)(C));
-  if (w->P) product->B = w->P;
-  C->ops->productnumeric = MatProductNumeric_OceanWrap;
+  if (w->shadow || (changes & MAT_OCEAN_CHANGED_C)) PetscCall(MatOceanWrapNumericShadow(C, w));
+  else {
+    if (w->P) product->B = w->Paij;
+    PetscCall((*w->numeric)(C));
+    if (w->P) product->B = w->P;
+  }
+  C->ops->productnumeric = caller;
+  PetscCall(MatGetNonzeroState(C, &w->c_nz));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
 /* Called once the inner setfromoptions has set C->ops->productsymbolic (PETSc may call setfromoptions twice). */
-PetscErrorCode MatOceanWrapMPIProduct_Private(Mat C)
+PetscErrorCode MatOceanWrapProduct_Private(Mat C)
 {
   MatOceanWrap *w;
 

@@ -8,7 +8,9 @@ typedef struct {
   OceanBackend     backend;
   MatOceanOptions  opts;
   uint64_t         a_sid, b_sid;     /* structure ids at the last symbolic phase */
-  PetscObjectState a_state, b_state; /* object states when C's values were last computed */
+  PetscObjectState a_state, b_state, c_state; /* object states when C's values were last written */
+  PetscBool        values_fresh;               /* the symbolic phase computed C's values and nothing ran since */
+  PetscScalar     *zeros[2];                   /* values of an operand whose own numeric phase is still to come */
   int64_t         *rowptr[2];        /* 64-bit row offsets of the operands (the core's CSR convention) */
   PetscInt         rowptr_len[2];
   int32_t         *colidx[2];        /* column indices, only where PetscInt is 64-bit */
@@ -23,6 +25,7 @@ static PetscErrorCode MatProductDataDestroy_SeqAIJOcean(void *ptr)
   PetscCallOcean(OceanProductDestroy(&data->plan));
   for (int k = 0; k < 2; k++) PetscCall(PetscFree(data->rowptr[k]));
   for (int k = 0; k < 2; k++) PetscCall(PetscFree(data->colidx[k]));
+  for (int k = 0; k < 2; k++) PetscCall(PetscFree(data->zeros[k]));
   PetscCall(PetscFree(data));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
@@ -44,6 +47,13 @@ static PetscErrorCode MatOceanIds(Mat A, uint64_t *sid, uint64_t *vid)
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
+/* An operand that is itself a product whose symbolic phase has run and whose numeric phase is still to come (PETSc's
+   generic triple products and its MPIAIJ route chain products so): its structure is known, its values are not. */
+static PetscBool MatOceanValuesPending(Mat A)
+{
+  return (PetscBool)(!A->assembled && A->product && A->ops->productnumeric);
+}
+
 /* View the CSR of a SeqAIJ-based matrix in the core's convention; k picks the buffers of operand k. */
 static PetscErrorCode MatOceanGetCSR(MatProductData_SeqAIJOcean *data, int k, Mat A, OceanCSR *csr)
 {
@@ -53,10 +63,16 @@ static PetscErrorCode MatOceanGetCSR(MatProductData_SeqAIJOcean *data, int k, Ma
   PetscInt        m = A->rmap->n, nnz;
 
   PetscFunctionBegin;
-  PetscCheck(A->assembled, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "Operand %d of type %s (%" PetscInt_FMT " x %" PetscInt_FMT ") is not assembled", k, ((PetscObject)A)->type_name, A->rmap->n, A->cmap->n);
+  PetscCheck(A->assembled || MatOceanValuesPending(A), PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "Operand %d of type %s (%" PetscInt_FMT " x %" PetscInt_FMT ") is not assembled", k, ((PetscObject)A)->type_name, A->rmap->n,
+             A->cmap->n);
   PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, &mtype));
   PetscCheck(PetscMemTypeHost(mtype), PETSC_COMM_SELF, PETSC_ERR_SUP, "Operand %d of type %s has its values on the device; this PETSc has no device support", k, ((PetscObject)A)->type_name);
   nnz = ai[m];
+  if (!aa) { /* a pending product may have no values yet: zeros stand in (its values come with a later numeric phase) */
+    PetscCall(PetscFree(data->zeros[k]));
+    PetscCall(PetscCalloc1(nnz + 1, &data->zeros[k]));
+    aa = data->zeros[k];
+  }
   if (data->rowptr_len[k] < m + 1) {
     PetscCall(PetscFree(data->rowptr[k]));
     PetscCall(PetscMalloc1(m + 1, &data->rowptr[k]));
@@ -144,6 +160,7 @@ static PetscErrorCode MatOceanRecordStates(Mat C, MatProductData_SeqAIJOcean *da
   PetscFunctionBegin;
   PetscCall(PetscObjectStateGet((PetscObject)C->product->A, &data->a_state));
   PetscCall(PetscObjectStateGet((PetscObject)C->product->B, &data->b_state));
+  PetscCall(PetscObjectStateGet((PetscObject)C, &data->c_state));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
@@ -181,6 +198,8 @@ static PetscErrorCode MatOceanSymbolicRun(Mat C, MatProductData_SeqAIJOcean *dat
   data->b_sid = B.structure_id;
   PetscCall(MatOceanSetC(C, data->plan, PETSC_TRUE));
   PetscCall(MatOceanRecordStates(C, data));
+  /* The values count as current for the numeric phase that follows unless an operand waits for its own values. */
+  data->values_fresh = (PetscBool)(!MatOceanValuesPending(C->product->A) && !MatOceanValuesPending(C->product->B));
   PetscCall(MatOceanCountersAdd_Private(1, 0, 0, 0));
   PetscCall(MatOceanViewIfAsked(C, data));
   PetscFunctionReturn(OCEAN_PETSC_OK);
@@ -190,7 +209,8 @@ static PetscErrorCode MatProductNumeric_SeqAIJOcean(Mat C)
 {
   MatProductData_SeqAIJOcean *data;
   Mat_Product                *product = C->product;
-  PetscObjectState            a_state, b_state;
+  PetscObjectState            a_state, b_state, c_state;
+  PetscBool                   fresh;
   OceanCSR                    A, B;
   OceanContext                ctx;
   PetscLogEvent               ev;
@@ -207,9 +227,14 @@ static PetscErrorCode MatProductNumeric_SeqAIJOcean(Mat C)
     PetscCall(MatOceanCountersAdd_Private(0, 0, 0, 1));
     PetscFunctionReturn(OCEAN_PETSC_OK);
   }
+  /* Only the values the symbolic phase just computed are known to be current: the object state alone cannot tell (the
+     user may have changed C, and MatRetrieveValues() restores an operand's values without advancing its state). */
+  fresh              = data->values_fresh;
+  data->values_fresh = PETSC_FALSE;
   PetscCall(PetscObjectStateGet((PetscObject)product->A, &a_state));
   PetscCall(PetscObjectStateGet((PetscObject)product->B, &b_state));
-  if (a_state == data->a_state && b_state == data->b_state) { /* values computed by the symbolic phase are current */
+  PetscCall(PetscObjectStateGet((PetscObject)C, &c_state));
+  if (fresh && a_state == data->a_state && b_state == data->b_state && c_state == data->c_state) {
     PetscCall(MatOceanCountersAdd_Private(0, 0, 1, 0));
     PetscFunctionReturn(OCEAN_PETSC_OK);
   }
@@ -290,6 +315,7 @@ PetscErrorCode MatProductSetFromOptions_SeqAIJOcean(Mat C)
   case MATPRODUCT_AtB:
   case MATPRODUCT_PtAP:
     C->ops->productsymbolic = MatProductSymbolic_SeqAIJOcean;
+    PetscCall(MatOceanWrapProduct_Private(C));
     break;
   default: { /* ABt, RARt, ABC: the parent's implementation */
     Mat              own    = MatOceanIsSeqAIJBased(product->A) && product->A->spptr ? product->A : product->B;
@@ -350,7 +376,7 @@ static PetscErrorCode MatOceanProductGetData(Mat C, MatProductData_SeqAIJOcean *
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(C, MAT_CLASSID, 1);
-  PetscCheck(C->product && C->product->data && C->ops->productnumeric == MatProductNumeric_SeqAIJOcean, PetscObjectComm((PetscObject)C), PETSC_ERR_ARG_WRONG,
+  PetscCheck(C->product && C->product->data && C->product->destroy == MatProductDataDestroy_SeqAIJOcean, PetscObjectComm((PetscObject)C), PETSC_ERR_ARG_WRONG,
              "Matrix of type %s is not the result of a sequential petsc-ocean product", ((PetscObject)C)->type_name);
   *data = (MatProductData_SeqAIJOcean *)C->product->data;
   PetscFunctionReturn(OCEAN_PETSC_OK);
