@@ -109,6 +109,39 @@ for c in sizes unassembled nnz_limit switch_exact abt rart bad_option cuda_backe
 done
 run_case errors/mpi_options 2 $T/test_errors -case mpi_options
 
+# ---- hostile sequences: the same unusual but legal calls with aijocean and with aij give the same results ----
+H=$T/test_hostile
+for t in aij,aijocean,aij aij,aij,aijocean aijocean,aij,aijocean aijocean,aij,aij; do
+  run_case hostile/abc-${t//,/-}            1 $H -case abc -types $t
+done
+for t in aij,aijocean,aij aijocean,aij,aij aijocean,aijocean,aijocean; do
+  run_case hostile/abc-np2-${t//,/-}        2 $H -case abc -types $t
+done
+run_case hostile/abc-np3-aijocean-aij-aijocean 3 $H -case abc -types aijocean,aij,aijocean
+for op in scale zero shift setvalues; do run_case hostile/c-user-$op 1 $H -case c_user -op $op -expect_products 2; done
+run_case hostile/c-user-scale-np2         2 $H -case c_user -op scale
+# (on several processes PETSc 3.18's COO assembly, which the parallel route uses, corrupts memory when a new
+#  nonzero is inserted into C: the same with plain aij and -matmatmult_via backend; README, Notes)
+run_case hostile/c-newnonzero             1 $H -case c_newnonzero
+run_case hostile/c-prealloc               1 $H -case c_prealloc
+run_case hostile/c-prealloc-np2           2 $H -case c_prealloc
+run_case hostile/store-retrieve           1 $H -case store_retrieve -expect_products 3
+run_case hostile/store-retrieve-np2       2 $H -case store_retrieve
+for c in values move gain; do run_case hostile/maij-$c 1 $H -case maij -change $c -expect_products 2; done
+run_case hostile/maij-values-np2          2 $H -case maij -change values
+run_case hostile/maij-gain-np2            2 $H -case maij -change gain
+run_case hostile/maij-move-np3            3 $H -case maij -change move
+run_case hostile/blocksizes               1 $H -case blocksizes
+run_case hostile/blocksizes-np3           3 $H -case blocksizes
+run_case hostile/inf                      1 $H -case inf
+run_case hostile/inf-np3                  3 $H -case inf
+for np in 2 3 4; do run_case hostile/mixed-ptap-aij-ocean-np$np $np $H -case mixed_ptap -types aij,aijocean,aij -expect_products 2; done
+run_case hostile/mixed-ptap-replaced-np2  2 $H -case mixed_ptap -types aijocean,aijocean,aij
+for p in AB PtAP ABt RARt; do run_case hostile/dense-$p 1 $H -case dense -product $p; done
+for p in AB PtAP RARt; do run_case hostile/dense-$p-np2 2 $H -case dense -product $p; done
+run_case hostile/convert                  1 $H -case convert
+run_case hostile/convert-np3              3 $H -case convert
+
 # ---- solvers: same iterations with aij and aijocean, Galerkin products through petsc-ocean ----
 S=$T/test_solvers
 run_case solve/gamg-elasticity      1 $S -problem elasticity -size 6 -pc_type gamg
@@ -128,6 +161,12 @@ run_script dll/ex2-gamg "out=\$($T/ksp_ex2 -m 40 -n 40 -dll_append $LIBSO -mat_t
 # PETSc's ex56 (3D elasticity, GAMG, a second setup after MatScale with reused interpolation): the same iterations
 EX56="build/examples/ksp_ex56 -ne 7 -alpha 1.e-3 -ksp_type cg -pc_type gamg -pc_gamg_agg_nsmooths 1 -pc_gamg_reuse_interpolation true -two_solves -use_mat_nearnullspace -ksp_converged_reason"
 run_script dll/ex56-gamg "a=\$($EX56 2>&1 | grep 'Linear solve'); o=\$($EX56 -dll_append $LIBSO -mat_type aijocean -mat_ocean_view 2>&1); echo \"\$o\" | grep -q 'petsc-ocean PtAP' || { echo \"\$o\" | tail -20; exit 1; }; o=\$(echo \"\$o\" | grep 'Linear solve'); [ -n \"\$a\" ] && [ \"\$a\" = \"\$o\" ] || { echo \"aij: \$a\"; echo \"aijocean: \$o\"; exit 1; }"
+
+# PETSc's ex56 test nns_gdsw (PCMG with a GDSW coarse space: MatConvert to MATIS, submatrices): the same residuals
+GDSW="build/examples/ksp_ex56 -use_mat_nearnullspace -ksp_monitor_short -pc_type mg -pc_mg_levels 2 -pc_mg_adapt_interp_coarse_space gdsw -pc_mg_galerkin -mg_levels_pc_type bjacobi -ne 3"
+for np in 1 2; do
+  run_script dll/ex56-nns-gdsw-np$np "a=\$($MPI -n $np $GDSW 2>&1); o=\$($MPI -n $np $GDSW -dll_append $LIBSO -mat_type aijocean 2>&1); [ -n \"\$a\" ] && [ \"\$a\" = \"\$o\" ] || { echo \"aij: \$a\"; echo \"aijocean: \$o\" | tail -20; exit 1; }"
+done
 
 # ---- the Galerkin benchmark's inputs (dump + PETSc binary reader + host PtAP count; needs the CUDA-linked bench) ----
 [ -x build/examples/bench_spgemm ] && run_script examples/galerkin-list "bash tests/galerkin_list.sh"

@@ -32,6 +32,7 @@ typedef struct {
   PetscInt    aggsize;  /* aggregation P */
   PetscInt    dense_row;/* -1: none; else this row is full */
   PetscInt    nedges;
+  PetscInt    bs_r, bs_c; /* block sizes given to the matrix (0: none) */
   PetscInt   *edge_ptr, *edge_col; /* R-MAT rows, CSR, sorted and unique */
   OceanTestRowFn row;
 } OceanTestGen;
@@ -222,14 +223,15 @@ static inline PetscErrorCode OceanTestGenMat(MPI_Comm comm, OceanTestGen *g, Mat
   PetscInt mloc = PETSC_DECIDE, nloc = PETSC_DECIDE, M = g->m, N = g->n;
 
   PetscFunctionBeginUser;
-  PetscCall(PetscSplitOwnership(comm, &mloc, &M));
-  PetscCall(PetscSplitOwnership(comm, &nloc, &N));
+  PetscCall(PetscSplitOwnershipBlock(comm, PetscMax(g->bs_r, 1), &mloc, &M));
+  PetscCall(PetscSplitOwnershipBlock(comm, PetscMax(g->bs_c, 1), &nloc, &N));
   PetscCallMPI(MPI_Scan(&mloc, &rend, 1, MPIU_INT, MPI_SUM, comm));
   PetscCallMPI(MPI_Scan(&nloc, &cend, 1, MPIU_INT, MPI_SUM, comm));
   rstart = rend - mloc;
   cstart = cend - nloc;
   PetscCall(MatCreate(comm, A));
   PetscCall(MatSetSizes(*A, mloc, nloc, g->m, g->n));
+  if (g->bs_r > 0 || g->bs_c > 0) PetscCall(MatSetBlockSizes(*A, PetscMax(g->bs_r, 1), PetscMax(g->bs_c, 1)));
   PetscCall(MatSetType(*A, type));
   PetscCall(PetscMalloc4(rend - rstart + 1, &dnz, rend - rstart + 1, &onz, g->maxrow + g->n + 1, &cols, g->maxrow + g->n + 1, &vals));
   for (PetscInt i = rstart; i < rend; i++) {

@@ -1,0 +1,555 @@
+static const char help[] = "Unusual but legal call sequences: the same sequence runs with petsc-ocean's types and with plain aij, and every\n"
+                           "intermediate result must agree (structure, values to 1e-12 of the row's largest entry, NaN/Inf in the same\n"
+                           "places, block sizes).\n"
+                           "  -case abc (-types X,Y,Z) | c_user (-op scale|zero|shift|setvalues) | c_newnonzero | c_prealloc | store_retrieve\n"
+                           "        | maij (-change values|move|gain) | blocksizes | inf | mixed_ptap | dense (-product AB|PtAP|ABt|RARt)\n"
+                           "        | structure_only | convert\n";
+
+#include "oceantest.h"
+#include <petsc/private/petscimpl.h> /* PetscObjectStateGet(): what products and device copies go by */
+
+#define MAX_SNAPSHOTS 8
+
+/* The results one run of a sequence leaves: copies of the product after each step, and the petsc-ocean counters. */
+typedef struct {
+  Mat              snap[MAX_SNAPSHOTS];
+  const char      *what[MAX_SNAPSHOTS];
+  int              n;
+  MatOceanCounters count;
+} Run;
+
+typedef struct {
+  char      kase[32], op[32], change[32], product[16];
+  char      types[3][32];
+  PetscBool ocean; /* this run uses the types asked for; the reference run uses aij for all */
+} Setup;
+
+static PetscErrorCode Snapshot(Run *run, Mat D, const char *what)
+{
+  PetscFunctionBeginUser;
+  PetscCheck(run->n < MAX_SNAPSHOTS, PETSC_COMM_SELF, PETSC_ERR_PLIB, "too many snapshots");
+  PetscCall(MatDuplicate(D, MAT_COPY_VALUES, &run->snap[run->n]));
+  run->what[run->n++] = what;
+  PetscFunctionReturn(0);
+}
+
+static MatType TypeOf(Setup *s, int k)
+{
+  return s->ocean ? s->types[k] : MATAIJ;
+}
+
+static PetscErrorCode Gen(Setup *s, int k, const char *name, PetscInt size, PetscInt n, PetscInt degree, PetscInt seed, PetscInt bs_r, PetscInt bs_c, Mat *M)
+{
+  OceanTestGen g;
+
+  PetscFunctionBeginUser;
+  PetscCall(OceanTestGenSetup(&g, name, size, n, degree, seed, -1));
+  g.bs_r = bs_r;
+  g.bs_c = bs_c;
+  PetscCall(OceanTestGenMat(PETSC_COMM_WORLD, &g, TypeOf(s, k), M));
+  PetscCall(OceanTestGenDestroy(&g));
+  PetscFunctionReturn(0);
+}
+
+static PetscScalar ShiftedValue(PetscInt i, PetscInt j, PetscScalar v, PetscInt seed)
+{
+  return v + 0.25 * OceanTestValue(i, j, seed);
+}
+
+/* A*B*C with the three types asked for, then new values in all three and a REUSE. */
+static PetscErrorCode SeqABC(Setup *s, Run *run)
+{
+  Mat A, B, C, D;
+
+  PetscFunctionBeginUser;
+  PetscCall(Gen(s, 0, "random", 60, 50, 4, 1, 0, 0, &A));
+  PetscCall(Gen(s, 1, "random", 50, 70, 3, 2, 0, 0, &B));
+  PetscCall(Gen(s, 2, "random", 70, 40, 3, 3, 0, 0, &C));
+  PetscCall(MatMatMatMult(A, B, C, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &D));
+  PetscCall(Snapshot(run, D, "ABC initial"));
+  PetscCall(OceanTestMapValues(A, ShiftedValue, 11));
+  PetscCall(OceanTestMapValues(B, ShiftedValue, 12));
+  PetscCall(OceanTestMapValues(C, ShiftedValue, 13));
+  PetscCall(MatMatMatMult(A, B, C, MAT_REUSE_MATRIX, PETSC_DEFAULT, &D));
+  PetscCall(Snapshot(run, D, "ABC reuse"));
+  PetscCall(MatDestroy(&D));
+  PetscCall(MatDestroy(&A));
+  PetscCall(MatDestroy(&B));
+  PetscCall(MatDestroy(&C));
+  PetscFunctionReturn(0);
+}
+
+/* The user changes C's values, then asks for the product again with unchanged operands: C = A*B again. */
+static PetscErrorCode SeqCUser(Setup *s, Run *run)
+{
+  Mat       A, B, D;
+  PetscBool is;
+  PetscInt  rstart, rend;
+
+  PetscFunctionBeginUser;
+  PetscCall(Gen(s, 0, "lap3d", 6, 0, 0, 1, 0, 0, &A));
+  PetscCall(Gen(s, 1, "lap3d", 6, 0, 0, 2, 0, 0, &B));
+  PetscCall(MatMatMult(A, B, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &D));
+  PetscCall(PetscStrcmp(s->op, "scale", &is));
+  if (is) PetscCall(MatScale(D, 2.0));
+  PetscCall(PetscStrcmp(s->op, "zero", &is));
+  if (is) PetscCall(MatZeroEntries(D));
+  PetscCall(PetscStrcmp(s->op, "shift", &is));
+  if (is) PetscCall(MatShift(D, 5.0));
+  PetscCall(PetscStrcmp(s->op, "setvalues", &is));
+  if (is) { /* an entry that is in C's structure (the diagonal of a Laplacian squared) */
+    PetscCall(MatGetOwnershipRange(D, &rstart, &rend));
+    for (PetscInt i = rstart; i < rend; i += 7) PetscCall(MatSetValue(D, i, i, 42.0, INSERT_VALUES));
+    PetscCall(MatAssemblyBegin(D, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(D, MAT_FINAL_ASSEMBLY));
+  }
+  PetscCall(Snapshot(run, D, "C changed by the user"));
+  PetscCall(MatMatMult(A, B, MAT_REUSE_MATRIX, PETSC_DEFAULT, &D));
+  PetscCall(Snapshot(run, D, "reuse with unchanged operands"));
+  PetscCall(MatDestroy(&D));
+  PetscCall(MatDestroy(&A));
+  PetscCall(MatDestroy(&B));
+  PetscFunctionReturn(0);
+}
+
+/* The user adds an entry to C's structure, then the operands' values change and the product is asked for again. */
+static PetscErrorCode SeqCNewNonzero(Setup *s, Run *run)
+{
+  Mat      A, B, D;
+  PetscInt rstart, rend, N;
+
+  PetscFunctionBeginUser;
+  PetscCall(Gen(s, 0, "lap3d", 6, 0, 0, 1, 0, 0, &A));
+  PetscCall(Gen(s, 1, "lap3d", 6, 0, 0, 2, 0, 0, &B));
+  PetscCall(MatMatMult(A, B, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &D));
+  PetscCall(MatSetOption(D, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+  PetscCall(MatGetOwnershipRange(D, &rstart, &rend));
+  PetscCall(MatGetSize(D, NULL, &N));
+  for (PetscInt i = rstart; i < rend; i += 5) PetscCall(MatSetValue(D, i, (i + N / 2) % N, 7.0, INSERT_VALUES)); /* far from the stencil */
+  PetscCall(MatAssemblyBegin(D, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(D, MAT_FINAL_ASSEMBLY));
+  PetscCall(Snapshot(run, D, "C with new nonzeros"));
+  PetscCall(OceanTestMapValues(A, ShiftedValue, 21));
+  PetscCall(MatMatMult(A, B, MAT_REUSE_MATRIX, PETSC_DEFAULT, &D));
+  PetscCall(Snapshot(run, D, "reuse after C's structure grew"));
+  PetscCall(MatDestroy(&D));
+  PetscCall(MatDestroy(&A));
+  PetscCall(MatDestroy(&B));
+  PetscFunctionReturn(0);
+}
+
+/* The user preallocates C again, smaller, and fills a diagonal; then asks for the product again. */
+static PetscErrorCode SeqCPrealloc(Setup *s, Run *run)
+{
+  Mat      A, B, D;
+  PetscInt rstart, rend;
+
+  PetscFunctionBeginUser;
+  PetscCall(Gen(s, 0, "lap3d", 6, 0, 0, 1, 0, 0, &A));
+  PetscCall(Gen(s, 1, "lap3d", 6, 0, 0, 2, 0, 0, &B));
+  PetscCall(MatMatMult(A, B, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &D));
+  PetscCall(MatSeqAIJSetPreallocation(D, 1, NULL));
+  PetscCall(MatMPIAIJSetPreallocation(D, 1, NULL, 0, NULL));
+  PetscCall(MatGetOwnershipRange(D, &rstart, &rend));
+  for (PetscInt i = rstart; i < rend; i++) PetscCall(MatSetValue(D, i, i, 1.0, INSERT_VALUES));
+  PetscCall(MatAssemblyBegin(D, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(D, MAT_FINAL_ASSEMBLY));
+  PetscCall(Snapshot(run, D, "C preallocated again"));
+  PetscCall(OceanTestMapValues(A, ShiftedValue, 31));
+  if (s->ocean) { /* C cannot hold the product any more: a clear error (aij writes what fits and drops the rest) */
+    PetscErrorCode ierr;
+    char          *msg = NULL;
+    PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+    ierr = MatMatMult(A, B, MAT_REUSE_MATRIX, PETSC_DEFAULT, &D);
+    PetscCall(PetscPopErrorHandler());
+    PetscCheck(ierr == PETSC_ERR_ARG_INCOMP, PETSC_COMM_SELF, PETSC_ERR_PLIB, "REUSE into a C preallocated smaller: error %d, expected %d", (int)ierr, (int)PETSC_ERR_ARG_INCOMP);
+    PetscCall(PetscErrorMessage(ierr, NULL, &msg));
+    PetscCheck(msg && strstr(msg, "no longer holds the product"), PETSC_COMM_SELF, PETSC_ERR_PLIB, "unclear message: %s", msg ? msg : "(none)");
+  }
+  PetscCall(MatDestroy(&D));
+  PetscCall(MatDestroy(&A));
+  PetscCall(MatDestroy(&B));
+  PetscFunctionReturn(0);
+}
+
+/* MatStoreValues / new values / MatRetrieveValues on an operand between REUSE products. */
+static PetscErrorCode SeqStoreRetrieve(Setup *s, Run *run)
+{
+  Mat A, B, D;
+
+  PetscFunctionBeginUser;
+  PetscCall(Gen(s, 0, "elast", 3, 0, 0, 1, 0, 0, &A));
+  PetscCall(Gen(s, 1, "elast", 3, 0, 0, 2, 0, 0, &B));
+  PetscCall(MatSetOption(A, MAT_NEW_NONZERO_LOCATIONS, PETSC_FALSE));
+  PetscCall(MatStoreValues(A));
+  PetscCall(MatMatMult(A, B, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &D));
+  PetscCall(Snapshot(run, D, "initial"));
+  PetscCall(OceanTestMapValues(A, ShiftedValue, 41));
+  PetscCall(MatMatMult(A, B, MAT_REUSE_MATRIX, PETSC_DEFAULT, &D));
+  PetscCall(Snapshot(run, D, "reuse with new values"));
+  {
+    PetscObjectState before, after;
+    PetscCall(PetscObjectStateGet((PetscObject)A, &before));
+    PetscCall(MatRetrieveValues(A));
+    PetscCall(PetscObjectStateGet((PetscObject)A, &after));
+    /* the device copies of operands are refreshed by object state: ours must tell the values changed */
+    PetscCheck(!s->ocean || after > before, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MatRetrieveValues() left the object state of an aijocean matrix unchanged");
+  }
+  PetscCall(MatMatMult(A, B, MAT_REUSE_MATRIX, PETSC_DEFAULT, &D));
+  PetscCall(Snapshot(run, D, "reuse after MatRetrieveValues"));
+  PetscCall(MatDestroy(&D));
+  PetscCall(MatDestroy(&A));
+  PetscCall(MatDestroy(&B));
+  PetscFunctionReturn(0);
+}
+
+/* Refill an assembled matrix with the pattern of another generator (the user re-preallocates and assembles anew). */
+static PetscErrorCode Refill(Mat M, const char *name, PetscInt size, PetscInt n, PetscInt degree, PetscInt seed)
+{
+  OceanTestGen g;
+  Mat          T;
+  PetscInt     rstart, rend, nc, *dnz, *onz, cstart, cend;
+  const PetscInt    *cols;
+  const PetscScalar *vals;
+
+  PetscFunctionBeginUser;
+  PetscCall(OceanTestGenSetup(&g, name, size, n, degree, seed, -1));
+  PetscCall(OceanTestGenMat(PetscObjectComm((PetscObject)M), &g, MATAIJ, &T));
+  PetscCall(OceanTestGenDestroy(&g));
+  PetscCall(MatGetOwnershipRange(T, &rstart, &rend));
+  PetscCall(MatGetOwnershipRangeColumn(T, &cstart, &cend));
+  PetscCall(PetscCalloc2(rend - rstart + 1, &dnz, rend - rstart + 1, &onz));
+  for (PetscInt i = rstart; i < rend; i++) {
+    PetscCall(MatGetRow(T, i, &nc, &cols, NULL));
+    for (PetscInt k = 0; k < nc; k++) {
+      if (cols[k] >= cstart && cols[k] < cend) dnz[i - rstart]++;
+      else onz[i - rstart]++;
+    }
+    PetscCall(MatRestoreRow(T, i, &nc, &cols, NULL));
+  }
+  PetscCall(MatXAIJSetPreallocation(M, 1, dnz, onz, NULL, NULL));
+  for (PetscInt i = rstart; i < rend; i++) {
+    PetscCall(MatGetRow(T, i, &nc, &cols, &vals));
+    PetscCall(MatSetValues(M, 1, &i, nc, cols, vals, INSERT_VALUES));
+    PetscCall(MatRestoreRow(T, i, &nc, &cols, &vals));
+  }
+  PetscCall(MatAssemblyBegin(M, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(M, MAT_FINAL_ASSEMBLY));
+  PetscCall(PetscFree2(dnz, onz));
+  PetscCall(MatDestroy(&T));
+  PetscFunctionReturn(0);
+}
+
+/* PtAP with a MAIJ P (3 dof per node) whose inner AIJ changes between REUSE products.  The reference multiplies by the
+   MAIJ converted to aij anew (what MatMult with the MAIJ applies): PETSc's own MPI PtAP with a MAIJ P, REUSE or new,
+   keeps the values it saw first.  (On several processes a MAIJ keeps the inner AIJ's blocks it was made with, so
+   structure changes that make new blocks stay invisible to it, and to MatMult.) */
+static PetscErrorCode SeqMAIJ(Setup *s, Run *run)
+{
+  Mat       A, inner, maij, P, D;
+  PetscBool is;
+  PetscInt  rstart, rend, N;
+
+  PetscFunctionBeginUser;
+  PetscCall(Gen(s, 0, "elast", 4, 0, 0, 1, 3, 3, &A));
+  PetscCall(Gen(s, 1, "random", 64, 20, 2, 2, 0, 0, &inner));
+  PetscCall(MatCreateMAIJ(inner, 3, &maij));
+  if (s->ocean) PetscCall(PetscObjectReference((PetscObject)(P = maij)));
+  else {
+    PetscCall(MatConvert(maij, MATAIJ, MAT_INITIAL_MATRIX, &P));
+    PetscCall(MatSetBlockSizesFromMats(P, maij, maij));
+  }
+  PetscCall(MatPtAP(A, P, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &D));
+  PetscCall(Snapshot(run, D, "PtAP with MAIJ P"));
+  PetscCall(PetscStrcmp(s->change, "values", &is));
+  if (is) PetscCall(OceanTestMapValues(inner, ShiftedValue, 51));
+  PetscCall(PetscStrcmp(s->change, "move", &is));
+  if (is) PetscCall(Refill(inner, "random", 64, 20, 2, 3)); /* same count of nonzeros here, other places */
+  PetscCall(PetscStrcmp(s->change, "gain", &is));
+  if (is) {
+    PetscCall(MatSetOption(inner, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+    PetscCall(MatGetOwnershipRange(inner, &rstart, &rend));
+    PetscCall(MatGetSize(inner, NULL, &N));
+    if (rend > rstart) PetscCall(MatSetValue(inner, rstart, (rstart * 7 + 5) % N, 0.5, ADD_VALUES));
+    PetscCall(MatAssemblyBegin(inner, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(inner, MAT_FINAL_ASSEMBLY));
+  }
+  if (s->ocean) PetscCall(MatPtAP(A, P, MAT_REUSE_MATRIX, PETSC_DEFAULT, &D));
+  else {
+    PetscCall(MatDestroy(&D));
+    PetscCall(MatDestroy(&P));
+    PetscCall(MatConvert(maij, MATAIJ, MAT_INITIAL_MATRIX, &P));
+    PetscCall(MatSetBlockSizesFromMats(P, maij, maij));
+    PetscCall(MatPtAP(A, P, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &D));
+  }
+  PetscCall(Snapshot(run, D, "reuse after the inner AIJ changed"));
+  PetscCall(MatDestroy(&D));
+  PetscCall(MatDestroy(&P));
+  PetscCall(MatDestroy(&maij));
+  PetscCall(MatDestroy(&inner));
+  PetscCall(MatDestroy(&A));
+  PetscFunctionReturn(0);
+}
+
+/* Products of operands with block sizes: C's block sizes as PETSc's own products give them. */
+static PetscErrorCode SeqBlockSizes(Setup *s, Run *run)
+{
+  Mat A, P, D;
+
+  PetscFunctionBeginUser;
+  PetscCall(Gen(s, 0, "elast", 4, 0, 0, 1, 3, 3, &A));
+  PetscCall(Gen(s, 1, "agg", 192, 0, 8, 2, 3, 2, &P)); /* 192 x 24 */
+  PetscCall(MatPtAP(A, P, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &D));
+  PetscCall(Snapshot(run, D, "PtAP"));
+  PetscCall(MatDestroy(&D));
+  PetscCall(MatMatMult(A, P, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &D));
+  PetscCall(Snapshot(run, D, "AB"));
+  PetscCall(MatDestroy(&D));
+  PetscCall(MatTransposeMatMult(P, A, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &D));
+  PetscCall(Snapshot(run, D, "AtB"));
+  PetscCall(MatDestroy(&D));
+  PetscCall(MatDestroy(&P));
+  PetscCall(MatDestroy(&A));
+  PetscFunctionReturn(0);
+}
+
+static PetscScalar InfValue(PetscInt i, PetscInt j, PetscScalar v, PetscInt seed)
+{
+  if ((i * 31 + j) % 97 == 0) return PETSC_INFINITY;
+  if ((i * 17 + j) % 89 == 0) return PETSC_NINFINITY;
+  return v;
+}
+
+/* PtAP with +-Inf in P: Inf and NaN in the same places as PETSc's own PtAP. */
+static PetscErrorCode SeqInf(Setup *s, Run *run)
+{
+  Mat A, P, D;
+
+  PetscFunctionBeginUser;
+  PetscCall(Gen(s, 0, "lap3d", 6, 0, 0, 1, 0, 0, &A));
+  PetscCall(Gen(s, 1, "agg", 216, 0, 6, 2, 0, 0, &P));
+  PetscCall(OceanTestMapValues(P, InfValue, 0));
+  PetscCall(MatPtAP(A, P, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &D));
+  PetscCall(Snapshot(run, D, "PtAP with Inf in P"));
+  PetscCall(MatDestroy(&D));
+  PetscCall(MatDestroy(&P));
+  PetscCall(MatDestroy(&A));
+  PetscFunctionReturn(0);
+}
+
+/* PtAP with the types asked for (e.g. plain aij A, aijocean P); REUSE with new values; then A replaced by another
+   matrix of the third type and REUSE again. */
+static PetscErrorCode SeqMixedPtAP(Setup *s, Run *run)
+{
+  Mat A, A2, P, D;
+
+  PetscFunctionBeginUser;
+  PetscCall(Gen(s, 0, "lap3d27", 6, 0, 0, 1, 0, 0, &A));
+  PetscCall(Gen(s, 1, "agg", 216, 0, 6, 2, 0, 0, &P));
+  PetscCall(Gen(s, 2, "lap3d27", 6, 0, 0, 3, 0, 0, &A2));
+  PetscCall(MatPtAP(A, P, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &D));
+  PetscCall(Snapshot(run, D, "PtAP"));
+  PetscCall(OceanTestMapValues(A, ShiftedValue, 61));
+  PetscCall(OceanTestMapValues(P, ShiftedValue, 62));
+  PetscCall(MatPtAP(A, P, MAT_REUSE_MATRIX, PETSC_DEFAULT, &D));
+  PetscCall(Snapshot(run, D, "PtAP reuse"));
+  PetscCall(MatPtAP(A2, P, MAT_REUSE_MATRIX, PETSC_DEFAULT, &D));
+  PetscCall(Snapshot(run, D, "PtAP reuse with A replaced"));
+  PetscCall(MatDestroy(&D));
+  PetscCall(MatDestroy(&P));
+  PetscCall(MatDestroy(&A));
+  PetscCall(MatDestroy(&A2));
+  PetscFunctionReturn(0);
+}
+
+/* Products with a dense operand: PETSc's implementations, with our type on the sparse side. */
+static PetscErrorCode SeqDense(Setup *s, Run *run)
+{
+  Mat       S, Dn, D;
+  PetscBool is;
+
+  PetscFunctionBeginUser;
+  PetscCall(Gen(s, 0, "random", 40, 40, 4, 1, 0, 0, &S));
+  PetscCall(MatCreateDense(PETSC_COMM_WORLD, PETSC_DECIDE, PETSC_DECIDE, 40, 40, NULL, &Dn));
+  PetscCall(MatSetRandom(Dn, NULL));
+  PetscCall(MatAssemblyBegin(Dn, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(Dn, MAT_FINAL_ASSEMBLY));
+  {
+    Mat T;
+    PetscCall(MatConvert(S, MATDENSE, MAT_INITIAL_MATRIX, &T)); /* deterministic values on any process count */
+    PetscCall(MatCopy(T, Dn, SAME_NONZERO_PATTERN));
+    PetscCall(MatShift(Dn, 3.0));
+    PetscCall(MatDestroy(&T));
+  }
+  PetscCall(PetscStrcmp(s->product, "AB", &is));
+  if (is) PetscCall(MatMatMult(Dn, S, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &D));
+  PetscCall(PetscStrcmp(s->product, "PtAP", &is));
+  if (is) PetscCall(MatPtAP(Dn, S, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &D));
+  PetscCall(PetscStrcmp(s->product, "ABt", &is));
+  if (is) PetscCall(MatMatTransposeMult(S, Dn, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &D));
+  PetscCall(PetscStrcmp(s->product, "RARt", &is));
+  if (is) PetscCall(MatRARt(S, Dn, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &D));
+  PetscCall(Snapshot(run, D, s->product));
+  PetscCall(MatDestroy(&D));
+  PetscCall(MatDestroy(&Dn));
+  PetscCall(MatDestroy(&S));
+  PetscFunctionReturn(0);
+}
+
+/* MatConvert back to aij, as a new matrix and in place: PETSc's plain type, the same entries. */
+static PetscErrorCode SeqConvert(Setup *s, Run *run)
+{
+  Mat       A, B;
+  PetscBool plain;
+
+  PetscFunctionBeginUser;
+  PetscCall(Gen(s, 0, "lap3d27", 5, 0, 0, 1, 0, 0, &A));
+  if (s->ocean) { /* a converter of its own (O(nnz), in place), not MatConvert's entry-by-entry copy */
+    PetscErrorCode (*f)(void) = NULL, (*g)(void) = NULL;
+    PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatConvert_seqaijocean_seqaij_C", &f));
+    PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatConvert_mpiaijocean_mpiaij_C", &g));
+    PetscCheck(f || g, PETSC_COMM_SELF, PETSC_ERR_PLIB, "no converter back to aij composed on the aijocean matrix");
+  }
+  PetscCall(MatConvert(A, MATAIJ, MAT_INITIAL_MATRIX, &B));
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)B, &plain, MATSEQAIJ, MATMPIAIJ, ""));
+  PetscCheck(plain, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MatConvert to aij did not give a plain aij matrix");
+  PetscCall(Snapshot(run, B, "converted copy"));
+  PetscCall(MatDestroy(&B));
+  PetscCall(MatConvert(A, MATAIJ, MAT_INPLACE_MATRIX, &A));
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)A, &plain, MATSEQAIJ, MATMPIAIJ, ""));
+  PetscCheck(plain, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MatConvert in place to aij did not give a plain aij matrix");
+  PetscCall(Snapshot(run, A, "converted in place"));
+  PetscCall(MatDestroy(&A));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode RunSequence(Setup *s, Run *run)
+{
+  struct {
+    const char *name;
+    PetscErrorCode (*fn)(Setup *, Run *);
+  } table[] = {
+    {"abc",            SeqABC           },
+    {"c_user",         SeqCUser         },
+    {"c_newnonzero",   SeqCNewNonzero   },
+    {"c_prealloc",     SeqCPrealloc     },
+    {"store_retrieve", SeqStoreRetrieve },
+    {"maij",           SeqMAIJ          },
+    {"blocksizes",     SeqBlockSizes    },
+    {"inf",            SeqInf           },
+    {"mixed_ptap",     SeqMixedPtAP     },
+    {"dense",          SeqDense         },
+    {"convert",        SeqConvert       },
+  };
+  PetscBool is;
+
+  PetscFunctionBeginUser;
+  for (size_t k = 0; k < sizeof(table) / sizeof(table[0]); k++) {
+    PetscCall(PetscStrcmp(s->kase, table[k].name, &is));
+    if (is) {
+      PetscCall((*table[k].fn)(s, run));
+      PetscCall(MatOceanGetCounters(&run->count));
+      PetscFunctionReturn(0);
+    }
+  }
+  SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "Unknown case %s", s->kase);
+}
+
+/* Same sizes, block sizes, sorted structure; values within 1e-12 of the row's largest reference entry; NaN and
+   +-Inf where the reference has them.  Collective. */
+static PetscErrorCode CompareRuns(Mat C, Mat R, const char *what)
+{
+  PetscInt  M, N, RM, RN, rstart, rend, bad = 0, badall, crbs, ccbs, rrbs, rcbs;
+  char      msg[256] = "";
+
+  PetscFunctionBeginUser;
+  PetscCall(MatGetSize(C, &M, &N));
+  PetscCall(MatGetSize(R, &RM, &RN));
+  PetscCheck(M == RM && N == RN, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: %" PetscInt_FMT " x %" PetscInt_FMT ", aij gives %" PetscInt_FMT " x %" PetscInt_FMT, what, M, N, RM, RN);
+  PetscCall(MatGetBlockSizes(C, &crbs, &ccbs));
+  PetscCall(MatGetBlockSizes(R, &rrbs, &rcbs));
+  PetscCheck(crbs == rrbs && ccbs == rcbs, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: block sizes %" PetscInt_FMT ", %" PetscInt_FMT "; aij gives %" PetscInt_FMT ", %" PetscInt_FMT, what, crbs, ccbs, rrbs, rcbs);
+  PetscCall(MatGetOwnershipRange(R, &rstart, &rend));
+  for (PetscInt i = rstart; i < rend && !bad; i++) {
+    PetscInt           nc, nr;
+    const PetscInt    *cc, *cr;
+    const PetscScalar *vc, *vr;
+    PetscReal          scale = 0;
+
+    PetscCall(MatGetRow(C, i, &nc, &cc, &vc));
+    PetscCall(MatGetRow(R, i, &nr, &cr, &vr));
+    for (PetscInt k = 0; k < nr; k++)
+      if (!PetscIsInfOrNanScalar(vr[k])) scale = PetscMax(scale, PetscAbsScalar(vr[k]));
+    if (nc != nr) {
+      bad = 1;
+      PetscCall(PetscSNPrintf(msg, sizeof(msg), "row %" PetscInt_FMT ": %" PetscInt_FMT " entries, aij %" PetscInt_FMT, i, nc, nr));
+    }
+    for (PetscInt k = 0; k < nr && !bad; k++) {
+      PetscReal c = PetscRealPart(vc[k]), r = PetscRealPart(vr[k]);
+      PetscBool same;
+      if (PetscIsInfOrNanReal(r) || PetscIsInfOrNanReal(c)) same = (PetscBool)((PetscIsNanReal(r) && PetscIsNanReal(c)) || c == r);
+      else same = (PetscBool)(PetscAbsReal(c - r) <= 1e-12 * scale);
+      if (cc[k] != cr[k]) {
+        bad = 1;
+        PetscCall(PetscSNPrintf(msg, sizeof(msg), "row %" PetscInt_FMT " entry %" PetscInt_FMT ": column %" PetscInt_FMT ", aij %" PetscInt_FMT, i, k, cc[k], cr[k]));
+      } else if (!same) {
+        bad = 1;
+        PetscCall(PetscSNPrintf(msg, sizeof(msg), "row %" PetscInt_FMT " column %" PetscInt_FMT ": %.17g, aij %.17g", i, cc[k], (double)c, (double)r));
+      }
+    }
+    PetscCall(MatRestoreRow(C, i, &nc, &cc, &vc));
+    PetscCall(MatRestoreRow(R, i, &nr, &cr, &vr));
+  }
+  PetscCall(MPIU_Allreduce(&bad, &badall, 1, MPIU_INT, MPI_MAX, PETSC_COMM_WORLD));
+  if (bad) PetscCall(PetscPrintf(PETSC_COMM_SELF, "FAIL %s: %s\n", what, msg));
+  PetscCheck(!badall, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: differs from the same sequence with aij", what);
+  PetscFunctionReturn(0);
+}
+
+int main(int argc, char **argv)
+{
+  Setup     s;
+  Run       ocean, ref;
+  char      types[128] = "aijocean,aijocean,aijocean";
+  char     *tok, *save = NULL;
+  PetscInt  expect_products = -1;
+  PetscBool flg;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscInitialize(&argc, &argv, NULL, help));
+  PetscCall(MatOceanInitializePackage());
+  PetscCall(PetscMemzero(&s, sizeof(s)));
+  PetscCall(PetscMemzero(&ocean, sizeof(ocean)));
+  PetscCall(PetscMemzero(&ref, sizeof(ref)));
+  PetscCall(PetscStrncpy(s.kase, "abc", sizeof(s.kase)));
+  PetscCall(PetscStrncpy(s.op, "scale", sizeof(s.op)));
+  PetscCall(PetscStrncpy(s.change, "values", sizeof(s.change)));
+  PetscCall(PetscStrncpy(s.product, "AB", sizeof(s.product)));
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-case", s.kase, sizeof(s.kase), NULL));
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-op", s.op, sizeof(s.op), NULL));
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-change", s.change, sizeof(s.change), NULL));
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-product", s.product, sizeof(s.product), NULL));
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-types", types, sizeof(types), NULL));
+  /* -expect_products N: at least N local products ran through petsc-ocean (symbolic or numeric) */
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-expect_products", &expect_products, &flg));
+  tok = strtok_r(types, ",", &save);
+  for (int k = 0; k < 3; k++) {
+    PetscCall(PetscStrncpy(s.types[k], tok ? tok : MATAIJOCEAN, sizeof(s.types[k])));
+    if (tok) tok = strtok_r(NULL, ",", &save);
+  }
+  s.ocean = PETSC_FALSE;
+  PetscCall(RunSequence(&s, &ref));
+  s.ocean = PETSC_TRUE;
+  PetscCall(RunSequence(&s, &ocean));
+  PetscCheck(ocean.n == ref.n, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%d results, aij %d", ocean.n, ref.n);
+  for (int k = 0; k < ocean.n; k++) PetscCall(CompareRuns(ocean.snap[k], ref.snap[k], ocean.what[k]));
+  if (flg) {
+    PetscInt64 ran = (ocean.count.symbolic + ocean.count.numeric) - (ref.count.symbolic + ref.count.numeric);
+    PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &ran, 1, MPIU_INT64, MPI_MIN, PETSC_COMM_WORLD));
+    PetscCheck(ran >= expect_products, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%" PetscInt64_FMT " products ran through petsc-ocean on some process, expected at least %" PetscInt_FMT, ran, expect_products);
+  }
+  for (int k = 0; k < ocean.n; k++) PetscCall(MatDestroy(&ocean.snap[k]));
+  for (int k = 0; k < ref.n; k++) PetscCall(MatDestroy(&ref.snap[k]));
+  PetscCall(PetscFinalize());
+  return 0;
+}
