@@ -413,19 +413,10 @@ PetscErrorCode MatOceanConvertBegin_Private(Mat A, MatReuse reuse, Mat *newmat, 
 
 static PetscErrorCode MatDestroy_Ocean(Mat);
 
-/* The type names of a product's operands with ours replaced by the parent's: the name under which a partner type
-   (dense, IS, ...) composes its product with the parent. */
-static PetscErrorCode MatOceanParentTypeName(Mat M, const char **name)
+/* What an ocean matrix keeps of its parent, or NULL for any other matrix (or one converted back already). */
+static Mat_OceanParent *MatOceanParentOf(Mat M)
 {
-  Mat_OceanParent *parent = NULL;
-  PetscBool        ours;
-
-  PetscFunctionBegin;
-  *name = ((PetscObject)M)->type_name;
-  PetscCall(PetscObjectTypeCompareAny((PetscObject)M, &ours, MATSEQAIJOCEAN, MATMPIAIJOCEAN, ""));
-  if (ours) parent = (Mat_OceanParent *)M->spptr;
-  if (parent) *name = parent->type->parent;
-  PetscFunctionReturn(OCEAN_PETSC_OK);
+  return M->ops->destroy == MatDestroy_Ocean ? (Mat_OceanParent *)M->spptr : NULL;
 }
 
 /* Composed as MatProductSetFromOptions_anytype_C, which PETSc asks for when no product is composed for the
@@ -439,24 +430,23 @@ static PetscErrorCode MatProductSetFromOptions_OceanAnyType(Mat C)
 
   PetscFunctionBegin;
   if (product->type == MATPRODUCT_ABC) { /* three AIJ operands of mixed types: the parent's own triple product */
-    PetscBool aij = PETSC_TRUE, is;
-    Mat       own = NULL;
+    PetscBool        aij = PETSC_TRUE, is;
+    Mat_OceanParent *own = NULL;
     for (int k = 0; k < 3; k++) {
       PetscCall(PetscObjectBaseTypeCompareAny((PetscObject)ops[k], &is, MATSEQAIJ, MATMPIAIJ, ""));
       aij = (PetscBool)(aij && is);
-      if (!own && ops[k]->ops->destroy == MatDestroy_Ocean) own = ops[k];
+      if (!own) own = MatOceanParentOf(ops[k]);
     }
     if (aij && own) {
-      PetscCall((*((Mat_OceanParent *)own->spptr)->productsetfromoptions)(C));
+      PetscCall((*own->productsetfromoptions)(C));
       PetscFunctionReturn(OCEAN_PETSC_OK);
     }
   }
   PetscCall(PetscStrncpy(name, "MatProductSetFromOptions", sizeof(name)));
-  for (int k = 0; k < 3 && ops[k]; k++) {
-    const char *t;
-    PetscCall(MatOceanParentTypeName(ops[k], &t));
+  for (int k = 0; k < 3 && ops[k]; k++) { /* our types by their parent's name: what other types compose with */
+    Mat_OceanParent *parent = MatOceanParentOf(ops[k]);
     PetscCall(PetscStrlcat(name, "_", sizeof(name)));
-    PetscCall(PetscStrlcat(name, t, sizeof(name)));
+    PetscCall(PetscStrlcat(name, parent ? parent->type->parent : ((PetscObject)ops[k])->type_name, sizeof(name)));
   }
   PetscCall(PetscStrlcat(name, "_C", sizeof(name)));
   for (int k = 0; k < 3 && ops[k] && !f; k++) PetscCall(PetscObjectQueryFunction((PetscObject)ops[k], name, &f));
@@ -467,6 +457,29 @@ static PetscErrorCode MatProductSetFromOptions_OceanAnyType(Mat C)
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
+/* name with every '_'-separated token equal to the parent type replaced by ours; hits: how many were, ours: how many
+   tokens already name our type. */
+static PetscErrorCode MatOceanAliasName(const char *name, const MatOceanType *t, char alias[], size_t len, int *hits, int *ours)
+{
+  char *dup, *tok, *save = NULL;
+
+  PetscFunctionBegin;
+  alias[0] = 0;
+  *hits = *ours = 0;
+  PetscCall(PetscStrallocpy(name, &dup));
+  for (tok = strtok_r(dup, "_", &save); tok; tok = strtok_r(NULL, "_", &save)) {
+    PetscBool is_parent, is_ours;
+    PetscCall(PetscStrcmp(tok, t->parent, &is_parent));
+    PetscCall(PetscStrcmp(tok, t->name, &is_ours));
+    *hits += is_parent;
+    *ours += is_ours;
+    if (alias[0]) PetscCall(PetscStrlcat(alias, "_", len));
+    PetscCall(PetscStrlcat(alias, is_parent ? t->name : tok, len));
+  }
+  PetscCall(PetscFree(dup));
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
 /* The functions the parent composes under names that carry its type (converters, products with other types), found
    again under our type name: MatConvert(ours, MATIS, ...) and friends then reach the parent's own implementation.
    Names with the parent type in several places (products of two parent matrices) stay the parent's: those
@@ -474,49 +487,35 @@ static PetscErrorCode MatProductSetFromOptions_OceanAnyType(Mat C)
 static PetscErrorCode MatOceanAliasParentMethods(Mat B, const MatOceanType *t, PetscBool attach)
 {
   const char **names;
-  char       **todo;
+  char       **from, **to; /* attach: compose to[k] as from[k]; detach: remove from[k] */
   int          n, ntodo = 0;
 
   PetscFunctionBegin;
   PetscCall(PetscFunctionListGet(((PetscObject)B)->qlist, &names, &n));
-  PetscCall(PetscCalloc1(n + 1, &todo));
-  for (int k = 0; names[k]; k++) { /* copied first: composing changes the list */
-    char  *dup, *tok, *save = NULL, alias[256] = "";
-    int    hits = 0, ours = 0;
+  PetscCall(PetscCalloc2(n + 1, &from, n + 1, &to));
+  for (int k = 0; names[k]; k++) { /* names copied first: composing changes the list */
+    char alias[256];
+    int  hits, ours;
 
-    PetscCall(PetscStrallocpy(names[k], &dup));
-    for (tok = strtok_r(dup, "_", &save); tok; tok = strtok_r(NULL, "_", &save)) {
-      PetscBool is_parent, is_ours;
-      PetscCall(PetscStrcmp(tok, t->parent, &is_parent));
-      PetscCall(PetscStrcmp(tok, t->name, &is_ours));
-      hits += is_parent;
-      ours += is_ours;
-      if (alias[0]) PetscCall(PetscStrlcat(alias, "_", sizeof(alias)));
-      PetscCall(PetscStrlcat(alias, is_parent ? t->name : tok, sizeof(alias)));
+    PetscCall(MatOceanAliasName(names[k], t, alias, sizeof(alias), &hits, &ours));
+    if (attach ? hits == 1 && !ours : ours > 0) {
+      PetscCall(PetscStrallocpy(names[k], &from[ntodo]));
+      PetscCall(PetscStrallocpy(alias, &to[ntodo++]));
     }
-    PetscCall(PetscFree(dup));
-    if (attach && hits == 1 && !ours) PetscCall(PetscStrallocpy(names[k], &todo[ntodo++]));
-    if (!attach && ours) PetscCall(PetscStrallocpy(names[k], &todo[ntodo++]));
   }
   PetscCall(PetscFree(names));
   for (int k = 0; k < ntodo; k++) {
     if (attach) {
-      char       alias[256] = "", *tok, *save = NULL;
       PetscErrorCode (*f)(void) = NULL, (*existing)(void) = NULL;
 
-      PetscCall(PetscObjectQueryFunction((PetscObject)B, todo[k], &f));
-      for (tok = strtok_r(todo[k], "_", &save); tok; tok = strtok_r(NULL, "_", &save)) {
-        PetscBool is_parent;
-        PetscCall(PetscStrcmp(tok, t->parent, &is_parent));
-        if (alias[0]) PetscCall(PetscStrlcat(alias, "_", sizeof(alias)));
-        PetscCall(PetscStrlcat(alias, is_parent ? t->name : tok, sizeof(alias)));
-      }
-      PetscCall(PetscObjectQueryFunction((PetscObject)B, alias, &existing));
-      if (!existing) PetscCall(PetscObjectComposeFunction((PetscObject)B, alias, f)); /* ours come first */
-    } else PetscCall(PetscObjectComposeFunction((PetscObject)B, todo[k], NULL));
-    PetscCall(PetscFree(todo[k]));
+      PetscCall(PetscObjectQueryFunction((PetscObject)B, from[k], &f));
+      PetscCall(PetscObjectQueryFunction((PetscObject)B, to[k], &existing));
+      if (!existing) PetscCall(PetscObjectComposeFunction((PetscObject)B, to[k], f)); /* ours come first */
+    } else PetscCall(PetscObjectComposeFunction((PetscObject)B, from[k], NULL));
+    PetscCall(PetscFree(from[k]));
+    PetscCall(PetscFree(to[k]));
   }
-  PetscCall(PetscFree(todo));
+  PetscCall(PetscFree2(from, to));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 

@@ -262,15 +262,14 @@ static PetscErrorCode MatProductNumeric_OceanWrap(Mat C)
   PetscFunctionBegin;
   PetscCall(MatOceanWrapGet(C, PETSC_TRUE, &w));
   PetscCall(MatOceanWrapChanges(C, w, &changes));
-  if (w->P) PetscCall(MatOceanWrapExpandMAIJ(w));
-  if (changes & MAT_OCEAN_CHANGED_OPERANDS) { /* a new sparsity: a new symbolic phase, as if the product were new */
+  if (changes & MAT_OCEAN_CHANGED_OPERANDS) { /* a new sparsity: a new symbolic phase (it expands a MAIJ P anew) */
     PetscCall(PetscInfo(C, "petsc-ocean: operand sparsity changed since the symbolic phase; redoing it\n"));
     if (product->destroy) PetscCall((*product->destroy)(product->data));
     product->data    = NULL;
     product->destroy = NULL;
     PetscCall(MatProductSymbolic_OceanWrap(C));
     PetscCall(MatOceanCountersAdd_Private(0, 0, 0, 1));
-  }
+  } else if (w->P) PetscCall(MatOceanWrapExpandMAIJ(w)); /* the inner AIJ's current values */
   if (w->shadow || (changes & MAT_OCEAN_CHANGED_C)) PetscCall(MatOceanWrapNumericShadow(C, w));
   else {
     if (w->P) product->B = w->Paij;
