@@ -11,7 +11,7 @@ make OCEAN_CUDA_ARCHS=90 lib tests-build test-gpu bench
 W=.gpu/wt
 rm -rf "$W"
 mkdir -p "$W/build/tests" "$W/build/examples" "$W/lib" "$W/tests/gpu"
-for f in build/tests/test_core build/tests/test_products build/tests/test_errors build/tests/test_solvers build/tests/ksp_ex2 build/tests/test_gpu; do
+for f in build/tests/test_core build/tests/test_products build/tests/test_errors build/tests/test_solvers build/tests/test_hostile build/tests/ksp_ex2 build/tests/test_gpu; do
   strip -o "$W/$f" "$f"
 done
 for f in build/examples/elasticity_amg build/examples/bench_spgemm build/examples/ksp_ex56; do strip -o "$W/$f" "$f"; done

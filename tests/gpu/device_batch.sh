@@ -39,7 +39,7 @@ for s in $stages; do
     summary+=("tests: exit $?; $(grep -E '^(sanitizer|test_gpu:)' "$OUT/tests.txt" | tr '\n' ';')") ;;
   petsc)
     if [ $have_petsc = 0 ]; then summary+=("petsc: skipped (no PETSc runtime in the bundle)"); continue; fi
-    OCEAN_TEST_LOG=$OUT/petsc_failures.log OCEAN_TEST_FILTER='^(core|seq|mpi|errors|solve|dll)' OCEAN_TEST_SKIP='valgrind' timeout 560 bash tests/run_tests.sh > "$OUT/petsc.txt" 2>&1
+    OCEAN_TEST_LOG=$OUT/petsc_failures.log OCEAN_TEST_FILTER='^(core|seq|mpi|errors|hostile|solve|dll)' OCEAN_TEST_SKIP='valgrind' timeout 560 bash tests/run_tests.sh > "$OUT/petsc.txt" 2>&1
     summary+=("petsc (CUDA backend, auto): $(tail -n 1 "$OUT/petsc.txt")") ;;
   bench)
     timeout 560 build/examples/bench_spgemm --csv "$OUT/bench.csv" ${BENCH_ARGS:-} > "$OUT/bench.txt" 2>&1
