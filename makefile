@@ -18,12 +18,14 @@ OPTFLAGS ?= -O2 -g
 WARNFLAGS := -Wall -Wextra -Wno-unused-parameter -Wmissing-prototypes -Wstrict-prototypes
 # PETSc's and CUDA's headers are not ours: -isystem keeps their warnings out of our build.
 PETSC_SYS_INCLUDES := $(patsubst -I%,-isystem %,$(PETSC_CC_INCLUDES))
-CPPFLAGS_CORE := -Iinclude -Isrc -D_POSIX_C_SOURCE=200809L
+CPPFLAGS_CORE := -Iinclude -Isrc -Icuda -D_POSIX_C_SOURCE=200809L
 CFLAGS_CORE   := -std=c99 -fPIC -fopenmp $(OPTFLAGS) $(WARNFLAGS)
 CFLAGS_PETSC  := -std=c99 -fPIC -fopenmp $(OPTFLAGS) $(WARNFLAGS) $(PETSC_SYS_INCLUDES)
 
-CORE_SRC  := $(wildcard src/ocean_*.c)
-PETSC_SRC := $(wildcard src/mat*.c)
+# src/core: backend-neutral; src/cpu, src/cuda: the backends' host code; src/mat: the PETSc face; cuda: nvcc only
+CORE_SRC  := $(wildcard src/core/*.c src/cpu/*.c src/cuda/*.c src/*.c)
+PETSC_SRC := $(wildcard src/mat/*.c)
+SRC_HDR   := $(wildcard src/*.h src/*/*.h)
 CUDA_SRC  := $(wildcard cuda/*.cu)
 CORE_OBJ  := $(CORE_SRC:%.c=$(BUILD)/%.o)
 PETSC_OBJ := $(PETSC_SRC:%.c=$(BUILD)/%.o)
@@ -40,11 +42,14 @@ $(LIBNAME): $(CORE_OBJ) $(PETSC_OBJ) $(CUDA_OBJ) | check-petsc
 	@mkdir -p $(LIBDIR)
 	$(CC) -shared -fopenmp -Wl,--no-undefined -o $@ $^ $(PETSC_LINK) $(OCEAN_CUDA_LINK) -lm
 
-$(BUILD)/src/ocean_%.o: src/ocean_%.c include/ocean.h $(wildcard src/*.h)
+$(BUILD)/src/mat/%.o: src/mat/%.c include/ocean.h include/petscmatocean.h $(SRC_HDR) | check-petsc
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_CORE) $(CFLAGS_PETSC) -c $< -o $@
+
+$(BUILD)/src/%.o: src/%.c include/ocean.h $(SRC_HDR) $(wildcard cuda/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_CORE) $(CFLAGS_CORE) -c $< -o $@
 
-$(BUILD)/src/mat%.o: src/mat%.c include/ocean.h include/petscmatocean.h $(wildcard src/*.h) | check-petsc
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_CORE) $(CFLAGS_PETSC) -c $< -o $@
 
@@ -54,7 +59,7 @@ CUDA_ARCH_STAMP := $(BUILD)/cuda/archs
 $(shell mkdir -p $(BUILD)/cuda && { [ "$$(cat $(CUDA_ARCH_STAMP) 2>/dev/null)" = "$(OCEAN_CUDA_ARCHS)" ] || echo "$(OCEAN_CUDA_ARCHS)" > $(CUDA_ARCH_STAMP); })
 endif
 
-$(BUILD)/cuda/%.o: cuda/%.cu include/ocean.h $(wildcard src/*.h) $(wildcard cuda/*.h) $(wildcard cuda/*.cuh) $(CUDA_ARCH_STAMP)
+$(BUILD)/cuda/%.o: cuda/%.cu include/ocean.h $(SRC_HDR) $(wildcard cuda/*.h) $(wildcard cuda/*.cuh) $(CUDA_ARCH_STAMP)
 	@mkdir -p $(dir $@)
 	$(OCEAN_NVCC) $(NVCCFLAGS) -c $< -o $@
 

@@ -16,7 +16,7 @@
   Every row is summed in the order of its products (A's row, then B's rows), whatever the accumulator, so
   results do not depend on the bin, the workflow or the thread count.
 */
-#include "ocean_impl.h"
+#include "core/core.h"
 
 /* ------------------------------------------------------------------------------------------------ workspace */
 

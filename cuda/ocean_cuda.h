@@ -7,7 +7,7 @@
 #define OCEAN_CUDA_H
 
 #include "ocean.h"
-#include "ocean_shared.h"
+#include "core/rules.h"
 #include <stddef.h>
 #include <stdint.h>
 

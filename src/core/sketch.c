@@ -22,7 +22,7 @@
   On a GPU the merge of row i is one register per lane (no atomics); building the sketch of a long row of B
   can OR the unpacked 64-bit sets with atomicOr and pack them at the end.
 */
-#include "ocean_impl.h"
+#include "core/core.h"
 #include <math.h>
 
 /* The register format, the hash, the insertion and the estimator are in ocean_shared.h (shared with CUDA). */

@@ -3,7 +3,7 @@
   ratio), the workflow selection and the row routing.  These are the decisions a device pipeline must make
   identically, so each is one function.
 */
-#include "ocean_impl.h"
+#include "core/core.h"
 #include <math.h>
 
 void OceanAnalysisDestroy(OceanAnalysis *an)

@@ -5,7 +5,7 @@
 #ifndef OCEAN_STAGE_H
 #define OCEAN_STAGE_H
 
-#include "ocean_impl.h"
+#include "core/core.h"
 
 /* Arrays of one symbolic run, freed when it ends (also on failure). */
 typedef struct {

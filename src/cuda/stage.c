@@ -23,7 +23,7 @@
   OceanOptions.record_rows, where the CPU code turns them into OceanRowInfo and checks the device reductions against
   host sums.  Times are CUDA event times.
 */
-#include "ocean_stage.h"
+#include "core/stage.h"
 #include "ocean_cuda.h"
 #include <math.h>
 

@@ -8,7 +8,7 @@
      each numeric phase (made anew when the inner AIJ's sparsity changed) and swapped in for each phase; C gets the
      block sizes PETSc's own PtAP gives it.
    - C->ops->matmultnumeric and transposematmultnumeric, which PETSc's generic triple products call directly. */
-#include "matocean_impl.h"
+#include "mat/matocean.h"
 
 typedef struct {
   Mat              P;        /* the user's MAIJ, or NULL */

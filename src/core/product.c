@@ -11,7 +11,7 @@
   The over-allocating workflows switch to EXACT when the slots would pass max_output_nnz, and every workflow
   refuses an nnz(C) above it before allocating C.
 */
-#include "ocean_stage.h"
+#include "core/stage.h"
 #include <math.h>
 
 #define OCEAN_TAG_TRANSPOSE 0x5452414e53504f53ULL /* "TRANSPOS" */

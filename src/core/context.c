@@ -1,7 +1,7 @@
 /*
   ocean_context.c - errors, memory, names, defaults, the bin table, the context and its sketch cache.
 */
-#include "ocean_impl.h"
+#include "core/core.h"
 #include <math.h>
 #include <stdio.h>
 #include <time.h>

@@ -1,5 +1,5 @@
 /* The petsc-ocean package: registration, options, core contexts, counters, log events and viewers. */
-#include "matocean_impl.h"
+#include "mat/matocean.h"
 #include <omp.h>
 #include <stdlib.h>
 

@@ -1,6 +1,6 @@
 /* MATMPIAIJOCEAN: MPIAIJ whose diagonal and off-diagonal blocks are seqaijocean, so that PETSc's MPIAIJ "backend"
    product (off-process rows, local products, COO merge) runs every local product through petsc-ocean. */
-#include "matocean_impl.h"
+#include "mat/matocean.h"
 
 /* The blocks come back as plain SeqAIJ whenever MPIAIJ (re)builds them (preallocation, assembly): convert them. */
 static PetscErrorCode MatOceanConvertBlocks_MPIAIJOcean(Mat A)

@@ -1,5 +1,5 @@
 /* MATSEQAIJOCEAN: SeqAIJ whose products AB, AtB and PtAP run the petsc-ocean SpGEMM. */
-#include "matocean_impl.h"
+#include "mat/matocean.h"
 
 /* The data of one product, kept in C->product->data. */
 typedef struct {

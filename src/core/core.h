@@ -12,7 +12,7 @@
 #define OCEAN_IMPL_H
 
 #include "ocean.h"
-#include "ocean_shared.h"
+#include "core/rules.h"
 #include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
