@@ -163,6 +163,8 @@ OceanError OceanContextCreateOnDevice(OceanBackend backend, int device, const Oc
 /* The CUDA device of a CUDA context; -1 for a CPU context. */
 OceanError OceanContextGetDevice(OceanContext ctx, int *device);
 OceanError OceanContextDestroy(OceanContext *ctx);
+/* The default options of the context's plans: a plan without options of its own (OceanProductSetOptions) runs with
+   the context's, and redoes its symbolic phase when they change. */
 OceanError OceanContextSetOptions(OceanContext ctx, const OceanOptions *opts);
 OceanError OceanContextGetOptions(OceanContext ctx, OceanOptions *opts);
 OceanError OceanContextGetProfile(OceanContext ctx, OceanDeviceProfile *profile);
@@ -224,6 +226,10 @@ const char *OceanProductTypeName(OceanProductType t);
    AB and AtB have one, PtAP two (stage 0: A*P, stage 1: P^T*(AP)). */
 OceanError OceanProductCreate(OceanContext ctx, OceanProductType type, OceanProduct *prod);
 OceanError OceanProductDestroy(OceanProduct *prod);
+/* The plan's own options (validated, the bin table computed once here); the next OceanProductSymbolic redoes the
+   symbolic phase.  GetOptions: the plan's own, else the context's. */
+OceanError OceanProductSetOptions(OceanProduct prod, const OceanOptions *opts);
+OceanError OceanProductGetOptions(OceanProduct prod, OceanOptions *opts);
 
 /* Symbolic and numeric: afterwards the structure and the values of C are available.  Structures whose ids
    match the previous call are reused (sketches, transposes, C). */

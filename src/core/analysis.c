@@ -3,7 +3,7 @@
   ratio), the workflow selection and the row routing.  These are the decisions a device pipeline must make
   identically, so each is one function.
 */
-#include "core/core.h"
+#include "core/analysis.h"
 #include <math.h>
 
 void OceanAnalysisDestroy(OceanAnalysis *an)
@@ -145,37 +145,6 @@ void OceanAnalysisFinishRows(OceanAnalysis *an, int64_t nnz_a)
   an->products_per_row = an->nrows ? (double)an->products / (double)an->nrows : 0.0;
 }
 
-static OceanError OceanAnalyzeSample(OceanContext ctx, const OceanCSR *A, const OceanCSR *B, OceanAnalysis *an)
-{
-  int64_t            *sample, *count, ns, j;
-  OceanWorkspace     *ws;
-  OceanParallelStatus st = {0, OCEAN_SUCCESS, 0, 0};
-
-  OceanCall(OceanAnalysisSampleSelect(&ctx->options, an, &sample, &ns));
-  if (ns == 0) return OCEAN_SUCCESS;
-  count = sample + ns;
-  {
-    OceanError err = OceanContextGetWorkspaces(ctx, &ws);
-    if (err) {
-      OceanFree(sample);
-      return err;
-    }
-  }
-#pragma omp parallel for schedule(dynamic, 16)
-  for (j = 0; j < ns; j++) {
-    int64_t    bytes = 0;
-    int        retried;
-    OceanError err;
-    if (OceanParallelFailed(&st)) continue;
-    /* p = ub always fits, so this never retries */
-    err = OceanCpuCountRow(ctx, &ws[OceanThreadNum()], A, B, sample[j], &an->rows[sample[j]], an->rows[sample[j]].ub, &count[j], &retried, &bytes);
-    if (err) OceanParallelFail(&st, err, sample[j], bytes);
-  }
-  if (!st.failed) OceanAnalysisSampleFinish(an, sample + 2 * ns, count, ns);
-  OceanFree(sample);
-  return OceanParallelReport(&st, "analysis: sampling");
-}
-
 OceanError OceanAnalyzeShapes(const OceanCSR *A, const OceanCSR *B, OceanAnalysis *an)
 {
   if (an->nrows != A->nrows || !an->rows) {
@@ -187,13 +156,6 @@ OceanError OceanAnalyzeShapes(const OceanCSR *A, const OceanCSR *B, OceanAnalysi
   OceanCall(OceanAnalyzeRows(A, B, an));
   OceanAnalysisFinishRows(an, OceanCSRNnz(A));
   OceanAnalysisSampleReset(an);
-  return OCEAN_SUCCESS;
-}
-
-OceanError OceanAnalyze(OceanContext ctx, const OceanCSR *A, const OceanCSR *B, OceanAnalysis *an)
-{
-  OceanCall(OceanAnalyzeShapes(A, B, an));
-  if (OceanAnalysisNeedsSample(&ctx->options, an)) OceanCall(OceanAnalyzeSample(ctx, A, B, an));
   return OCEAN_SUCCESS;
 }
 
@@ -271,7 +233,7 @@ void OceanSelectWorkflow(const OceanOptions *o, const OceanAnalysis *an, OceanDe
 }
 
 /* THE routing decision is OceanRouteRowBins (ocean_shared.h), shared with the CUDA kernels. */
-void OceanRouteRow(OceanContext ctx, OceanPass ph, int64_t p, const OceanRowShape *row, OceanRoute *r)
+void OceanRouteRow(const OceanSettings *set, OceanPass ph, int64_t p, const OceanRowShape *row, OceanRoute *r)
 {
-  OceanRouteRowBins(ctx->bins, ctx->profile.warp_size, ctx->options.hash_load, ph, p, row, r);
+  OceanRouteRowBins(set->bins, set->warp_size, set->options.hash_load, ph, p, row, r);
 }

@@ -22,7 +22,7 @@
   On a GPU the merge of row i is one register per lane (no atomics); building the sketch of a long row of B
   can OR the unpacked 64-bit sets with atomicOr and pack them at the end.
 */
-#include "core/core.h"
+#include "core/context.h"
 #include <math.h>
 
 /* The register format, the hash, the insertion and the estimator are in ocean_shared.h (shared with CUDA). */
@@ -104,4 +104,61 @@ OceanError OceanEstimateRowNnz(OceanContext ctx, const OceanCSR *A_in, const Oce
   err = OceanSketchEstimateRows(ctx, &A, &B, registers, &scratch, estimate, &reused);
   OceanFree(scratch);
   return err;
+}
+
+static int OceanSketchCacheMatch(const OceanSketchCacheEntry *e, const OceanCSR *B, int64_t b_nnz, int registers)
+{
+  return e->sketches && e->structure_id == B->structure_id && e->registers == registers && e->nrows == B->nrows && e->nnz == b_nnz;
+}
+
+int OceanSketchCacheFind(OceanSketchCacheEntry *cache, uint64_t *clock, const OceanCSR *B, int64_t b_nnz, int registers, OceanSketchCacheEntry **entry)
+{
+  OceanSketchCacheEntry *e = NULL;
+  int                    i;
+
+  for (i = 0; i < OCEAN_SKETCH_CACHE_SIZE; i++) {
+    if (OceanSketchCacheMatch(&cache[i], B, b_nnz, registers)) {
+      cache[i].last_use = ++*clock;
+      *entry            = &cache[i];
+      return 1;
+    }
+  }
+  /* least recently used entry (unused entries have last_use 0) */
+  for (i = 0; i < OCEAN_SKETCH_CACHE_SIZE; i++)
+    if (!e || cache[i].last_use < e->last_use) e = &cache[i];
+  *entry = e;
+  return 0;
+}
+
+OceanError OceanContextGetSketches(OceanContext ctx, const OceanCSR *B, int registers, uint8_t **scratch, const uint8_t **sketches, int *reused)
+{
+  size_t                 nbytes = (size_t)B->nrows * (size_t)registers;
+  OceanSketchCacheEntry *e      = NULL;
+
+  *reused = 0;
+  if (B->structure_id == 0) { /* unknown pattern: never cached */
+    OceanCall(OceanRealloc(nbytes, scratch, "sketches of B"));
+    OceanSketchBuild(B, registers, *scratch);
+    *sketches = *scratch;
+    ctx->sketches_built++;
+    return OCEAN_SUCCESS;
+  }
+  if (OceanSketchCacheFind(ctx->cache, &ctx->cache_clock, B, OceanCSRNnz(B), registers, &e)) {
+    *sketches = e->sketches;
+    *reused   = 1;
+    ctx->sketches_reused++;
+    return OCEAN_SUCCESS;
+  }
+  OceanFree(e->sketches);
+  e->structure_id = 0;
+  OceanCall(OceanMalloc(nbytes, &e->sketches, "sketch cache entry"));
+  OceanSketchBuild(B, registers, e->sketches);
+  e->structure_id = B->structure_id;
+  e->registers    = registers;
+  e->nrows        = B->nrows;
+  e->nnz          = OceanCSRNnz(B);
+  e->last_use     = ++ctx->cache_clock;
+  *sketches       = e->sketches;
+  ctx->sketches_built++;
+  return OCEAN_SUCCESS;
 }

@@ -1,11 +1,11 @@
 /*
-  ocean_stage.h - one SpGEMM stage of a product plan (ocean_product.c), shared with the CUDA orchestration
-  (ocean_cuda.c), which fills the same fields so that statistics and row records come out of the same code.
+  stage.h - one SpGEMM stage of a product plan.  core/stage.c runs its workflow ladder through the backend's steps
+  (core/backend.h); the backends fill the same fields, so that statistics and row records come out of one code.
 */
-#ifndef OCEAN_STAGE_H
-#define OCEAN_STAGE_H
+#ifndef OCEAN_CORE_STAGE_H
+#define OCEAN_CORE_STAGE_H
 
-#include "core/core.h"
+#include "core/context.h"
 
 /* Arrays of one symbolic run, freed when it ends (also on failure). */
 typedef struct {
@@ -21,8 +21,9 @@ typedef struct {
   uint8_t    *sketches;  /* sketches of B when its structure id is 0 */
 } OceanStageScratch;
 
-typedef struct {
+typedef struct _p_OceanStage {
   const char       *name;
+  const OceanSettings *set; /* the plan's settings for the current call */
   int               valid; /* C and the exact routes describe the operands below */
   uint64_t          a_id, b_id;
   int64_t           a_nrows, a_ncols, a_nnz, b_nrows, b_ncols, b_nnz;
@@ -40,41 +41,34 @@ typedef struct {
   OceanStats        stats;
   OceanRowInfo     *rows;
   OceanStageScratch tmp;
-  void             *dev; /* the CUDA backend's device state of this stage (OceanCudaStage) */
+  void             *dev; /* the backend's own state of this stage */
 } OceanStage;
 
 /* Nonzeros of operand k (0: A, 1: B) of the stage's current call. */
 static inline int64_t OceanStageOperandNnz(const OceanStage *st, int k, const OceanCSR *M) { return st->dev_operands ? st->op_nnz[k] : OceanCSRNnz(M); }
 
-/* Helpers of ocean_product.c that the CUDA stage uses too. */
+/* The statistics the analysis and the decision give (times of the upload and the analysis kept). */
 void       OceanStageStatsFromAnalysis(OceanStage *st, const OceanCSR *A, const OceanCSR *B);
-OceanError OceanStageCheckNnz(OceanContext ctx, const OceanStage *st, int64_t nnz);
+/* C's size against max_output_nnz. */
+OceanError OceanStageCheckNnz(const OceanStage *st, int64_t nnz);
+/* C's row offsets from exact counts (after the size check), then its column and value arrays, on the host. */
+OceanError OceanStageAllocC(OceanStage *st, const int64_t *counts);
+/* Rows per bin and per accumulator of routes[0, nrows) into s. */
+void       OceanStageCountBins(const OceanStage *st, const OceanRoute *routes, OceanStats *s);
+/* The mean relative error of the estimates (estimate workflow, per-row arrays on the host), a serial sum. */
+double     OceanStageEstimateError(const OceanStage *st);
+/* Routes every row by predicted[i] (the NARROW workflow has its single route). */
+void       OceanStageRouteRows(const OceanStage *st, OceanPass pass, const int64_t *predicted, OceanRoute *routes);
 
-/* The CUDA backend (ocean_cuda.c).  Symbolic: analysis, workflow and C on the device; the per-row statistics
-   (rows per bin and accumulator, estimate error) reduced on the device into st->stats.  Only with
-   OceanOptions.record_rows are the per-row arrays downloaded: st->an.rows, st->tmp.{predicted,routes,counts,flags,
-   estimate} and st->exact as the CPU stage leaves them (else they stay NULL).  C's host copy is not made:
-   OceanCudaStageDownloadC.  Numeric: new values into C's structure with the exact routes.  Operands are host
-   CSR (uploaded) or, with st->dev_operands, device CSR used in place. */
-OceanError OceanCudaStageSymbolic(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B);
-OceanError OceanCudaStageNumeric(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B);
-void       OceanCudaStageDestroy(OceanContext ctx, OceanStage *st);
-/* C's host copy (st->rowptr, colidx, values) brought up to date: what is stale is downloaded. */
-OceanError OceanCudaStageDownloadC(OceanContext ctx, OceanStage *st);
-/* The rows per bin and accumulator of the exact routes (reduced on the device by the symbolic call) into s. */
-void       OceanCudaStageExactCounts(const OceanStage *st, OceanStats *s);
-/* C's device arrays. */
-OceanError OceanCudaStageGetDeviceC(OceanStage *st, const int64_t **d_rowptr, const int32_t **d_colidx, const double **d_values);
-/* Operand k (0: A, 1: B) of the stage's last call as a device CSR: *view is M (its sizes and structure id) with the
-   device arrays that call read (a mirror, the stage's own upload, or M's own when device-resident). */
-OceanError OceanCudaStageGetDeviceOperand(OceanStage *st, int k, const OceanCSR *M, OceanCSR *view);
-/* A transpose kept on the device (PtAP's P^T): *T (device arrays, structure id left to the caller) = M^T of the device
-   CSR M with nnz entries.  Made once per structure id (sizes equal); later calls gather the new values only. */
-typedef struct _p_OceanCudaTranspose *OceanCudaTransposeCache;
-OceanError OceanCudaTransposeUpdate(OceanContext ctx, OceanCudaTransposeCache *cache, const OceanCSR *M, int64_t nnz, OceanCSR *T);
-void       OceanCudaTransposeDestroy(OceanContext ctx, OceanCudaTransposeCache *cache);
-/* A device operand's checks without reading its arrays on the host: pointers are device memory, rowptr[0] = 0;
-   *nnz = rowptr[nrows] (8-byte copies). */
-OceanError OceanCudaCheckDeviceCSR(OceanContext ctx, const OceanCSR *M, const char *name, int64_t *nnz);
+/* The stage's symbolic phase (analysis, workflow, C and the exact routes for numeric reuse) and numeric-only phase
+   (new values into C's structure), each through the context's backend. */
+OceanError OceanStageSymbolic(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B);
+OceanError OceanStageNumeric(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B);
+/* Whether A and B are the operands of the stage's last symbolic phase (structure ids, sizes, nonzeros). */
+int        OceanStageSameOperands(const OceanStage *st, const OceanCSR *A, const OceanCSR *B);
+/* C on the host (a backend that keeps it on the device copies what is stale). */
+OceanError OceanStageHostC(OceanContext ctx, OceanStage *st);
+void       OceanStageDestroy(OceanContext ctx, OceanStage *st);
 
 #endif
+

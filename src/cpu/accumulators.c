@@ -16,7 +16,7 @@
   Every row is summed in the order of its products (A's row, then B's rows), whatever the accumulator, so
   results do not depend on the bin, the workflow or the thread count.
 */
-#include "core/core.h"
+#include "cpu/cpu.h"
 
 /* ------------------------------------------------------------------------------------------------ workspace */
 
@@ -422,7 +422,7 @@ OceanError OceanCpuRowKnown(OceanWorkspace *ws, const OceanCSR *A, const OceanCS
   return err;
 }
 
-OceanError OceanCpuCountRow(OceanContext ctx, OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B, int64_t i, const OceanRowShape *row, int64_t p, int64_t *nnz,
+OceanError OceanCpuCountRow(const OceanSettings *set, OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B, int64_t i, const OceanRowShape *row, int64_t p, int64_t *nnz,
                             int *retried, int64_t *bytes)
 {
   *retried = 0;
@@ -430,7 +430,7 @@ OceanError OceanCpuCountRow(OceanContext ctx, OceanWorkspace *ws, const OceanCSR
     OceanRoute r;
     int        overflow;
 
-    OceanRouteRow(ctx, OCEAN_PASS_SYMBOLIC, p, row, &r);
+    OceanRouteRow(set, OCEAN_PASS_SYMBOLIC, p, row, &r);
     OceanCall(OceanCpuRow(ws, A, B, i, row, &r, 0, NULL, NULL, nnz, &overflow, bytes));
     if (!overflow) return OCEAN_SUCCESS;
     /* the row has more than r.slot (< ub) nonzeros: the next configuration up, global memory at worst */

@@ -58,6 +58,9 @@ PETSC_INTERN PetscErrorCode MatOceanGetContext_Private(MatOceanBackendChoice cho
 PETSC_INTERN PetscErrorCode MatOceanCountersAdd_Private(PetscInt64 symbolic, PetscInt64 numeric, PetscInt64 skipped, PetscInt64 resymbolic);
 PETSC_INTERN PetscErrorCode MatOceanProductView_Private(Mat C, OceanProduct plan, const char *header, PetscViewer viewer);
 PETSC_INTERN PetscErrorCode MatOceanEventsBegin_Private(PetscLogEvent *symbolic, PetscLogEvent *numeric, PetscLogEvent *setc);
+PETSC_INTERN PetscErrorCode MatOceanRuntimeInitialize_Private(void);
+PETSC_INTERN PetscErrorCode MatOceanRuntimeFinalize_Private(void);
+PETSC_INTERN PetscErrorCode MatOceanSetThreads_Private(void);
 
 /* Shared by the sequential and parallel types. */
 PETSC_INTERN PetscErrorCode MatOceanConvertBegin_Private(Mat A, MatReuse reuse, Mat *newmat, PetscBool *done);

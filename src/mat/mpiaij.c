@@ -112,7 +112,6 @@ M*/
 PetscErrorCode MatCreate_MPIAIJOcean(Mat B)
 {
   PetscFunctionBegin;
-  PetscCall(MatOceanInitializePackage());
   PetscCall(MatSetType(B, MATMPIAIJ));
   PetscCall(MatConvert_MPIAIJ_MPIAIJOcean(B, MATMPIAIJOCEAN, MAT_INPLACE_MATRIX, &B));
   PetscFunctionReturn(OCEAN_PETSC_OK);

@@ -11,7 +11,8 @@
 #include "mat/matocean.h"
 
 typedef struct {
-  Mat              P;        /* the user's MAIJ, or NULL */
+  Mat                 P;     /* the user's MAIJ, or NULL */
+  const MatOceanType *type;  /* with a MAIJ P: the ocean type of A, whose converter and products P's expansion takes */
   Mat              Paij;     /* its expansion, of the ocean type */
   PetscObjectId    inner_id; /* the MAIJ's inner AIJ when Paij was made */
   PetscObjectState inner_nz;
@@ -70,18 +71,15 @@ static PetscErrorCode MatOceanWrapInnerState(MatOceanWrap *w, PetscObjectId *id,
 static PetscErrorCode MatOceanWrapExpandMAIJ(MatOceanWrap *w)
 {
   Mat              tmp;
-  PetscBool        mpi;
   PetscObjectId    id;
   PetscObjectState nz;
 
   PetscFunctionBegin;
   PetscCall(MatOceanWrapInnerState(w, &id, &nz));
   if (w->Paij && (id != w->inner_id || nz != w->inner_nz)) PetscCall(MatDestroy(&w->Paij));
-  PetscCall(PetscObjectBaseTypeCompare((PetscObject)w->P, MATMPIMAIJ, &mpi));
-  PetscCall(MatConvert(w->P, mpi ? MATMPIAIJ : MATSEQAIJ, MAT_INITIAL_MATRIX, &tmp));
+  PetscCall(MatConvert(w->P, w->type->parent, MAT_INITIAL_MATRIX, &tmp));
   if (!w->Paij) {
-    if (mpi) PetscCall(MatConvert_MPIAIJ_MPIAIJOcean(tmp, MATMPIAIJOCEAN, MAT_INPLACE_MATRIX, &tmp));
-    else PetscCall(MatConvert_SeqAIJ_SeqAIJOcean(tmp, MATSEQAIJOCEAN, MAT_INPLACE_MATRIX, &tmp));
+    PetscCall((*w->type->convert_to)(tmp, w->type->name, MAT_INPLACE_MATRIX, &tmp));
     w->Paij     = tmp;
     w->inner_id = id;
     w->inner_nz = nz;
@@ -173,15 +171,11 @@ static PetscErrorCode MatProductSymbolic_OceanWrap(Mat C)
   PetscCall(MatOceanWrapGet(C, PETSC_TRUE, &w));
   PetscCall(MatDestroy(&w->shadow));
   if (w->P) { /* the inner product is PtAP(A, Paij) of ocean types: choose its phases now that Paij exists */
-    PetscBool mpi;
-
     PetscCall(MatOceanWrapExpandMAIJ(w));
     product->B              = w->Paij;
     C->ops->productsymbolic = NULL;
     w->symbolic             = NULL;
-    PetscCall(PetscObjectBaseTypeCompare((PetscObject)w->Paij, MATMPIAIJ, &mpi));
-    if (mpi) PetscCall(MatProductSetFromOptions_MPIAIJOcean(C)); /* wraps again: sets w->symbolic */
-    else PetscCall(MatProductSetFromOptions_SeqAIJOcean(C));
+    PetscCall((*w->type->productsetfromoptions)(C)); /* wraps again: sets w->symbolic */
     PetscCheck(w->symbolic && w->symbolic != MatProductSymbolic_OceanWrap, PETSC_COMM_SELF, PETSC_ERR_SUP, "petsc-ocean has no PtAP for %s and %s", ((PetscObject)product->A)->type_name, ((PetscObject)w->Paij)->type_name);
   }
   PetscCall((*w->symbolic)(C));
@@ -303,8 +297,10 @@ PetscErrorCode MatProductSetFromOptions_OceanMAIJ(Mat C)
   MatCheckProduct(C, 1);
   C->ops->productsymbolic = NULL;
   if (C->product->type != MATPRODUCT_PtAP) PetscFunctionReturn(OCEAN_PETSC_OK);
+  PetscCheck(C->product->A->spptr, PETSC_COMM_SELF, PETSC_ERR_PLIB, "PtAP with a MAIJ P: A (%s) is not of a petsc-ocean type", ((PetscObject)C->product->A)->type_name);
   PetscCall(MatOceanWrapGet(C, PETSC_TRUE, &w));
   w->P                    = C->product->B;
+  w->type                 = ((Mat_OceanParent *)C->product->A->spptr)->type;
   w->symbolic             = NULL; /* chosen at symbolic time, once P is expanded */
   C->ops->productsymbolic = MatProductSymbolic_OceanWrap;
   PetscFunctionReturn(OCEAN_PETSC_OK);

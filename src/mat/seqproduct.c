@@ -1,0 +1,400 @@
+/* The products AB, AtB and PtAP of SeqAIJ-based matrices through a petsc-ocean plan (a rank's local block products on
+   MPI too), and the queries of a product matrix (MatOceanProductGetStats, ...). */
+#include "mat/matocean.h"
+
+/* The data of one product, kept in C->product->data. */
+typedef struct {
+  OceanProduct     plan;
+  OceanProductType type;
+  OceanBackend     backend;
+  MatOceanOptions  opts;
+  uint64_t         a_sid, b_sid;     /* structure ids at the last symbolic phase */
+  PetscObjectState a_state, b_state, c_state; /* object states when C's values were last written */
+  PetscBool        values_fresh;               /* the symbolic phase computed C's values and nothing ran since */
+  PetscScalar     *zeros[2];                   /* values of an operand whose own numeric phase is still to come */
+  int64_t         *rowptr[2];        /* 64-bit row offsets of the operands (the core's CSR convention) */
+  PetscInt         rowptr_len[2];
+  int32_t         *colidx[2];        /* column indices, only where PetscInt is 64-bit */
+  PetscInt         colidx_len[2];
+} MatProductData_SeqAIJOcean;
+
+static PetscErrorCode MatProductDataDestroy_SeqAIJOcean(void *ptr)
+{
+  MatProductData_SeqAIJOcean *data = (MatProductData_SeqAIJOcean *)ptr;
+
+  PetscFunctionBegin;
+  PetscCallOcean(OceanProductDestroy(&data->plan));
+  for (int k = 0; k < 2; k++) PetscCall(PetscFree(data->rowptr[k]));
+  for (int k = 0; k < 2; k++) PetscCall(PetscFree(data->colidx[k]));
+  for (int k = 0; k < 2; k++) PetscCall(PetscFree(data->zeros[k]));
+  PetscCall(PetscFree(data));
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+/* The structure id promises "same sparsity": the object id and the nonzero state together.  The values id promises
+   "same values": the object id and the object state, which PETSc advances whenever the values may have changed. */
+static PetscErrorCode MatOceanIds(Mat A, uint64_t *sid, uint64_t *vid)
+{
+  PetscObjectId    id;
+  PetscObjectState nz, state;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectGetId((PetscObject)A, &id));
+  PetscCall(MatGetNonzeroState(A, &nz));
+  PetscCall(PetscObjectStateGet((PetscObject)A, &state));
+  PetscCheck(id < ((PetscObjectId)1 << 32), PETSC_COMM_SELF, PETSC_ERR_SUP, "PETSc object id %" PetscInt64_FMT " exceeds the 32 bits of a structure id", (PetscInt64)id);
+  *sid = ((uint64_t)id << 32) | ((uint64_t)nz & 0xffffffffu);
+  *vid = ((uint64_t)id << 32) | ((uint64_t)state & 0xffffffffu);
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+/* An operand that is itself a product whose symbolic phase has run and whose numeric phase is still to come (PETSc's
+   generic triple products and its MPIAIJ route chain products so): its structure is known, its values are not. */
+static PetscBool MatOceanValuesPending(Mat A)
+{
+  return (PetscBool)(!A->assembled && A->product && A->ops->productnumeric);
+}
+
+/* View the CSR of a SeqAIJ-based matrix in the core's convention; k picks the buffers of operand k. */
+static PetscErrorCode MatOceanGetCSR(MatProductData_SeqAIJOcean *data, int k, Mat A, OceanCSR *csr)
+{
+  const PetscInt *ai, *aj;
+  PetscScalar    *aa;
+  PetscMemType    mtype;
+  PetscInt        m = A->rmap->n, nnz;
+
+  PetscFunctionBegin;
+  PetscCheck(A->assembled || MatOceanValuesPending(A), PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "Operand %d of type %s (%" PetscInt_FMT " x %" PetscInt_FMT ") is not assembled", k, ((PetscObject)A)->type_name, A->rmap->n,
+             A->cmap->n);
+  PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, &mtype));
+  PetscCheck(PetscMemTypeHost(mtype), PETSC_COMM_SELF, PETSC_ERR_SUP, "Operand %d of type %s has its values on the device; this PETSc has no device support", k, ((PetscObject)A)->type_name);
+  nnz = ai[m];
+  if (!aa) { /* a pending product may have no values yet: zeros stand in (its values come with a later numeric phase) */
+    PetscCall(PetscFree(data->zeros[k]));
+    PetscCall(PetscCalloc1(nnz + 1, &data->zeros[k]));
+    aa = data->zeros[k];
+  }
+  if (data->rowptr_len[k] < m + 1) {
+    PetscCall(PetscFree(data->rowptr[k]));
+    PetscCall(PetscMalloc1(m + 1, &data->rowptr[k]));
+    data->rowptr_len[k] = m + 1;
+  }
+  for (PetscInt i = 0; i <= m; i++) data->rowptr[k][i] = (int64_t)ai[i];
+  if (sizeof(PetscInt) == sizeof(int32_t)) csr->colidx = (const int32_t *)aj;
+  else {
+    PetscCheck(A->cmap->n <= (PetscInt)INT32_MAX, PETSC_COMM_SELF, PETSC_ERR_SUP, "Operand %d has %" PetscInt_FMT " columns, more than 32-bit column indices hold", k, A->cmap->n);
+    if (data->colidx_len[k] < nnz) {
+      PetscCall(PetscFree(data->colidx[k]));
+      PetscCall(PetscMalloc1(nnz, &data->colidx[k]));
+      data->colidx_len[k] = nnz;
+    }
+    for (PetscInt i = 0; i < nnz; i++) data->colidx[k][i] = (int32_t)aj[i];
+    csr->colidx = data->colidx[k];
+  }
+  csr->nrows  = m;
+  csr->ncols  = A->cmap->n;
+  csr->rowptr = data->rowptr[k];
+  csr->values = (const double *)aa;
+  PetscCall(MatOceanIds(A, &csr->structure_id, &csr->values_id));
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+static PetscErrorCode MatOceanGetOperands(Mat C, MatProductData_SeqAIJOcean *data, OceanCSR *A, OceanCSR *B)
+{
+  Mat_Product *product = C->product;
+
+  PetscFunctionBegin;
+  PetscCall(MatOceanGetCSR(data, 0, product->A, A));
+  PetscCall(MatOceanGetCSR(data, 1, product->B, B));
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+/* Copy the plan's C into the PETSc matrix: structure and values (symbolic) or values only (numeric). */
+static PetscErrorCode MatOceanSetC(Mat C, OceanProduct plan, PetscBool structure)
+{
+  int64_t        m, n, nnz;
+  const int64_t *ci;
+  const int32_t *cj;
+  const double  *cv;
+  PetscLogEvent  ev;
+
+  PetscFunctionBegin;
+  PetscCall(MatOceanEventsBegin_Private(NULL, NULL, &ev));
+  PetscCall(PetscLogEventBegin(ev, C, 0, 0, 0));
+  PetscCallOcean(OceanProductGetC(plan, &m, &n, &nnz, &ci, &cj, &cv));
+  PetscCheck(nnz <= PETSC_MAX_INT, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "The product has %" PetscInt64_FMT " nonzeros, more than PetscInt holds", (PetscInt64)nnz);
+  if (structure) {
+    PetscInt *rowlen, *j64 = NULL;
+
+    /* Exact preallocation, then each (sorted, complete) row copied in through MAT_SORTED_FULL's MatSetValues: a
+       copy per row instead of MatSeqAIJSetPreallocationCSR's insertion per entry (about 33 ns each). */
+    PetscCall(PetscMalloc1(m, &rowlen));
+    for (int64_t r = 0; r < m; r++) rowlen[r] = (PetscInt)(ci[r + 1] - ci[r]);
+    if (sizeof(PetscInt) != sizeof(int32_t)) {
+      PetscCall(PetscMalloc1(nnz, &j64));
+      for (int64_t e = 0; e < nnz; e++) j64[e] = (PetscInt)cj[e];
+    }
+    PetscCall(MatSeqAIJSetPreallocation(C, 0, rowlen));
+    PetscCall(MatSetOption(C, MAT_SORTED_FULL, PETSC_TRUE));
+    for (PetscInt r = 0; r < (PetscInt)m; r++) {
+      if (!rowlen[r]) continue;
+      PetscCall(MatSetValues(C, 1, &r, rowlen[r], j64 ? j64 + ci[r] : (const PetscInt *)cj + ci[r], (const PetscScalar *)cv + ci[r], INSERT_VALUES));
+    }
+    PetscCall(MatSetOption(C, MAT_SORTED_FULL, PETSC_FALSE));
+    PetscCall(MatAssemblyBegin(C, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(C, MAT_FINAL_ASSEMBLY));
+    PetscCall(PetscFree(rowlen));
+    PetscCall(PetscFree(j64));
+  } else {
+    PetscScalar *ca;
+
+    PetscCall(MatSeqAIJGetArrayWrite(C, &ca));
+    PetscCall(PetscArraycpy(ca, (const PetscScalar *)cv, nnz));
+    PetscCall(MatSeqAIJRestoreArrayWrite(C, &ca));
+  }
+  PetscCall(PetscLogEventEnd(ev, C, 0, 0, 0));
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+static PetscErrorCode MatOceanRecordStates(Mat C, MatProductData_SeqAIJOcean *data)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscObjectStateGet((PetscObject)C->product->A, &data->a_state));
+  PetscCall(PetscObjectStateGet((PetscObject)C->product->B, &data->b_state));
+  PetscCall(PetscObjectStateGet((PetscObject)C, &data->c_state));
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+static PetscErrorCode MatOceanViewIfAsked(Mat C, MatProductData_SeqAIJOcean *data)
+{
+  PetscViewer viewer;
+  char        header[256];
+
+  PetscFunctionBegin;
+  if (!data->opts.view) PetscFunctionReturn(OCEAN_PETSC_OK);
+  PetscCall(PetscViewerASCIIGetStdout(PetscObjectComm((PetscObject)C), &viewer));
+  PetscCall(PetscSNPrintf(header, sizeof(header), "petsc-ocean %s (%s x %s), backend %s:", OceanProductTypeName(data->type), ((PetscObject)C->product->A)->type_name, ((PetscObject)C->product->B)->type_name,
+                          data->backend == OCEAN_BACKEND_CUDA ? "cuda" : "cpu"));
+  PetscCall(MatOceanProductView_Private(C, data->plan, header, viewer));
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+/* Runs the core symbolic phase (which also computes the values) and gives C the resulting structure. */
+static PetscErrorCode MatOceanSymbolicRun(Mat C, MatProductData_SeqAIJOcean *data)
+{
+  OceanCSR      A, B;
+  OceanContext  ctx;
+  PetscLogEvent ev;
+
+  PetscFunctionBegin;
+  PetscCall(MatOceanEventsBegin_Private(&ev, NULL, NULL));
+  PetscCall(MatOceanGetContext_Private(data->opts.backend, &ctx, &data->backend));
+  PetscCall(MatOceanGetOperands(C, data, &A, &B));
+  PetscCall(PetscLogEventBegin(ev, C, 0, 0, 0));
+  if (!data->plan) {
+    PetscCallOcean(OceanProductCreate(ctx, data->type, &data->plan));
+    PetscCallOcean(OceanProductSetOptions(data->plan, &data->opts.core));
+  }
+  PetscCallOcean(OceanProductSymbolic(data->plan, &A, &B));
+  PetscCall(PetscLogEventEnd(ev, C, 0, 0, 0));
+  data->a_sid = A.structure_id;
+  data->b_sid = B.structure_id;
+  PetscCall(MatOceanSetC(C, data->plan, PETSC_TRUE));
+  PetscCall(MatOceanRecordStates(C, data));
+  /* The values count as current for the numeric phase that follows unless an operand waits for its own values. */
+  data->values_fresh = (PetscBool)(!MatOceanValuesPending(C->product->A) && !MatOceanValuesPending(C->product->B));
+  PetscCall(MatOceanCountersAdd_Private(1, 0, 0, 0));
+  PetscCall(MatOceanViewIfAsked(C, data));
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+static PetscErrorCode MatProductNumeric_SeqAIJOcean(Mat C)
+{
+  MatProductData_SeqAIJOcean *data;
+  Mat_Product                *product = C->product;
+  PetscObjectState            a_state, b_state, c_state;
+  PetscBool                   fresh;
+  OceanCSR                    A, B;
+  PetscLogEvent               ev;
+
+  PetscFunctionBegin;
+  MatCheckProduct(C, 1);
+  data = (MatProductData_SeqAIJOcean *)product->data;
+  PetscCheck(data, PetscObjectComm((PetscObject)C), PETSC_ERR_PLIB, "Product data empty: MatProductSymbolic() was not run by petsc-ocean");
+  PetscCall(MatOceanGetOperands(C, data, &A, &B));
+  /* PETSc never checks that REUSE keeps the sparsity: a new structure needs a new symbolic phase. */
+  if (A.structure_id != data->a_sid || B.structure_id != data->b_sid) {
+    PetscCall(PetscInfo(C, "petsc-ocean: operand sparsity changed since the symbolic phase; redoing it\n"));
+    PetscCall(MatOceanSymbolicRun(C, data));
+    PetscCall(MatOceanCountersAdd_Private(0, 0, 0, 1));
+    PetscFunctionReturn(OCEAN_PETSC_OK);
+  }
+  /* Only the values the symbolic phase just computed are known to be current: the object state alone cannot tell (the
+     user may have changed C, and MatRetrieveValues() restores an operand's values without advancing its state). */
+  fresh              = data->values_fresh;
+  data->values_fresh = PETSC_FALSE;
+  PetscCall(PetscObjectStateGet((PetscObject)product->A, &a_state));
+  PetscCall(PetscObjectStateGet((PetscObject)product->B, &b_state));
+  PetscCall(PetscObjectStateGet((PetscObject)C, &c_state));
+  if (fresh && a_state == data->a_state && b_state == data->b_state && c_state == data->c_state) {
+    PetscCall(MatOceanCountersAdd_Private(0, 0, 1, 0));
+    PetscFunctionReturn(OCEAN_PETSC_OK);
+  }
+  PetscCall(MatOceanEventsBegin_Private(NULL, &ev, NULL));
+  PetscCall(PetscLogEventBegin(ev, C, 0, 0, 0));
+  PetscCallOcean(OceanProductNumeric(data->plan, &A, &B));
+  PetscCall(PetscLogEventEnd(ev, C, 0, 0, 0));
+  PetscCall(MatOceanSetC(C, data->plan, PETSC_FALSE));
+  PetscCall(MatOceanRecordStates(C, data));
+  PetscCall(MatOceanCountersAdd_Private(0, 1, 0, 0));
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+static PetscErrorCode MatProductSymbolic_SeqAIJOcean(Mat C)
+{
+  Mat_Product                *product = C->product;
+  Mat                         A = product->A, B = product->B;
+  MatProductData_SeqAIJOcean *data;
+  PetscInt                    m, n;
+
+  PetscFunctionBegin;
+  MatCheckProduct(C, 1);
+  PetscCheck(!product->data, PetscObjectComm((PetscObject)C), PETSC_ERR_PLIB, "Product data not empty");
+  switch (product->type) {
+  case MATPRODUCT_AB:
+    m = A->rmap->n;
+    n = B->cmap->n;
+    break;
+  case MATPRODUCT_AtB:
+    m = A->cmap->n;
+    n = B->cmap->n;
+    break;
+  case MATPRODUCT_PtAP:
+    PetscCheck(A->rmap->n == A->cmap->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "PtAP needs a square A, got %" PetscInt_FMT " x %" PetscInt_FMT " (%s)", A->rmap->n, A->cmap->n, ((PetscObject)A)->type_name);
+    m = B->cmap->n;
+    n = B->cmap->n;
+    break;
+  default:
+    SETERRQ(PetscObjectComm((PetscObject)C), PETSC_ERR_SUP, "petsc-ocean does not support MatProductType %s for %s and %s", MatProductTypes[product->type], ((PetscObject)A)->type_name, ((PetscObject)B)->type_name);
+  }
+  PetscCall(PetscNew(&data));
+  product->data    = data; /* owned by the product from here on, also when a later step fails */
+  product->destroy = MatProductDataDestroy_SeqAIJOcean;
+  data->type       = product->type == MATPRODUCT_AB ? OCEAN_PRODUCT_AB : product->type == MATPRODUCT_AtB ? OCEAN_PRODUCT_AtB : OCEAN_PRODUCT_PtAP;
+  PetscCall(MatOceanGetOptions_Private(C, &data->opts));
+  PetscCall(MatSetSizes(C, m, n, m, n));
+  /* block sizes as PETSc's own SeqAIJ products set them (GAMG relies on them) */
+  if (product->type == MATPRODUCT_AB) PetscCall(MatSetBlockSizesFromMats(C, A, B));
+  else if (product->type == MATPRODUCT_AtB) PetscCall(MatSetBlockSizes(C, PetscAbs(A->cmap->bs), PetscAbs(B->cmap->bs)));
+  else PetscCall(MatSetBlockSizes(C, PetscAbs(B->cmap->bs), PetscAbs(B->cmap->bs)));
+  PetscCall(MatSetType(C, MATSEQAIJOCEAN));
+  PetscCall(MatOceanSymbolicRun(C, data));
+  C->ops->productnumeric = MatProductNumeric_SeqAIJOcean;
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+static PetscBool MatOceanIsSeqAIJBased(Mat M)
+{
+  PetscBool flg = PETSC_FALSE;
+  if (PetscObjectBaseTypeCompare((PetscObject)M, MATSEQAIJ, &flg)) return PETSC_FALSE;
+  return flg;
+}
+
+/* AB, AtB, PtAP with SeqAIJ-based operands (ours or plain SeqAIJ, either order); anything else keeps PETSc's way.
+   PETSc may call this twice for one product: it only sets function pointers. */
+PetscErrorCode MatProductSetFromOptions_SeqAIJOcean(Mat C)
+{
+  Mat_Product *product = C->product;
+
+  PetscFunctionBegin;
+  MatCheckProduct(C, 1);
+  C->ops->productsymbolic = NULL;
+  if (!MatOceanIsSeqAIJBased(product->A) || !MatOceanIsSeqAIJBased(product->B)) PetscFunctionReturn(OCEAN_PETSC_OK);
+  switch (product->type) {
+  case MATPRODUCT_AB:
+  case MATPRODUCT_AtB:
+  case MATPRODUCT_PtAP:
+    C->ops->productsymbolic = MatProductSymbolic_SeqAIJOcean;
+    PetscCall(MatOceanWrapProduct_Private(C));
+    break;
+  default: { /* ABt, RARt, ABC: the parent's implementation */
+    Mat              own    = MatOceanIsSeqAIJBased(product->A) && product->A->spptr ? product->A : product->B;
+    Mat_OceanParent *parent = (Mat_OceanParent *)own->spptr;
+    if (parent && parent->productsetfromoptions) PetscCall((*parent->productsetfromoptions)(C));
+  }
+  }
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+static PetscErrorCode MatOceanProductGetData(Mat C, MatProductData_SeqAIJOcean **data)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(C, MAT_CLASSID, 1);
+  PetscCheck(C->product && C->product->data && C->product->destroy == MatProductDataDestroy_SeqAIJOcean, PetscObjectComm((PetscObject)C), PETSC_ERR_ARG_WRONG,
+             "Matrix of type %s is not the result of a sequential petsc-ocean product", ((PetscObject)C)->type_name);
+  *data = (MatProductData_SeqAIJOcean *)C->product->data;
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+/*@C
+  MatOceanProductGetStats - Gets the decisions and statistics of one stage of a sequential petsc-ocean product.
+
+  Not Collective
+
+  Input Parameters:
++ C     - the product matrix (from `MatProductCreate()`, `MatMatMult()`, `MatTransposeMatMult()` or `MatPtAP()`)
+- stage - 0 for AB and AtB; 0 (A*P) or 1 (P^T*(AP)) for PtAP
+
+  Output Parameter:
+. stats - the statistics
+
+  Level: intermediate
+
+.seealso: `MatOceanGetCounters()`, `MatOceanStatsView()`
+@*/
+PetscErrorCode MatOceanProductGetStats(Mat C, PetscInt stage, OceanStats *stats)
+{
+  MatProductData_SeqAIJOcean *data;
+  int                         nstages;
+
+  PetscFunctionBegin;
+  PetscCall(MatOceanProductGetData(C, &data));
+  PetscCallOcean(OceanProductGetNumStages(data->plan, &nstages));
+  PetscCheck(stage >= 0 && stage < nstages, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Stage %" PetscInt_FMT " out of range: a %s product has %d", stage, OceanProductTypeName(data->type), nstages);
+  PetscCallOcean(OceanProductGetStats(data->plan, (int)stage, stats));
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+/*@C
+  MatOceanProductGetPlan - Gets the core plan of a sequential petsc-ocean product (per-row decisions, see ocean.h).
+
+  Level: developer
+
+.seealso: `MatOceanProductGetStats()`
+@*/
+PetscErrorCode MatOceanProductGetPlan(Mat C, OceanProduct *plan)
+{
+  MatProductData_SeqAIJOcean *data;
+
+  PetscFunctionBegin;
+  PetscCall(MatOceanProductGetData(C, &data));
+  *plan = data->plan;
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+/*@C
+  MatOceanProductGetBackend - Gets the backend a sequential petsc-ocean product ran on.
+
+  Level: intermediate
+
+.seealso: `MatOceanProductGetStats()`
+@*/
+PetscErrorCode MatOceanProductGetBackend(Mat C, OceanBackend *backend)
+{
+  MatProductData_SeqAIJOcean *data;
+
+  PetscFunctionBegin;
+  PetscCall(MatOceanProductGetData(C, &data));
+  *backend = data->backend;
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}

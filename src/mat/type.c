@@ -1,0 +1,245 @@
+/* What seqaijocean and mpiaijocean add to their parents: conversion, the parent's methods and composed functions
+   reachable under our type names, products with other types, destroy and duplicate. */
+#include "mat/matocean.h"
+
+/* The common start of a conversion: a copy for MAT_INITIAL_MATRIX, values for MAT_REUSE_MATRIX (then done). */
+PetscErrorCode MatOceanConvertBegin_Private(Mat A, MatReuse reuse, Mat *newmat, PetscBool *done)
+{
+  PetscFunctionBegin;
+  if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, newmat));
+  else if (reuse == MAT_REUSE_MATRIX) PetscCall(MatCopy(A, *newmat, SAME_NONZERO_PATTERN));
+  *done = (PetscBool)(reuse == MAT_REUSE_MATRIX);
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+static PetscErrorCode MatDestroy_Ocean(Mat);
+
+/* What an ocean matrix keeps of its parent, or NULL for any other matrix (or one converted back already). */
+static Mat_OceanParent *MatOceanParentOf(Mat M)
+{
+  return M->ops->destroy == MatDestroy_Ocean ? (Mat_OceanParent *)M->spptr : NULL;
+}
+
+/* Composed as MatProductSetFromOptions_anytype_C, which PETSc asks for when no product is composed for the
+   operands' exact types: the product another type composes with our parent type (dense times aij, ...). */
+static PetscErrorCode MatProductSetFromOptions_OceanAnyType(Mat C)
+{
+  Mat_Product *product = C->product;
+  Mat          ops[3]  = {product->A, product->B, product->type == MATPRODUCT_ABC ? product->C : NULL};
+  char         name[256];
+  PetscErrorCode (*f)(Mat) = NULL;
+
+  PetscFunctionBegin;
+  if (product->type == MATPRODUCT_ABC) { /* three AIJ operands of mixed types: the parent's own triple product */
+    PetscBool        aij = PETSC_TRUE, is;
+    Mat_OceanParent *own = NULL;
+    for (int k = 0; k < 3; k++) {
+      PetscCall(PetscObjectBaseTypeCompareAny((PetscObject)ops[k], &is, MATSEQAIJ, MATMPIAIJ, ""));
+      aij = (PetscBool)(aij && is);
+      if (!own) own = MatOceanParentOf(ops[k]);
+    }
+    if (aij && own) {
+      PetscCall((*own->productsetfromoptions)(C));
+      PetscFunctionReturn(OCEAN_PETSC_OK);
+    }
+  }
+  PetscCall(PetscStrncpy(name, "MatProductSetFromOptions", sizeof(name)));
+  for (int k = 0; k < 3 && ops[k]; k++) { /* our types by their parent's name: what other types compose with */
+    Mat_OceanParent *parent = MatOceanParentOf(ops[k]);
+    PetscCall(PetscStrlcat(name, "_", sizeof(name)));
+    PetscCall(PetscStrlcat(name, parent ? parent->type->parent : ((PetscObject)ops[k])->type_name, sizeof(name)));
+  }
+  PetscCall(PetscStrlcat(name, "_C", sizeof(name)));
+  for (int k = 0; k < 3 && ops[k] && !f; k++) PetscCall(PetscObjectQueryFunction((PetscObject)ops[k], name, &f));
+  if (f && f != MatProductSetFromOptions_OceanAnyType) {
+    PetscCall(PetscInfo(C, "petsc-ocean: %s for %s, %s\n", name, ((PetscObject)product->A)->type_name, ((PetscObject)product->B)->type_name));
+    PetscCall((*f)(C));
+  }
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+/* name with every '_'-separated token equal to the parent type replaced by ours; hits: how many were, ours: how many
+   tokens already name our type. */
+static PetscErrorCode MatOceanAliasName(const char *name, const MatOceanType *t, char alias[], size_t len, int *hits, int *ours)
+{
+  char *dup, *tok, *save = NULL;
+
+  PetscFunctionBegin;
+  alias[0] = 0;
+  *hits = *ours = 0;
+  PetscCall(PetscStrallocpy(name, &dup));
+  for (tok = strtok_r(dup, "_", &save); tok; tok = strtok_r(NULL, "_", &save)) {
+    PetscBool is_parent, is_ours;
+    PetscCall(PetscStrcmp(tok, t->parent, &is_parent));
+    PetscCall(PetscStrcmp(tok, t->name, &is_ours));
+    *hits += is_parent;
+    *ours += is_ours;
+    if (alias[0]) PetscCall(PetscStrlcat(alias, "_", len));
+    PetscCall(PetscStrlcat(alias, is_parent ? t->name : tok, len));
+  }
+  PetscCall(PetscFree(dup));
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+/* The functions the parent composes under names that carry its type (converters, products with other types), found
+   again under our type name: MatConvert(ours, MATIS, ...) and friends then reach the parent's own implementation.
+   Names with the parent type in several places (products of two parent matrices) stay the parent's: those
+   products are ours to decide.  attach PETSC_FALSE removes every name that carries our type. */
+static PetscErrorCode MatOceanAliasParentMethods(Mat B, const MatOceanType *t, PetscBool attach)
+{
+  const char **names;
+  char       **from, **to; /* attach: compose to[k] as from[k]; detach: remove from[k] */
+  int          n, ntodo = 0;
+
+  PetscFunctionBegin;
+  PetscCall(PetscFunctionListGet(((PetscObject)B)->qlist, &names, &n));
+  PetscCall(PetscCalloc2(n + 1, &from, n + 1, &to));
+  for (int k = 0; names[k]; k++) { /* names copied first: composing changes the list */
+    char alias[256];
+    int  hits, ours;
+
+    PetscCall(MatOceanAliasName(names[k], t, alias, sizeof(alias), &hits, &ours));
+    if (attach ? hits == 1 && !ours : ours > 0) {
+      PetscCall(PetscStrallocpy(names[k], &from[ntodo]));
+      PetscCall(PetscStrallocpy(alias, &to[ntodo++]));
+    }
+  }
+  PetscCall(PetscFree(names));
+  for (int k = 0; k < ntodo; k++) {
+    if (attach) {
+      PetscErrorCode (*f)(void) = NULL, (*existing)(void) = NULL;
+
+      PetscCall(PetscObjectQueryFunction((PetscObject)B, from[k], &f));
+      PetscCall(PetscObjectQueryFunction((PetscObject)B, to[k], &existing));
+      if (!existing) PetscCall(PetscObjectComposeFunction((PetscObject)B, to[k], f)); /* ours come first */
+    } else PetscCall(PetscObjectComposeFunction((PetscObject)B, from[k], NULL));
+    PetscCall(PetscFree(from[k]));
+    PetscCall(PetscFree(to[k]));
+  }
+  PetscCall(PetscFree2(from, to));
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+/* MatRetrieveValues() brings back stored values without advancing the object state, by which products (and the
+   device copies of operands) tell new values: ours advances it. */
+static PetscErrorCode MatRetrieveValues_Ocean(Mat A)
+{
+  Mat_OceanParent *parent = (Mat_OceanParent *)A->spptr;
+
+  PetscFunctionBegin;
+  PetscCheck(parent && parent->retrievevalues, PETSC_COMM_SELF, PETSC_ERR_SUP, "MatRetrieveValues() is not available for %s", ((PetscObject)A)->type_name);
+  PetscCall((*parent->retrievevalues)(A));
+  PetscCall(PetscObjectStateIncrease((PetscObject)A));
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+/* Compose (attach) or remove the methods an ocean type adds.  MatConvert_<parent>_<ocean> lets MatSetType(parent-type
+   matrix, ocean type) convert in place and keep the data (PETSc's transposes do that). */
+static PetscErrorCode MatOceanComposeMethods(Mat B, const MatOceanType *t, PetscBool attach)
+{
+  const char *k = t->kind;
+  char        name[128];
+
+  PetscFunctionBegin;
+  PetscCall(PetscSNPrintf(name, sizeof(name), "MatConvert_%saij_%saijocean_C", k, k));
+  PetscCall(PetscObjectComposeFunction((PetscObject)B, name, attach ? t->convert_to : NULL));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "MatConvert_%saijocean_%saij_C", k, k));
+  PetscCall(PetscObjectComposeFunction((PetscObject)B, name, attach ? t->convert_back : NULL));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "MatProductSetFromOptions_%saijocean_%saij_C", k, k));
+  PetscCall(PetscObjectComposeFunction((PetscObject)B, name, attach ? t->productsetfromoptions : NULL));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "MatProductSetFromOptions_%saij_%saijocean_C", k, k));
+  PetscCall(PetscObjectComposeFunction((PetscObject)B, name, attach ? t->productsetfromoptions : NULL));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "MatProductSetFromOptions_%saijocean_%smaij_C", k, k));
+  PetscCall(PetscObjectComposeFunction((PetscObject)B, name, attach ? MatProductSetFromOptions_OceanMAIJ : NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatProductSetFromOptions_anytype_C", attach ? MatProductSetFromOptions_OceanAnyType : NULL));
+  if (attach) {
+    Mat_OceanParent *parent = (Mat_OceanParent *)B->spptr;
+    PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatRetrieveValues_C", &parent->retrievevalues));
+    if (parent->retrievevalues == MatRetrieveValues_Ocean) parent->retrievevalues = NULL; /* never our own */
+    if (parent->retrievevalues) PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatRetrieveValues_C", MatRetrieveValues_Ocean));
+  } else {
+    Mat_OceanParent *parent = (Mat_OceanParent *)B->spptr;
+    if (parent && parent->retrievevalues) PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatRetrieveValues_C", parent->retrievevalues));
+  }
+  PetscCall(MatOceanAliasParentMethods(B, t, attach));
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+/* The parents' destroy methods, as found when a matrix was first made ours: PETSc's submatrices keep the destroy
+   method they were made with and call it even after the matrix was converted back to the parent type. */
+static PetscErrorCode (*MatOceanParentDestroy[2])(Mat);
+
+static PetscErrorCode MatDestroy_Ocean(Mat A)
+{
+  Mat_OceanParent *parent = (Mat_OceanParent *)A->spptr;
+  PetscErrorCode (*destroy)(Mat);
+  PetscBool        mpi;
+
+  PetscFunctionBegin;
+  if (!parent) { /* converted back already: only the parent's destroy is left to run */
+    PetscCall(PetscObjectBaseTypeCompare((PetscObject)A, MATMPIAIJ, &mpi));
+    PetscCheck(MatOceanParentDestroy[mpi], PETSC_COMM_SELF, PETSC_ERR_PLIB, "No parent destroy method for a matrix of type %s", ((PetscObject)A)->type_name);
+    PetscCall((*MatOceanParentDestroy[mpi])(A));
+    PetscFunctionReturn(OCEAN_PETSC_OK);
+  }
+  destroy = parent->destroy;
+  PetscCall(MatOceanComposeMethods(A, parent->type, PETSC_FALSE));
+  PetscCall(PetscFree(A->spptr));
+  PetscCall((*destroy)(A));
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+/* The parent's duplicate creates the copy with our type name; converting again is a no-op on it, but makes sure
+   whatever the parent produced ends up ours (and, for MPIAIJ, that its blocks are). */
+static PetscErrorCode MatDuplicate_Ocean(Mat A, MatDuplicateOption op, Mat *B)
+{
+  Mat_OceanParent *parent = (Mat_OceanParent *)A->spptr;
+
+  PetscFunctionBegin;
+  PetscCall((*parent->duplicate)(A, op, B));
+  PetscCall((*parent->type->convert_to)(*B, parent->type->name, MAT_INPLACE_MATRIX, B));
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+/* Turn a matrix of the parent type into the ocean type in place: keep the parent's data, override a few methods. */
+PetscErrorCode MatOceanAttach_Private(Mat B, const MatOceanType *t)
+{
+  Mat_OceanParent *parent;
+
+  PetscFunctionBegin;
+  PetscCheck(!B->spptr, PetscObjectComm((PetscObject)B), PETSC_ERR_ARG_WRONGSTATE, "Cannot convert a matrix of type %s that already carries type-specific data to %s", ((PetscObject)B)->type_name, t->name);
+  PetscCall(PetscNew(&parent));
+  parent->type                  = t;
+  parent->destroy               = B->ops->destroy;
+  parent->assemblyend           = B->ops->assemblyend;
+  parent->duplicate             = B->ops->duplicate;
+  parent->productsetfromoptions = B->ops->productsetfromoptions;
+  if (!MatOceanParentDestroy[t->kind[0] == 'm']) MatOceanParentDestroy[t->kind[0] == 'm'] = B->ops->destroy;
+  B->spptr                      = parent;
+  B->ops->destroy               = MatDestroy_Ocean;
+  B->ops->duplicate             = MatDuplicate_Ocean;
+  B->ops->productsetfromoptions = t->productsetfromoptions;
+  if (t->assemblyend) B->ops->assemblyend = t->assemblyend;
+  PetscCall(MatOceanComposeMethods(B, t, PETSC_TRUE));
+  PetscCall(PetscObjectChangeTypeName((PetscObject)B, t->name));
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+/* The inverse of MatOceanAttach_Private. */
+PetscErrorCode MatOceanDetach_Private(Mat B)
+{
+  Mat_OceanParent *parent = (Mat_OceanParent *)B->spptr;
+  const MatOceanType *t;
+
+  PetscFunctionBegin;
+  if (!parent) PetscFunctionReturn(OCEAN_PETSC_OK);
+  t = parent->type;
+  PetscCall(MatOceanComposeMethods(B, t, PETSC_FALSE));
+  B->ops->destroy               = parent->destroy;
+  B->ops->assemblyend           = parent->assemblyend;
+  B->ops->duplicate             = parent->duplicate;
+  B->ops->productsetfromoptions = parent->productsetfromoptions;
+  PetscCall(PetscFree(B->spptr));
+  PetscCall(PetscObjectChangeTypeName((PetscObject)B, t->parent));
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
