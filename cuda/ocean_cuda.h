@@ -1,6 +1,6 @@
 /*
-  ocean_cuda.h - the launchers of the CUDA backend (the .cu files of cuda/, extern "C", each returns an OceanError) and the
-  device context they share.  Included by the host orchestration (src/ocean_cuda.c, plain C: no CUDA header) and by
+  ocean_cuda.h - the launchers of the CUDA backend (the .cu files of cuda/, extern "C", each returns an OceanError)
+  and the device context they share.  Included by the host orchestration (src/cuda/, plain C: no CUDA header) and by
   the .cu files.  Pointers named d_* are device memory from the context's pool.
 */
 #ifndef OCEAN_CUDA_H
@@ -33,22 +33,24 @@ typedef struct {
   int64_t        smem_optin; /* the most dynamic shared memory a block may have */
 } OceanCudaRouteParams;
 
-/* ---- device context: the device, its memory pool (cached cudaMalloc blocks, never freed until destroy), timing
-   events and the sketch cache's storage lives in pool blocks owned by the caller */
+/* ---- device context (cuda/ocean_device.cu): the device, its memory pool (cached cudaMalloc blocks, never freed
+   until destroy), timing events and the sketch cache's storage lives in pool blocks owned by the caller */
 typedef struct _p_OceanCudaDevice *OceanCudaDevice;
 
 OceanError OceanCudaDeviceCreate(int device, OceanCudaDevice *dev);
 void       OceanCudaDeviceDestroy(OceanCudaDevice *dev);
 OceanError OceanCudaAlloc(OceanCudaDevice dev, size_t bytes, void **d_ptr); /* from the pool; *d_ptr NULL for 0 bytes */
 void       OceanCudaFree(OceanCudaDevice dev, void *d_ptr);                  /* back to the pool (NULL is fine) */
-void       OceanCudaPoolStats(OceanCudaDevice dev, int64_t *in_use, int64_t *peak, int64_t *reserved, int64_t *cuda_mallocs);
+void       OceanCudaPoolStats(OceanCudaDevice dev, int64_t *in_use, int64_t *peak, int64_t *reserved,
+                              int64_t *cuda_mallocs);
 void       OceanCudaPoolResetPeak(OceanCudaDevice dev); /* peak = in use now */
 void       OceanCudaPoolTrim(OceanCudaDevice dev);      /* cudaFree of the cached blocks not in use */
 /* When a cudaMalloc fails even after the pool's unused blocks went back, the pool calls reclaim(user), which may give
    blocks back (OceanCudaFree) and returns nonzero if it did; the cudaMalloc is then tried once more. */
 typedef int (*OceanCudaReclaim)(void *user);
 void       OceanCudaPoolSetReclaim(OceanCudaDevice dev, OceanCudaReclaim reclaim, void *user);
-OceanError OceanCudaDeviceMemory(OceanCudaDevice dev, int64_t *free_bytes, int64_t *total); /* cudaMemGetInfo (bytes); either may be NULL */
+/* cudaMemGetInfo (bytes); either may be NULL */
+OceanError OceanCudaDeviceMemory(OceanCudaDevice dev, int64_t *free_bytes, int64_t *total);
 /* *ok = 1 when d_ptr is device (or managed) memory the device can read; NULL is fine (*ok = 1). */
 OceanError OceanCudaIsDevicePointer(const void *d_ptr, int *ok);
 OceanError OceanCudaUpload(void *d_dst, const void *src, size_t bytes);
@@ -71,78 +73,101 @@ OceanError OceanCudaTimerStart(OceanCudaDevice dev);
 OceanError OceanCudaTimerStop(OceanCudaDevice dev, double *seconds, int sync);
 OceanError OceanCudaTimersRead(OceanCudaDevice dev);
 
-/* ---- analysis: per-row shapes of A*B, d_nonempty[row] = (products > 0), the totals of products and of the per-row
-   upper bounds (one readback).  nnz_a, nnz_b: the operands' nonzeros (long rows get a warp each). */
-OceanError OceanCudaAnalyzeRows(OceanCudaDevice dev, OceanDevCSR A, int64_t nnz_a, OceanDevCSR B, int64_t nnz_b, OceanRowShape *d_shapes, uint8_t *d_nonempty,
-                                int64_t *products, int64_t *bound_total);
-/* The CR sample (OceanAnalysisSampleSelect's rows): d_sample[j] = d_nonempty_rows[OceanSampleIndex(j, nq, ns)], j < ns,
-   where d_nonempty_rows lists the nq rows with products in order. */
+/* ---- analysis (cuda/ocean_analysis.cu): per-row shapes of A*B, d_nonempty[row] = (products > 0), the totals of
+   products and of the per-row upper bounds (one readback).  nnz_a, nnz_b: the operands' nonzeros (long rows get a
+   warp each). */
+OceanError OceanCudaAnalyzeRows(OceanCudaDevice dev, OceanDevCSR A, int64_t nnz_a, OceanDevCSR B, int64_t nnz_b,
+                                OceanRowShape *d_shapes, uint8_t *d_nonempty, int64_t *products,
+                                int64_t *bound_total);
+/* The CR sample (OceanAnalysisSampleSelect's rows): d_sample[j] = d_nonempty_rows[OceanSampleIndex(j, nq, ns)],
+   j < ns, where d_nonempty_rows lists the nq rows with products in order. */
 OceanError OceanCudaSampleRows(const int64_t *d_nonempty_rows, int64_t nq, int64_t ns, int64_t *d_sample);
 /* d_out[j] = products of row d_sample[j], d_out[ns + j] = d_counts[d_sample[j]] (j < ns). */
-OceanError OceanCudaSampleValues(const int64_t *d_sample, int64_t ns, const OceanRowShape *d_shapes, const int64_t *d_counts, int64_t *d_out);
+OceanError OceanCudaSampleValues(const int64_t *d_sample, int64_t ns, const OceanRowShape *d_shapes,
+                                 const int64_t *d_counts, int64_t *d_out);
 
-/* ---- statistics reduced on the device (only scalars come back) */
+/* ---- statistics reduced on the device (only scalars come back; cuda/ocean_analysis.cu) */
 #define OCEAN_CUDA_NUM_ACC (OCEAN_ACC_GLOBAL_DENSE + 1)
 typedef struct {
-  int64_t bins[OCEAN_NUM_BINS]; /* rows per OceanBin */
+  int64_t bins[OCEAN_NUM_BINS];    /* rows per OceanBin */
   int64_t acc[OCEAN_CUDA_NUM_ACC]; /* rows per OceanAccumulator */
 } OceanCudaRouteCounts;
 /* counts[k]: rows per bin and per accumulator of d_routes[k][0..n-1] (exact integer counts), for nsets
    (1..OCEAN_CUDA_ROUTE_SETS) sets of routes with one readback. */
 #define OCEAN_CUDA_ROUTE_SETS 2
-OceanError OceanCudaCountRoutes(OceanCudaDevice dev, const OceanRoute *const *d_routes, int nsets, int64_t n, OceanCudaRouteCounts *counts);
+OceanError OceanCudaCountRoutes(OceanCudaDevice dev, const OceanRoute *const *d_routes, int nsets, int64_t n,
+                                OceanCudaRouteCounts *counts);
 /* OceanStats.estimate_mean_rel_error: the mean over rows with d_counts[row] > 0 of
    OceanEstimateRelError(OceanPredictFromEstimate(d_estimate[row], coefficient, shape), coefficient, d_counts[row]).
    The terms are the CPU's bitwise; their sum is a CUB tree sum (the CPU's is serial: last bits may differ). */
-OceanError OceanCudaEstimateError(OceanCudaDevice dev, int64_t n, const OceanRowShape *d_shapes, const double *d_estimate, double coefficient, const int64_t *d_counts,
-                                  double *mean);
+OceanError OceanCudaEstimateError(OceanCudaDevice dev, int64_t n, const OceanRowShape *d_shapes,
+                                  const double *d_estimate, double coefficient, const int64_t *d_counts, double *mean);
 
-/* ---- predictions, per row (d_list NULL: rows 0..n-1, else the listed rows) */
-typedef enum { OCEAN_CUDA_PREDICT_UB = 0, OCEAN_CUDA_PREDICT_EXACT, OCEAN_CUDA_PREDICT_ESTIMATE, OCEAN_CUDA_PREDICT_RETRY } OceanCudaPredict;
-/* UB: p = ub; EXACT: OceanPredictExact(x = conservative CR); ESTIMATE: OceanPredictFromEstimate(d_estimate, x = coefficient);
-   RETRY: p = min(ub, 2 * d_routes[row].slot) (the next configuration up after a symbolic overflow). */
-OceanError OceanCudaPredictRows(OceanCudaPredict kind, const int64_t *d_list, int64_t n, const OceanRowShape *d_shapes, const double *d_estimate, const OceanRoute *d_routes,
-                                double x, int64_t *d_p);
+/* ---- predictions, per row (d_list NULL: rows 0..n-1, else the listed rows; cuda/ocean_analysis.cu) */
+typedef enum {
+  OCEAN_CUDA_PREDICT_UB = 0,
+  OCEAN_CUDA_PREDICT_EXACT,
+  OCEAN_CUDA_PREDICT_ESTIMATE,
+  OCEAN_CUDA_PREDICT_RETRY
+} OceanCudaPredict;
+/* UB: p = ub; EXACT: OceanPredictExact(x = conservative CR); ESTIMATE: OceanPredictFromEstimate(d_estimate,
+   x = coefficient); RETRY: p = min(ub, 2 * d_routes[row].slot) (the next configuration up after a symbolic
+   overflow). */
+OceanError OceanCudaPredictRows(OceanCudaPredict kind, const int64_t *d_list, int64_t n, const OceanRowShape *d_shapes,
+                                const double *d_estimate, const OceanRoute *d_routes, double x, int64_t *d_p);
 
-/* ---- routing: d_routes[row] = OceanRouteRowBins(..., d_p[row], d_shapes[row]) */
-OceanError OceanCudaRouteRows(const OceanCudaRouteParams *rp, OceanPass pass, const int64_t *d_list, int64_t n, const int64_t *d_p, const OceanRowShape *d_shapes, OceanRoute *d_routes);
+/* ---- routing: d_routes[row] = OceanRouteRowBins(..., d_p[row], d_shapes[row]) (cuda/ocean_analysis.cu) */
+OceanError OceanCudaRouteRows(const OceanCudaRouteParams *rp, OceanPass pass, const int64_t *d_list, int64_t n,
+                              const int64_t *d_p, const OceanRowShape *d_shapes, OceanRoute *d_routes);
 
-/* ---- the accumulators: every listed row (d_list NULL: rows 0..n-1) by its route, launched per bin.  Numeric when
-   d_cols and d_vals are given (row entries at d_offsets[row], in column order but for the global-hash LONG rows);
-   always d_counts[row] (nonzeros, or slot + 1 on overflow) and d_flags[row] (overflowed).  *unsorted (optional) is
-   set to 1 when global-hash LONG rows were written, unsorted (only then does C need OceanCudaSortRows). */
-OceanError OceanCudaRunRows(OceanCudaDevice dev, const OceanCudaRouteParams *rp, OceanDevCSR A, OceanDevCSR B, const OceanRowShape *d_shapes, const OceanRoute *d_routes,
-                            const int64_t *d_list, int64_t n, int bitmap_query, const int64_t *d_offsets, int32_t *d_cols, double *d_vals, int64_t *d_counts, uint8_t *d_flags,
-                            int *unsorted);
+/* ---- the accumulators (cuda/ocean_accumulators.cu): every listed row (d_list NULL: rows 0..n-1) by its route,
+   launched per bin.  Numeric when d_cols and d_vals are given (row entries at d_offsets[row], in column order but for
+   the global-hash LONG rows); always d_counts[row] (nonzeros, or slot + 1 on overflow) and d_flags[row]
+   (overflowed).  *unsorted (optional) is set to 1 when global-hash LONG rows were written, unsorted (only then does
+   C need OceanCudaSortRows). */
+OceanError OceanCudaRunRows(OceanCudaDevice dev, const OceanCudaRouteParams *rp, OceanDevCSR A, OceanDevCSR B,
+                            const OceanRowShape *d_shapes, const OceanRoute *d_routes, const int64_t *d_list,
+                            int64_t n, int bitmap_query, const int64_t *d_offsets, int32_t *d_cols, double *d_vals,
+                            int64_t *d_counts, uint8_t *d_flags, int *unsorted);
 
 /* Rows grouped by a small key: d_keys[j] (< nkeys <= 256) for the listed rows (d_list NULL: 0..n-1); *d_grouped
    (n rows from the pool, the caller frees it) lists them by key, in their order inside a key; counts[key] of each. */
-OceanError OceanCudaGroupByKey(OceanCudaDevice dev, const uint8_t *d_keys, const int64_t *d_list, int64_t n, int nkeys, int64_t **d_grouped, int64_t *counts);
+OceanError OceanCudaGroupByKey(OceanCudaDevice dev, const uint8_t *d_keys, const int64_t *d_list, int64_t n, int nkeys,
+                               int64_t **d_grouped, int64_t *counts);
 
-/* ---- numeric into a known structure (numeric-only reuse; cuda/ocean_numeric.cu): C's sorted rows are given, every
+/* ---- numeric into a known structure (numeric-only reuse; cuda/ocean_known.cu): C's sorted rows are given, every
    product's value is added at its column's position.  The plan groups the rows by the length of C's row, once. */
-enum { OCEAN_CUDA_KNOWN_SMALL = 0, OCEAN_CUDA_KNOWN_WARP, OCEAN_CUDA_KNOWN_BLOCK, OCEAN_CUDA_KNOWN_BIG, OCEAN_CUDA_KNOWN_GLOBAL, OCEAN_CUDA_KNOWN_CLASSES };
+enum {
+  OCEAN_CUDA_KNOWN_SMALL = 0,
+  OCEAN_CUDA_KNOWN_WARP,
+  OCEAN_CUDA_KNOWN_BLOCK,
+  OCEAN_CUDA_KNOWN_BIG,
+  OCEAN_CUDA_KNOWN_GLOBAL,
+  OCEAN_CUDA_KNOWN_CLASSES
+};
 typedef struct {
   int64_t *rows;                            /* device: the rows grouped by class */
   int64_t  count[OCEAN_CUDA_KNOWN_CLASSES]; /* rows per class */
   int64_t  big_max;                         /* the longest row of C held in shared memory */
   int64_t  smem_optin;
 } OceanCudaKnownPlan;
-OceanError OceanCudaKnownPlanCreate(OceanCudaDevice dev, int64_t smem_optin, int64_t nrows, const int64_t *d_rowptr, const OceanRowShape *d_shapes, OceanCudaKnownPlan *plan);
+OceanError OceanCudaKnownPlanCreate(OceanCudaDevice dev, int64_t smem_optin, int64_t nrows, const int64_t *d_rowptr,
+                                    const OceanRowShape *d_shapes, OceanCudaKnownPlan *plan);
 void       OceanCudaKnownPlanDestroy(OceanCudaDevice dev, OceanCudaKnownPlan *plan);
 /* d_values of C = A*B into C's structure (d_rowptr, d_colidx: strictly increasing columns per row).  An
    OCEAN_ERR_STATE error when a product's column is not in its row of C (then d_values is garbage). */
-OceanError OceanCudaNumericKnown(OceanCudaDevice dev, const OceanCudaKnownPlan *plan, OceanDevCSR A, OceanDevCSR B, const OceanRowShape *d_shapes, const int64_t *d_rowptr,
-                                 const int32_t *d_colidx, double *d_values);
+OceanError OceanCudaNumericKnown(OceanCudaDevice dev, const OceanCudaKnownPlan *plan, OceanDevCSR A, OceanDevCSR B,
+                                 const OceanRowShape *d_shapes, const int64_t *d_rowptr, const int32_t *d_colidx,
+                                 double *d_values);
 
-/* The product map of a known structure, so that a numeric call needs no search in C's rows and sums every entry in
-   the same order each call (the same bits), without atomics.  The plan's BLOCK rows (more than 32 and at most
-   OCEAN_CUDA_ROWMAP_MAX entries of C, at most 65536 products; SMALL and WARP too when they are fewer) keep each
-   product's position in its row (2 bytes a product, in product order: A's entries in order, each one's row of B in
-   order), and a warp per row sums into shared memory, walking A and B as the products come; the other rows list
-   their products by entry of C (their entries of A and B: 8 bytes a product, and an offset per entry of C), summed
-   by a gather and a segmented sum.  The operands' structure must stay that of its creation (a walked row whose
-   product count changed raises the known-structure error). */
+/* ---- the product map of a known structure (cuda/ocean_productmap.cu), so that a numeric call needs no search in
+   C's rows and sums every entry in the same order each call (the same bits), without atomics.  The plan's BLOCK rows
+   (more than 32 and at most OCEAN_CUDA_ROWMAP_MAX entries of C, at most 65536 products; SMALL and WARP too when they
+   are fewer) keep each product's position in its row (2 bytes a product, in product order: A's entries in order,
+   each one's row of B in order), and a warp per row sums into shared memory, walking A and B as the products come;
+   the other rows list their products by entry of C (their entries of A and B: 8 bytes a product, and an offset per
+   entry of C), summed by a gather and a segmented sum.  The operands' structure must stay that of its creation (a
+   walked row whose product count changed raises the known-structure error). */
 #define OCEAN_CUDA_ROWMAP_MAX 1024
 typedef struct {
   int64_t   nnz, products;
@@ -162,55 +187,67 @@ typedef struct {
    A and B need fewer than 2^31 entries.  Nothing is kept and no error raised when the map would take more than
    max_bytes (map->bytes is then 0).  OCEAN_ERR_STATE when a product's column is not in its row of C or the counts
    are not `products`; OCEAN_ERR_MEMORY when the pool cannot hold it (nothing is kept then). */
-OceanError OceanCudaProductMapCreate(OceanCudaDevice dev, const OceanCudaKnownPlan *plan, OceanDevCSR A, OceanDevCSR B, const OceanRowShape *d_shapes, int64_t nnz_c,
-                                     const int64_t *d_rowptr, const int32_t *d_colidx, int64_t products, int64_t max_bytes, OceanCudaProductMap *map);
+OceanError OceanCudaProductMapCreate(OceanCudaDevice dev, const OceanCudaKnownPlan *plan, OceanDevCSR A, OceanDevCSR B,
+                                     const OceanRowShape *d_shapes, int64_t nnz_c, const int64_t *d_rowptr,
+                                     const int32_t *d_colidx, int64_t products, int64_t max_bytes,
+                                     OceanCudaProductMap *map);
 void       OceanCudaProductMapDestroy(OceanCudaDevice dev, OceanCudaProductMap *map);
 /* C's values through the map: every entry of C summed from its products (OCEAN_ERR_STATE when the operands' structure
    gives a walked row another product count than the map's) */
-OceanError OceanCudaNumericMap(OceanCudaDevice dev, const OceanCudaKnownPlan *plan, const OceanCudaProductMap *map, OceanDevCSR A, OceanDevCSR B, const OceanRowShape *d_shapes,
-                               const int64_t *d_rowptr, double *d_cvals);
+OceanError OceanCudaNumericMap(OceanCudaDevice dev, const OceanCudaKnownPlan *plan, const OceanCudaProductMap *map,
+                               OceanDevCSR A, OceanDevCSR B, const OceanRowShape *d_shapes, const int64_t *d_rowptr,
+                               double *d_cvals);
 
-/* ---- the NARROW workflow (cuda/ocean_narrow.cu): B has at most OCEAN_NARROW_MAX_COLUMNS columns; a team of warps per
-   row of A sums it densely over them in shared memory and writes it in column order.  nnz_a sizes the teams. */
+/* ---- the NARROW workflow (cuda/ocean_narrow.cu): B has at most OCEAN_NARROW_MAX_COLUMNS columns; a team of warps
+   per row of A sums it densely over them in shared memory and writes it in column order.  nnz_a sizes the teams. */
 /* Row i into the dense-row workspace at i x ncols(B) (d_ws_cols, d_ws_vals: rows(A) x ncols(B) entries), d_counts[i]
    its nonzeros, d_offsets[i] = i x ncols(B) and d_flags[i] = 0 (OceanCudaCompact's inputs), d_shapes[i] its shape as
-   the analysis makes it; d_totals[0..2] (zeroed here) = products, sum of the rows' upper bounds, rows with products. */
-OceanError OceanCudaNarrowSymbolic(OceanDevCSR A, int64_t nnz_a, OceanDevCSR B, OceanRowShape *d_shapes, int64_t *d_counts, int64_t *d_offsets, uint8_t *d_flags, int32_t *d_ws_cols,
+   the analysis makes it; d_totals[0..2] (zeroed here) = products, sum of the rows' upper bounds, rows with
+   products. */
+OceanError OceanCudaNarrowSymbolic(OceanDevCSR A, int64_t nnz_a, OceanDevCSR B, OceanRowShape *d_shapes,
+                                   int64_t *d_counts, int64_t *d_offsets, uint8_t *d_flags, int32_t *d_ws_cols,
                                    double *d_ws_vals, int64_t *d_totals);
-/* Numeric reuse: C's values into its known rows (d_rowptr, d_colidx); OCEAN_ERR_STATE when a row's columns are not C's. */
-OceanError OceanCudaNarrowKnown(OceanCudaDevice dev, OceanDevCSR A, int64_t nnz_a, OceanDevCSR B, const int64_t *d_rowptr, const int32_t *d_colidx, double *d_values);
+/* Numeric reuse: C's values into its known rows (d_rowptr, d_colidx); OCEAN_ERR_STATE when a row's columns are not
+   C's. */
+OceanError OceanCudaNarrowKnown(OceanCudaDevice dev, OceanDevCSR A, int64_t nnz_a, OceanDevCSR B,
+                                const int64_t *d_rowptr, const int32_t *d_colidx, double *d_values);
 
-/* ---- sketches: one of m registers per row of B; merged per row of A and estimated */
+/* ---- sketches (cuda/ocean_sketches.cu): one of m registers per row of B; merged per row of A and estimated */
 OceanError OceanCudaSketchBuild(OceanDevCSR B, int registers, uint8_t *d_sketches);
 OceanError OceanCudaSketchEstimate(OceanDevCSR A, const uint8_t *d_sketches, int registers, double *d_estimate);
 
 /* ---- transposes (cuda/ocean_transpose.cu): M^T (M.ncols x M.nrows, nnz entries, rows sorted) into d_trowptr
    (M.ncols + 1), d_tcolidx, d_tvalues, with d_perm (nnz): entry t of M^T is entry d_perm[t] of M.  New values of
    the same structure: OceanCudaGatherValues(d_perm, nnz, M.values, d_tvalues). */
-OceanError OceanCudaTranspose(OceanCudaDevice dev, OceanDevCSR M, int64_t nnz, int64_t *d_trowptr, int32_t *d_tcolidx, double *d_tvalues, int64_t *d_perm);
+OceanError OceanCudaTranspose(OceanCudaDevice dev, OceanDevCSR M, int64_t nnz, int64_t *d_trowptr, int32_t *d_tcolidx,
+                              double *d_tvalues, int64_t *d_perm);
 /* d_dst[j] = d_src[d_perm[j]], j < n */
 OceanError OceanCudaGatherValues(const int64_t *d_perm, int64_t n, const double *d_src, double *d_dst);
 
-/* ---- scans, selections, gathers (CUB) */
+/* ---- scans, selections, compaction, row sort (cuda/ocean_scan.cu; CUB) */
 /* d_out[0..n]: exclusive sum of d_in[row] over the listed rows (d_list NULL: rows 0..n-1); *total = d_out[n]
    (total NULL: not read back, no wait).
    With d_scatter, the sums go to d_scatter[row] instead (d_out is then scratch of n + 1). */
-OceanError OceanCudaScanCounts(OceanCudaDevice dev, const int64_t *d_list, int64_t n, const int64_t *d_in, int64_t *d_out, int64_t *d_scatter, int64_t *total);
+OceanError OceanCudaScanCounts(OceanCudaDevice dev, const int64_t *d_list, int64_t n, const int64_t *d_in,
+                               int64_t *d_out, int64_t *d_scatter, int64_t *total);
 /* d_out[0..n]: exclusive sum of the routes' slots (rows 0..n-1); *total = d_out[n] (total NULL: not read back). */
-OceanError OceanCudaScanSlots(OceanCudaDevice dev, const OceanRoute *d_routes, int64_t n, int64_t *d_out, int64_t *total);
+OceanError OceanCudaScanSlots(OceanCudaDevice dev, const OceanRoute *d_routes, int64_t n, int64_t *d_out,
+                              int64_t *total);
 /* The listed rows (d_list NULL: 0..n-1) whose flag is set, in order, into d_out; *nout of them. */
-OceanError OceanCudaSelectFlagged(OceanCudaDevice dev, const int64_t *d_list, int64_t n, const uint8_t *d_flags, int64_t *d_out, int64_t *nout);
-/* d_dst[j] = d_src[d_list[j]] */
+OceanError OceanCudaSelectFlagged(OceanCudaDevice dev, const int64_t *d_list, int64_t n, const uint8_t *d_flags,
+                                  int64_t *d_out, int64_t *nout);
 /* d_dst[j] = d_src[j] - d_src[0] for j < n: a range of rows' offsets into a buffer of their own entries */
 OceanError OceanCudaRebaseOffsets(const int64_t *d_src, int64_t n, int64_t *d_dst);
-OceanError OceanCudaGather64(const int64_t *d_list, int64_t n, const int64_t *d_src, int64_t *d_dst);
 /* Row i of C (d_rowptr, nnz entries in all) from the slot buffer at d_offsets[i], or from the fallback buffer at
    d_foffsets[i] when flagged.  d_cols or d_vals NULL: that half is not copied (its sources may be NULL too). */
-OceanError OceanCudaCompact(int64_t nrows, int64_t nnz, const int64_t *d_rowptr, const uint8_t *d_flags, const int64_t *d_offsets, const int32_t *d_bcols,
-                            const double *d_bvals, const int64_t *d_foffsets, const int32_t *d_fcols, const double *d_fvals, int32_t *d_cols, double *d_vals);
+OceanError OceanCudaCompact(int64_t nrows, int64_t nnz, const int64_t *d_rowptr, const uint8_t *d_flags,
+                            const int64_t *d_offsets, const int32_t *d_bcols, const double *d_bvals,
+                            const int64_t *d_foffsets, const int32_t *d_fcols, const double *d_fvals, int32_t *d_cols,
+                            double *d_vals);
 /* Every row of a CSR by column, in place: only the rows found out of order (the global-hash LONG rows; the shared
    accumulators write rows sorted) are copied out and sorted back by a DeviceSegmentedSort. */
-OceanError OceanCudaSortRows(OceanCudaDevice dev, int64_t nrows, int64_t nnz, const int64_t *d_rowptr, int32_t *d_cols, double *d_vals);
+OceanError OceanCudaSortRows(OceanCudaDevice dev, int64_t nrows, int64_t nnz, const int64_t *d_rowptr, int32_t *d_cols,
+                             double *d_vals);
 
 #ifdef __cplusplus
 }

@@ -1,16 +1,23 @@
-/* Device discovery for the CUDA backend: how many devices there are and the resources the binning is derived
-   from.  Host-only CUDA runtime calls; no kernels here. */
+/*
+  ocean_device.cu - the CUDA device and its context: discovery (device count, the profile the binning is derived
+  from), the memory pool (cached cudaMalloc blocks), the host-device copies (plain, staged through pinned chunks,
+  small readbacks) and the phase timers.  Host-only CUDA runtime calls; no kernels here.
+*/
 #include <cuda_runtime.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include "ocean.h"
+#include "ocean_cuda.h"
+#include "ocean_launch.cuh"
+
+/* ------------------------------------------------------------------------------------------------ discovery */
 
 extern "C" int OceanCudaCompiled(void) { return 1; }
 
 extern "C" OceanError OceanCudaDeviceCount(int *count)
 {
   int n = 0;
-  if (!count) return OCEAN_ERR_ARG;
+  if (!count) return OceanSetError(OCEAN_ERR_ARG, "OceanCudaDeviceCount: NULL argument");
   /* No driver or no GPU is not an error for the caller: it means "zero devices". */
   cudaError_t err = cudaGetDeviceCount(&n);
   if (err != cudaSuccess) {
@@ -25,13 +32,12 @@ extern "C" OceanError OceanCudaDeviceProfile(int device, OceanDeviceProfile *pro
 {
   cudaDeviceProp prop;
   int            count = 0;
-  if (!profile) return OCEAN_ERR_ARG;
+  if (!profile) return OceanSetError(OCEAN_ERR_ARG, "OceanCudaDeviceProfile: NULL argument");
   OceanCudaDeviceCount(&count);
-  if (device < 0 || device >= count) return OCEAN_ERR_NOT_AVAILABLE;
-  if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return OCEAN_ERR_DEVICE;
-  }
+  if (device < 0 || device >= count)
+    return OceanSetError(OCEAN_ERR_NOT_AVAILABLE, "OceanCudaDeviceProfile: device %d: %d device(s) visible", device,
+                         count);
+  OCEAN_CUDA_TRY(cudaGetDeviceProperties(&prop, device));
   memset(profile, 0, sizeof(*profile));
   /* the device name is at most 255 characters; ours keeps the first 63 */
   memcpy(profile->name, prop.name, sizeof(profile->name) - 1);
@@ -46,14 +52,6 @@ extern "C" OceanError OceanCudaDeviceProfile(int device, OceanDeviceProfile *pro
 }
 
 /* ------------------------------------------------------------------------------------------------ device context */
-#include <stdlib.h>
-#include "ocean_cuda.h"
-
-#define OCEAN_CUDA_TRY(call) \
-  do { \
-    cudaError_t e_ = (call); \
-    if (e_ != cudaSuccess) return OceanSetError(OCEAN_ERR_DEVICE, "%s failed: %s (%s:%d)", #call, cudaGetErrorString(e_), __FILE__, __LINE__); \
-  } while (0)
 
 /* A pool block: cached after its first cudaMalloc, handed out again for a request of at most its size and not much
    less (OceanPoolBlockServes).  Sizes are rounded (OceanPoolBlockSize) so that repeated products with the same
@@ -90,21 +88,24 @@ extern "C" OceanError OceanCudaDeviceCreate(int device, OceanCudaDevice *dev)
 
   *dev = NULL;
   OceanCudaDeviceCount(&count);
-  if (device < 0 || device >= count) return OceanSetError(OCEAN_ERR_NOT_AVAILABLE, "CUDA device %d: %d device(s) visible", device, count);
+  if (device < 0 || device >= count)
+    return OceanSetError(OCEAN_ERR_NOT_AVAILABLE, "CUDA device %d: %d device(s) visible", device, count);
   OCEAN_CUDA_TRY(cudaSetDevice(device));
   d = (OceanCudaDevice)calloc(1, sizeof(*d));
   if (!d) return OceanSetError(OCEAN_ERR_MEMORY, "CUDA device context: out of host memory");
   d->device = device;
-  for (int k = 0; k < OCEAN_CUDA_TIMERS; k++)
-    if (cudaEventCreate(&d->ev0[k]) != cudaSuccess || cudaEventCreate(&d->ev1[k]) != cudaSuccess) {
-      (void)cudaGetLastError();
+  for (int k = 0; k < OCEAN_CUDA_TIMERS; k++) {
+    cudaError_t e = cudaEventCreate(&d->ev0[k]);
+    if (e == cudaSuccess) e = cudaEventCreate(&d->ev1[k]);
+    if (e != cudaSuccess) {
       for (int j = 0; j <= k; j++) {
         if (d->ev0[j]) cudaEventDestroy(d->ev0[j]);
         if (d->ev1[j]) cudaEventDestroy(d->ev1[j]);
       }
       free(d);
-      return OceanSetError(OCEAN_ERR_DEVICE, "CUDA device %d: could not create events", device);
+      return OceanCudaCheck(e, "CUDA device context: creating the timers' events");
     }
+  }
   *dev = d;
   return OCEAN_SUCCESS;
 }
@@ -149,7 +150,10 @@ static size_t OceanPoolBlockSize(size_t bytes)
 
 /* Whether a cached block of `block` bytes serves a request rounded to `size`: a small one up to twice the size, a
    large one at most a quarter above it (no large block held for a much smaller request). */
-static bool OceanPoolBlockServes(size_t block, size_t size) { return block >= size && (size <= OCEAN_POOL_SMALL ? block <= 2 * size : block - size <= size / 4); }
+static bool OceanPoolBlockServes(size_t block, size_t size)
+{
+  return block >= size && (size <= OCEAN_POOL_SMALL ? block <= 2 * size : block - size <= size / 4);
+}
 
 extern "C" OceanError OceanCudaAlloc(OceanCudaDevice dev, size_t bytes, void **d_ptr)
 {
@@ -174,7 +178,8 @@ extern "C" OceanError OceanCudaAlloc(OceanCudaDevice dev, size_t bytes, void **d
     }
     if (e != cudaSuccess) {
       (void)cudaGetLastError();
-      return OceanSetError(OCEAN_ERR_MEMORY, "CUDA pool: cudaMalloc of %zu bytes failed (%s); %lld bytes in use", size, cudaGetErrorString(e), (long long)dev->in_use);
+      return OceanSetError(OCEAN_ERR_MEMORY, "CUDA pool: cudaMalloc of %zu bytes failed (%s); %lld bytes in use", size,
+                           cudaGetErrorString(e), (long long)dev->in_use);
     }
     best = (OceanPoolBlock *)calloc(1, sizeof(*best));
     if (!best) {
@@ -225,7 +230,8 @@ extern "C" OceanError OceanCudaDeviceMemory(OceanCudaDevice dev, int64_t *free_b
   return OCEAN_SUCCESS;
 }
 
-extern "C" void OceanCudaPoolStats(OceanCudaDevice dev, int64_t *in_use, int64_t *peak, int64_t *reserved, int64_t *cuda_mallocs)
+extern "C" void OceanCudaPoolStats(OceanCudaDevice dev, int64_t *in_use, int64_t *peak, int64_t *reserved,
+                                   int64_t *cuda_mallocs)
 {
   if (in_use) *in_use = dev->in_use;
   if (peak) *peak = dev->peak;
@@ -288,11 +294,11 @@ static OceanError OceanStagingEnsure(OceanCudaDevice dev)
   for (int k = 0; k < 2; k++) {
     if (dev->staging[k]) continue;
     OCEAN_CUDA_TRY(cudaMallocHost(&dev->staging[k], OCEAN_STAGING_CHUNK));
-    if (cudaEventCreateWithFlags(&dev->staged[k], cudaEventDisableTiming) != cudaSuccess) {
-      (void)cudaGetLastError();
+    const cudaError_t e = cudaEventCreateWithFlags(&dev->staged[k], cudaEventDisableTiming);
+    if (e != cudaSuccess) {
       cudaFreeHost(dev->staging[k]);
       dev->staging[k] = NULL;
-      return OceanSetError(OCEAN_ERR_DEVICE, "staging buffers: could not create an event");
+      return OceanCudaCheck(e, "staging buffers: creating an event");
     }
   }
   return OCEAN_SUCCESS;
@@ -391,7 +397,9 @@ extern "C" OceanError OceanCudaReadbackWords(OceanCudaDevice dev, int n, const v
   if (n < 0 || n > 16) return OceanSetError(OCEAN_ERR_ARG, "readback of %d words: 0 to 16 allowed", n);
   if (n == 0) return OCEAN_SUCCESS;
   if ((err = OceanPinnedReserve(dev, (size_t)n * sizeof(uint64_t)))) return err;
-  for (int k = 0; k < n; k++) OCEAN_CUDA_TRY(cudaMemcpyAsync((uint64_t *)dev->pinned + k, d_src[k], sizeof(uint64_t), cudaMemcpyDeviceToHost, 0));
+  for (int k = 0; k < n; k++)
+    OCEAN_CUDA_TRY(
+      cudaMemcpyAsync((uint64_t *)dev->pinned + k, d_src[k], sizeof(uint64_t), cudaMemcpyDeviceToHost, 0));
   OCEAN_CUDA_TRY(cudaStreamSynchronize(0));
   for (int k = 0; k < n; k++) memcpy(dst[k], (uint64_t *)dev->pinned + k, sizeof(uint64_t));
   return OCEAN_SUCCESS;

@@ -1,17 +1,36 @@
 /*
-  ocean_launch.cuh - host-side launch helpers of the .cu files: grid sizes, the grid-stride loop and the check after
-  a launch.  Included by .cu files only.
+  ocean_launch.cuh - host-side helpers of the .cu files: the CUDA error check, grid sizes, the grid-stride loop, pool
+  storage for CUB, a device flag and the per-device opt-in of dynamic shared memory.  Included by .cu files only.
 */
 #ifndef OCEAN_LAUNCH_CUH
 #define OCEAN_LAUNCH_CUH
 
 #include <cuda_runtime.h>
+#include <mutex>
 #include "ocean_cuda.h"
 
+/* The one mapping of a failed CUDA runtime or CUB call (e != cudaSuccess) to an OceanError: OCEAN_ERR_DEVICE with
+   the message "what: CUDA's reason", the runtime's last error cleared (it is reported here).  OCEAN_SUCCESS
+   otherwise.  Out-of-memory is OCEAN_ERR_MEMORY only where the pool's cudaMalloc fails (OceanCudaAlloc). */
+static inline OceanError OceanCudaCheck(cudaError_t e, const char *what)
+{
+  if (e == cudaSuccess) return OCEAN_SUCCESS;
+  (void)cudaGetLastError();
+  return OceanSetError(OCEAN_ERR_DEVICE, "%s: %s", what, cudaGetErrorString(e));
+}
+
+/* Returns the OceanError of a failed call from the calling function (the message names the call). */
+#define OCEAN_CUDA_TRY(call) \
+  do { \
+    const OceanError e_ = OceanCudaCheck((call), #call); \
+    if (e_) return e_; \
+  } while (0)
+
+/* The same after kernel launches: returns a launch error, the message naming what was launched. */
 #define OCEAN_CUDA_LAUNCHED(what) \
   do { \
-    cudaError_t e_ = cudaGetLastError(); \
-    if (e_ != cudaSuccess) return OceanSetError(OCEAN_ERR_DEVICE, "%s: launch failed: %s (%s:%d)", what, cudaGetErrorString(e_), __FILE__, __LINE__); \
+    const OceanError e_ = OceanCudaCheck(cudaGetLastError(), what); \
+    if (e_) return e_; \
   } while (0)
 
 #define OCEAN_THREADS 256
@@ -34,7 +53,8 @@ static inline bool OceanWideRows(int64_t nrows, int64_t nnz) { return nrows > 0 
 static inline int OceanDeviceSMs()
 {
   int device, sms = 0;
-  if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
     (void)cudaGetLastError();
     return 0;
   }
@@ -62,12 +82,48 @@ struct OceanDeviceFlag {
   OceanError init(const char *what)
   {
     OceanError err = OceanCudaAlloc(dev, sizeof(int), (void **)&d);
-    if (!err && cudaMemsetAsync(d, 0, sizeof(int), 0) != cudaSuccess) err = OceanSetError(OCEAN_ERR_DEVICE, "%s: %s", what, cudaGetErrorString(cudaGetLastError()));
+    if (!err) err = OceanCudaCheck(cudaMemsetAsync(d, 0, sizeof(int), 0), what);
     return err;
   }
   OceanError read(int *value) const { return OceanCudaReadback(dev, value, d, sizeof(int)); }
 };
 
-#define OCEAN_GRID_STRIDE(i, n) for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (int64_t)gridDim.x * blockDim.x)
+/* The dynamic shared memory a kernel may opt into is an attribute of the kernel on each device: a launcher keeps one
+   of these (static) per group of kernels and calls ensure(key, set, &value) before its launches.  set(&value) runs
+   (cudaFuncSetAttribute) the first time on the current device and whenever key changed there; value is what it
+   gave, kept per device.  A mutex makes it safe for threads driving devices at once; devices past
+   OCEAN_OPTIN_DEVICES are set on every call. */
+#define OCEAN_OPTIN_DEVICES 64
+class OceanSmemOptin {
+  std::mutex mutex_;
+  int64_t    key_[OCEAN_OPTIN_DEVICES]   = {};
+  int64_t    value_[OCEAN_OPTIN_DEVICES] = {};
+  bool       set_[OCEAN_OPTIN_DEVICES]   = {};
+
+public:
+  template <typename Set>
+  OceanError ensure(int64_t key, Set set, int64_t *value)
+  {
+    int        device = 0;
+    OceanError err;
+    OCEAN_CUDA_TRY(cudaGetDevice(&device));
+    const bool                  kept = device >= 0 && device < OCEAN_OPTIN_DEVICES;
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (kept && set_[device] && key_[device] == key) {
+      *value = value_[device];
+      return OCEAN_SUCCESS;
+    }
+    if ((err = set(value))) return err;
+    if (kept) {
+      key_[device]   = key;
+      value_[device] = *value;
+      set_[device]   = true;
+    }
+    return OCEAN_SUCCESS;
+  }
+};
+
+#define OCEAN_GRID_STRIDE(i, n) \
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (int64_t)gridDim.x * blockDim.x)
 
 #endif

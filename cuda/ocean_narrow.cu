@@ -41,7 +41,10 @@ struct OceanNarrowArgs {
 };
 
 /* Shared memory of a block of `warps` warps summing over NC columns: values, seen flags, each warp's products. */
-static size_t OceanNarrowSmem(int warps, int nc) { return (size_t)warps * nc * (sizeof(double) + 1) + (size_t)warps * sizeof(long long); }
+static size_t OceanNarrowSmem(int warps, int nc)
+{
+  return (size_t)warps * nc * (sizeof(double) + 1) + (size_t)warps * sizeof(long long);
+}
 
 template <int NC, bool KNOWN>
 __global__ void OceanKernelNarrow(OceanNarrowArgs a)
@@ -164,7 +167,9 @@ static void OceanNarrowShape(OceanDevCSR A, int64_t nnz_a, int nc, int *team, in
 {
   const int64_t avg = A.nrows ? nnz_a / A.nrows : 0;
   int           tm  = 1;
-  while (tm < OCEAN_NARROW_MAX_TEAM && (int64_t)tm * OCEAN_NARROW_ENTRIES_PER_WARP < avg && OceanNarrowSmem(2 * tm, nc) <= OCEAN_NARROW_SMEM) tm *= 2;
+  while (tm < OCEAN_NARROW_MAX_TEAM && (int64_t)tm * OCEAN_NARROW_ENTRIES_PER_WARP < avg &&
+         OceanNarrowSmem(2 * tm, nc) <= OCEAN_NARROW_SMEM)
+    tm *= 2;
   *team  = tm;
   *warps = tm > OCEAN_NARROW_MIN_WARPS ? tm : OCEAN_NARROW_MIN_WARPS;
 }
@@ -177,7 +182,9 @@ static OceanError OceanNarrowLaunch(OceanNarrowArgs a, int64_t nnz_a)
   size_t    smem;
   unsigned  grid;
 
-  if (a.B.ncols > OCEAN_NARROW_MAX_COLUMNS) return OceanSetError(OCEAN_ERR_ARG, "narrow workflow: B has %lld columns, more than %d", (long long)a.B.ncols, OCEAN_NARROW_MAX_COLUMNS);
+  if (a.B.ncols > OCEAN_NARROW_MAX_COLUMNS)
+    return OceanSetError(OCEAN_ERR_ARG, "narrow workflow: B has %lld columns, more than %d", (long long)a.B.ncols,
+                         OCEAN_NARROW_MAX_COLUMNS);
   if (a.A.nrows == 0) return OCEAN_SUCCESS;
   OceanNarrowShape(a.A, nnz_a, nc, &team, &warps);
   a.team = team;
@@ -193,13 +200,14 @@ static OceanError OceanNarrowLaunch(OceanNarrowArgs a, int64_t nnz_a)
   return OCEAN_SUCCESS;
 }
 
-extern "C" OceanError OceanCudaNarrowSymbolic(OceanDevCSR A, int64_t nnz_a, OceanDevCSR B, OceanRowShape *d_shapes, int64_t *d_counts, int64_t *d_offsets, uint8_t *d_flags,
+extern "C" OceanError OceanCudaNarrowSymbolic(OceanDevCSR A, int64_t nnz_a, OceanDevCSR B, OceanRowShape *d_shapes,
+                                              int64_t *d_counts, int64_t *d_offsets, uint8_t *d_flags,
                                               int32_t *d_ws_cols, double *d_ws_vals, int64_t *d_totals)
 {
   OceanNarrowArgs a;
 
   memset(&a, 0, sizeof(a));
-  if (cudaMemsetAsync(d_totals, 0, 3 * sizeof(int64_t), 0) != cudaSuccess) return OceanSetError(OCEAN_ERR_DEVICE, "narrow rows: %s", cudaGetErrorString(cudaGetLastError()));
+  OCEAN_CUDA_TRY(cudaMemsetAsync(d_totals, 0, 3 * sizeof(int64_t), 0));
   a.A       = A;
   a.B       = B;
   a.shapes  = d_shapes;
@@ -212,7 +220,8 @@ extern "C" OceanError OceanCudaNarrowSymbolic(OceanDevCSR A, int64_t nnz_a, Ocea
   return OceanNarrowLaunch<false>(a, nnz_a);
 }
 
-extern "C" OceanError OceanCudaNarrowKnown(OceanCudaDevice dev, OceanDevCSR A, int64_t nnz_a, OceanDevCSR B, const int64_t *d_rowptr, const int32_t *d_colidx, double *d_values)
+extern "C" OceanError OceanCudaNarrowKnown(OceanCudaDevice dev, OceanDevCSR A, int64_t nnz_a, OceanDevCSR B,
+                                           const int64_t *d_rowptr, const int32_t *d_colidx, double *d_values)
 {
   OceanNarrowArgs a;
   OceanDeviceFlag mismatch(dev);
@@ -230,6 +239,8 @@ extern "C" OceanError OceanCudaNarrowKnown(OceanCudaDevice dev, OceanDevCSR A, i
   a.mismatch = mismatch.d;
   if (!err) err = OceanNarrowLaunch<true>(a, nnz_a);
   if (!err) err = mismatch.read(&raised);
-  if (!err && raised) err = OceanSetError(OCEAN_ERR_STATE, "narrow numeric into a known structure: a row's columns are not those of C (the operands' structure changed)");
+  if (!err && raised)
+    err = OceanSetError(OCEAN_ERR_STATE, "narrow numeric into a known structure: a row's columns are not those of C "
+                                         "(the operands' structure changed)");
   return err;
 }

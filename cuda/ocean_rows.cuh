@@ -1,6 +1,7 @@
 /*
-  ocean_rows.cuh - device helpers shared by the accumulator kernels (ocean_kernels.cu) and the known-structure
-  numeric kernels (ocean_numeric.cu).  Device code only; included by .cu files.
+  ocean_rows.cuh - device helpers that walk a row's products, shared by the accumulators (ocean_accumulators.cu),
+  the numeric into a known structure (ocean_known.cu) and the product map (ocean_productmap.cu).  Device code only;
+  included by .cu files.
 */
 #ifndef OCEAN_ROWS_CUH
 #define OCEAN_ROWS_CUH
@@ -24,9 +25,11 @@ __device__ __forceinline__ int OceanLanesPerEntry(int64_t products, int64_t a_le
    beside light ones) is walked by the whole warp instead, so one long row does not leave a small group working
    alone.  f must not synchronize. */
 template <typename F>
-__device__ __forceinline__ void OceanGroupForProductsAt(const OceanDevCSR &A, const OceanDevCSR &B, int64_t t_begin, int64_t t_end, int tid, int size, int g, bool numeric, F f)
+__device__ __forceinline__ void OceanGroupForProductsAt(const OceanDevCSR &A, const OceanDevCSR &B, int64_t t_begin,
+                                                        int64_t t_end, int tid, int size, int g, bool numeric, F f)
 {
-  const int     lane = tid & 31, warp = tid >> 5, nwarps = size >> 5, per_warp = 32 / g, gw = lane / g, sub = lane & (g - 1);
+  const int     lane = tid & 31, warp = tid >> 5, nwarps = size >> 5, per_warp = 32 / g, gw = lane / g;
+  const int     sub  = lane & (g - 1);
   const int64_t long_row = 4 * (int64_t)g;
 
   for (int64_t c = t_begin + (int64_t)warp * per_warp; c < t_end; c += (int64_t)nwarps * per_warp) {
@@ -56,9 +59,11 @@ __device__ __forceinline__ void OceanGroupForProductsAt(const OceanDevCSR &A, co
 
 /* OceanGroupForProducts: the same with f(column, value). */
 template <typename F>
-__device__ __forceinline__ void OceanGroupForProducts(const OceanDevCSR &A, const OceanDevCSR &B, int64_t t_begin, int64_t t_end, int tid, int size, int g, bool numeric, F f)
+__device__ __forceinline__ void OceanGroupForProducts(const OceanDevCSR &A, const OceanDevCSR &B, int64_t t_begin,
+                                                      int64_t t_end, int tid, int size, int g, bool numeric, F f)
 {
-  OceanGroupForProductsAt(A, B, t_begin, t_end, tid, size, g, numeric, [&](int32_t c, double v, int64_t, int64_t) { f(c, v); });
+  OceanGroupForProductsAt(A, B, t_begin, t_end, tid, size, g, numeric,
+                          [&](int32_t c, double v, int64_t, int64_t) { f(c, v); });
 }
 
 /* Calls f(p, column, A value * B value, t, u) for every product of A's entries [t_begin, t_end), p its index in
@@ -69,8 +74,9 @@ __device__ __forceinline__ void OceanGroupForProducts(const OceanDevCSR &A, cons
    loads of a row's products are issued together instead of one row of B after another.  Scratch: ex[W] (int),
    eb[W], ea[W] in shared memory, the team's own.  For rows with few products (the offsets are int). */
 template <int W, typename F>
-__device__ __forceinline__ void OceanFlatProductsAt(const OceanDevCSR &A, const OceanDevCSR &B, int64_t t_begin, int64_t t_end, int sub, unsigned mask, int *ex, int64_t *eb, double *ea,
-                                                  bool numeric, F f)
+__device__ __forceinline__ void OceanFlatProductsAt(const OceanDevCSR &A, const OceanDevCSR &B, int64_t t_begin,
+                                                    int64_t t_end, int sub, unsigned mask, int *ex, int64_t *eb,
+                                                    double *ea, bool numeric, F f)
 {
   int base = 0;
   for (int64_t c = t_begin; c < t_end; c += W) {
@@ -111,10 +117,12 @@ __device__ __forceinline__ void OceanFlatProductsAt(const OceanDevCSR &A, const 
 
 /* OceanFlatProducts: the same with f(p, column, value). */
 template <int W, typename F>
-__device__ __forceinline__ void OceanFlatProducts(const OceanDevCSR &A, const OceanDevCSR &B, int64_t t_begin, int64_t t_end, int sub, unsigned mask, int *ex, int64_t *eb, double *ea,
-                                                  bool numeric, F f)
+__device__ __forceinline__ void OceanFlatProducts(const OceanDevCSR &A, const OceanDevCSR &B, int64_t t_begin,
+                                                  int64_t t_end, int sub, unsigned mask, int *ex, int64_t *eb,
+                                                  double *ea, bool numeric, F f)
 {
-  OceanFlatProductsAt<W>(A, B, t_begin, t_end, sub, mask, ex, eb, ea, numeric, [&](int p, int32_t c, double v, int64_t, int64_t) { f(p, c, v); });
+  OceanFlatProductsAt<W>(A, B, t_begin, t_end, sub, mask, ex, eb, ea, numeric,
+                         [&](int p, int32_t c, double v, int64_t, int64_t) { f(p, c, v); });
 }
 
 /* Position of column c in the strictly increasing cols[0, n), or -1 (a row of C has fewer than 2^31 entries).

@@ -30,7 +30,8 @@ __global__ void OceanKernelColumnCounts(const int32_t *colidx, int64_t nnz, unsi
 }
 
 /* M^T's columns (M's rows) and values through the permutation */
-__global__ void OceanKernelTransposeGather(int64_t nnz, const int64_t *perm, const int32_t *row_of, const double *values, int32_t *tcolidx, double *tvalues)
+__global__ void OceanKernelTransposeGather(int64_t nnz, const int64_t *perm, const int32_t *row_of,
+                                           const double *values, int32_t *tcolidx, double *tvalues)
 {
   OCEAN_GRID_STRIDE(t, nnz)
   {
@@ -45,7 +46,8 @@ __global__ void OceanKernelGatherValues(int64_t n, const int64_t *perm, const do
   OCEAN_GRID_STRIDE(t, n) dst[t] = src[perm[t]];
 }
 
-extern "C" OceanError OceanCudaTranspose(OceanCudaDevice dev, OceanDevCSR M, int64_t nnz, int64_t *d_trowptr, int32_t *d_tcolidx, double *d_tvalues, int64_t *d_perm)
+extern "C" OceanError OceanCudaTranspose(OceanCudaDevice dev, OceanDevCSR M, int64_t nnz, int64_t *d_trowptr,
+                                         int32_t *d_tcolidx, double *d_tvalues, int64_t *d_perm)
 {
   int32_t   *row_of = NULL, *keys = NULL;
   int64_t   *iota = NULL, *counts = NULL;
@@ -55,31 +57,37 @@ extern "C" OceanError OceanCudaTranspose(OceanCudaDevice dev, OceanDevCSR M, int
   OceanError err = OCEAN_SUCCESS;
 
   if (M.ncols > (int64_t)INT32_MAX || M.nrows > (int64_t)INT32_MAX)
-    return OceanSetError(OCEAN_ERR_ARG, "device transpose of a %lld x %lld matrix: both sizes must fit int32 indices", (long long)M.nrows, (long long)M.ncols);
+    return OceanSetError(OCEAN_ERR_ARG, "device transpose of a %lld x %lld matrix: both sizes must fit int32 indices",
+                         (long long)M.nrows, (long long)M.ncols);
   while (bits < 31 && ((int64_t)1 << bits) < M.ncols) bits++;
   if ((err = OceanCudaAlloc(dev, (size_t)(M.ncols + 1) * sizeof(int64_t), (void **)&counts))) goto done;
-  if (cudaMemsetAsync(counts, 0, (size_t)(M.ncols + 1) * sizeof(int64_t), 0) != cudaSuccess) goto device_error;
+  err = OceanCudaCheck(cudaMemsetAsync(counts, 0, (size_t)(M.ncols + 1) * sizeof(int64_t), 0),
+                       "device transpose: memset");
+  if (err) goto done;
   if (nnz) {
-    if ((err = OceanCudaAlloc(dev, (size_t)nnz * sizeof(int32_t), (void **)&row_of)) || (err = OceanCudaAlloc(dev, (size_t)nnz * sizeof(int32_t), (void **)&keys)) ||
+    if ((err = OceanCudaAlloc(dev, (size_t)nnz * sizeof(int32_t), (void **)&row_of)) ||
+        (err = OceanCudaAlloc(dev, (size_t)nnz * sizeof(int32_t), (void **)&keys)) ||
         (err = OceanCudaAlloc(dev, (size_t)nnz * sizeof(int64_t), (void **)&iota)))
       goto done;
-    OceanKernelColumnCounts<<<OceanGrid(nnz, OCEAN_THREADS), OCEAN_THREADS>>>(M.colidx, nnz, (unsigned long long *)counts);
+    OceanKernelColumnCounts<<<OceanGrid(nnz, OCEAN_THREADS), OCEAN_THREADS>>>(M.colidx, nnz,
+                                                                             (unsigned long long *)counts);
     OceanKernelEntryRows<<<OceanGrid(M.nrows * 32, OCEAN_THREADS), OCEAN_THREADS>>>(M, row_of);
     OceanKernelIota64<<<OceanGrid(nnz, OCEAN_THREADS), OCEAN_THREADS>>>(nnz, iota);
-    if (cudaPeekAtLastError() != cudaSuccess) goto device_error;
+    if ((err = OceanCudaCheck(cudaPeekAtLastError(), "device transpose: launch"))) goto done;
     /* stable: entries of a column stay in row order */
-    if (cub::DeviceRadixSort::SortPairs(NULL, bytes, M.colidx, keys, iota, d_perm, nnz, 0, bits) != cudaSuccess) goto device_error;
+    err = OceanCudaCheck(cub::DeviceRadixSort::SortPairs(NULL, bytes, M.colidx, keys, iota, d_perm, nnz, 0, bits),
+                         "device transpose: radix sort");
+    if (err) goto done;
     if ((err = OceanCudaAlloc(dev, bytes ? bytes : 1, &temp))) goto done;
-    if (cub::DeviceRadixSort::SortPairs(temp, bytes, M.colidx, keys, iota, d_perm, nnz, 0, bits) != cudaSuccess) goto device_error;
-    OceanKernelTransposeGather<<<OceanGrid(nnz, OCEAN_THREADS), OCEAN_THREADS>>>(nnz, d_perm, row_of, M.values, d_tcolidx, d_tvalues);
-    if (cudaPeekAtLastError() != cudaSuccess) goto device_error;
+    err = OceanCudaCheck(cub::DeviceRadixSort::SortPairs(temp, bytes, M.colidx, keys, iota, d_perm, nnz, 0, bits),
+                         "device transpose: radix sort");
+    if (err) goto done;
+    OceanKernelTransposeGather<<<OceanGrid(nnz, OCEAN_THREADS), OCEAN_THREADS>>>(nnz, d_perm, row_of, M.values,
+                                                                                d_tcolidx, d_tvalues);
+    if ((err = OceanCudaCheck(cudaPeekAtLastError(), "device transpose: launch"))) goto done;
   }
   /* the counts add up to nnz by construction: no readback, no wait (coarse levels are latency-bound) */
   err = OceanCudaScanCounts(dev, NULL, M.ncols, counts, d_trowptr, NULL, NULL);
-  goto done;
-device_error:
-  err = OceanSetError(OCEAN_ERR_DEVICE, "device transpose of a %lld x %lld matrix with %lld nonzeros: %s", (long long)M.nrows, (long long)M.ncols, (long long)nnz,
-                      cudaGetErrorString(cudaGetLastError()));
 done:
   OceanCudaFree(dev, temp);
   OceanCudaFree(dev, iota);

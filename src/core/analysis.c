@@ -1,5 +1,5 @@
 /*
-  ocean_analysis.c - the analysis of a product (per-row products, span and upper bound; sampled compression
+  analysis.c - the analysis of a product (per-row products, span and upper bound; sampled compression
   ratio), the workflow selection and the row routing.  These are the decisions a device pipeline must make
   identically, so each is one function.
 */
@@ -232,7 +232,7 @@ void OceanSelectWorkflow(const OceanOptions *o, const OceanAnalysis *an, OceanDe
   d->bitmap_query = (an->sampled_rows ? an->cr_sampled : an->bound_total ? (double)an->products / (double)an->bound_total : 0.0) > o->bitmap_cr_threshold;
 }
 
-/* THE routing decision is OceanRouteRowBins (ocean_shared.h), shared with the CUDA kernels. */
+/* THE routing decision is OceanRouteRowBins (core/rules.h), shared with the CUDA kernels. */
 void OceanRouteRow(const OceanSettings *set, OceanPass ph, int64_t p, const OceanRowShape *row, OceanRoute *r)
 {
   OceanRouteRowBins(set->bins, set->warp_size, set->options.hash_load, ph, p, row, r);

@@ -1,8 +1,8 @@
 /*
-  ocean_shared.h - the decisions and formats both backends must share, usable from C and from CUDA.
+  rules.h - the decision rules and formats both backends must share, usable from C and from CUDA.
 
   Every function here is OCEAN_HD: __host__ __device__ under nvcc, plain static inline in C.  The CPU backend
-  (src/ocean_cpu.c and friends) and the CUDA kernels (the .cu files in cuda/) call these very functions, so that the two backends route
+  (src/cpu) and the CUDA kernels (the .cu files in cuda/) call these very functions, so that the two backends route
   every row, size every hash table and read every sketch identically:
     OceanRouteRowBins      - which bin, accumulator, slot and capacity a row gets (THE routing decision)
     OceanHashLimit/...For  - hash table limits
@@ -12,8 +12,8 @@
                              format (UltraLogLog-layout one-byte registers) and its maximum-likelihood estimate
   No allocation, no OpenMP, no CUDA runtime calls and no PETSc here.
 */
-#ifndef OCEAN_SHARED_H
-#define OCEAN_SHARED_H
+#ifndef OCEAN_CORE_RULES_H
+#define OCEAN_CORE_RULES_H
 
 #include "ocean.h"
 #include <math.h>

@@ -1,5 +1,5 @@
 /*
-  ocean_hll.c - per-row cardinality sketches: one sketch of m one-byte registers per row of B, built once and
+  sketch.c - per-row cardinality sketches: one sketch of m one-byte registers per row of B, built once and
   merged register-wise for each row of A, then a maximum-likelihood estimate of the row's nonzeros.
 
   Why not the textbook HyperLogLog register (the largest rank seen) with the harmonic-mean estimator: with 32
@@ -25,7 +25,7 @@
 #include "core/context.h"
 #include <math.h>
 
-/* The register format, the hash, the insertion and the estimator are in ocean_shared.h (shared with CUDA). */
+/* The register format, the hash, the insertion and the estimator are in core/rules.h (shared with CUDA). */
 
 int OceanSketchRegistersValid(int registers)
 {

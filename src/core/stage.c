@@ -223,7 +223,7 @@ static OceanError OceanStageLadder(OceanContext ctx, OceanStage *st, const Ocean
     OceanCall(ops->over_allocated(ctx, st, A, B, &switched));
   }
   if (switched) { /* the slots would pass max_output_nnz */
-    st->stats.switched_to_exact = 1;
+    st->stats.switched_to_exact = switched; /* 1: max_output_nnz, 2: device memory */
     st->dec.workflow            = OCEAN_WORKFLOW_EXACT;
     st->stats.workflow          = OCEAN_WORKFLOW_EXACT;
   }

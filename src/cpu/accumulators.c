@@ -1,5 +1,5 @@
 /*
-  ocean_cpu.c - the CPU accumulators, one row at a time, each imitating the GPU kernel of its bin:
+  accumulators.c - the CPU accumulators, one row at a time, each imitating the GPU kernel of its bin:
 
     ESC          expand the products into a buffer of q (column, value), stable sort by column, compact-sum
     HASH         open addressing with linear probing in a table of exactly the bin's capacity; the slot of a column
@@ -211,7 +211,7 @@ static void OceanEscRow(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B
 
 /* ------------------------------------------------------------------------------------------------ hash */
 
-/* OceanHashSlot (the table position of a column): ocean_shared.h */
+/* OceanHashSlot (the table position of a column): core/rules.h */
 
 /* Inserts all products of row i; returns 1 (overflow) when a new column would pass the slot. */
 static int OceanHashAccumulate(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B, int64_t i, const OceanRoute *r, int numeric, int64_t *count)

@@ -8,7 +8,7 @@
 
 #include "core/backend.h"
 
-/* Per-thread scratch of the CPU accumulators (ocean_cpu.c), sized from the bin table; the LONG bin grows it. */
+/* Per-thread scratch of the CPU accumulators (accumulators.c), sized from the bin table; the LONG bin grows it. */
 typedef struct {
   int32_t  *keys;   /* hash columns, -1 when free; all free between rows */
   double   *hvals;  /* hash values */
@@ -45,12 +45,12 @@ void       OceanWorkspacesDestroy(OceanWorkspace **ws, int n);
 OceanError OceanCpuRow(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B, int64_t i, const OceanRowShape *row,
                        const OceanRoute *route, int bitmap_query, int32_t *cols, double *vals, int64_t *count, int *overflow, int64_t *bytes);
 
-/* Exact nonzero count of one row by the symbolic accumulators, starting from the route of prediction p and
-   retrying with the next larger configuration while the symbolic accumulator overflows. */
 /* Numeric-only reuse of row i: the values of C's known row (columns cols[0, n), sorted) into vals, each product added
    at its column's position, in product order (the accumulators' sums, bitwise).  OCEAN_ERR_STATE when a product's
    column is not in the row.  *bytes: the workspace size asked when it fails to grow. */
 OceanError OceanCpuRowKnown(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B, int64_t i, const int32_t *cols, int64_t n, double *vals, int64_t *bytes);
+/* Exact nonzero count of one row by the symbolic accumulators, starting from the route of prediction p and
+   retrying with the next larger configuration while the symbolic accumulator overflows. */
 OceanError OceanCpuCountRow(const OceanSettings *set, OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B, int64_t i, const OceanRowShape *row,
                             int64_t p, int64_t *nnz, int *retried, int64_t *bytes);
 

@@ -1,0 +1,740 @@
+/*
+  ocean_accumulators.cu - the accumulators of the CUDA SpGEMM: every row of C by its route, the rows grouped by bin
+  (OceanCudaGroupByKey) and each bin launched with its kernel: ESC rows (a team of lanes per row), warp teams (EMPTY,
+  SHORT), shared-memory blocks (N0..N4: hash or dense) and LONG (global hash or global dense).  A row of C per team
+  (a warp or a block, see OceanTeam).
+
+  Every decision is the CPU backend's: rows are routed by OceanRouteRowBins, hash tables use OceanHashSlot (all from
+  core/rules.h).  A row overflows exactly when its distinct columns exceed its slot, as on the CPU.
+  Summation order: ESC rows sum in product order (bitwise the CPU's); hash and dense rows accumulate with atomicAdd,
+  so their last bits depend on the schedule (the tests allow 1e-12 |A||B|).
+  Output order: ESC (rank sort), dense (bitmap scan) and shared-hash (occupied entries compacted, then ranked or
+  bitonic-sorted) rows are written in column order; only global-hash (LONG) rows are appended unsorted and sorted
+  afterwards, in place, by OceanCudaSortRows (ocean_scan.cu).
+*/
+#include <cub/cub.cuh>
+#include <cuda_runtime.h>
+#include "ocean_cuda.h"
+#include "ocean_launch.cuh"
+#include "ocean_rows.cuh"
+
+struct OceanRowArgs {
+  OceanDevCSR          A, B;
+  const OceanRowShape *shapes;
+  const OceanRoute    *routes;
+  const int64_t       *list; /* this bin's rows */
+  int64_t              n;
+  int                  bitmap_query;
+  const int64_t       *offsets;
+  int32_t             *cols; /* numeric when not NULL (vals too) */
+  double              *vals;
+  int64_t             *counts;
+  uint8_t             *flags;
+  const int64_t       *goff; /* global hash tables: offset per position of list (LONG only) */
+  int32_t             *gkeys;
+  double              *gvals;
+  double              *gdense;        /* global dense values (LONG, numeric): gdense_stride per block, all zero */
+  int64_t              gdense_stride;
+  unsigned long long  *next;          /* LONG: the next position of list to take (rows handed out dynamically) */
+};
+
+/* Per-team state of the row being accumulated.  32-bit counters (a row of C has fewer than 2^31 entries): shared
+   atomics on them are native, on 64-bit ones compare-and-swap loops (sm_90 SASS: ATOMS.CAST.SPIN.64). */
+struct OceanRowState {
+  unsigned count; /* distinct columns inserted */
+  unsigned out;   /* entries written */
+  int      over;  /* the row passed its slot */
+};
+
+/* A team: the threads that accumulate one row together.  One-warp teams are packed OCEAN_TEAM_BLOCK / 32 to a block
+   (short rows should not each pay for a block) and synchronize with __syncwarp; larger teams are a block of their own
+   and use __syncthreads (named barriers would cap the blocks per SM). */
+#define OCEAN_TEAM_BLOCK 256
+#define OCEAN_MAX_TEAMS (OCEAN_TEAM_BLOCK / 32)
+struct OceanTeam {
+  int tid, size, id;
+  __device__ __forceinline__ void sync() const
+  {
+    if (size == 32) __syncwarp();
+    else __syncthreads();
+  }
+};
+
+/* Sorts keys[0, n) ascending (unsigned) in shared memory with vals moved along: a bitonic network over the next power
+   of two in its all-ascending form (the first step of each merge compares mirrored pairs), so the virtual entries
+   past n act as +infinity and are never touched.  Called by every thread of the team; ends synchronized. */
+__device__ void OceanTeamSortTable(const OceanTeam &tm, uint32_t *keys, double *vals, int64_t n64)
+{
+  const int n = (int)n64; /* a shared-memory table: far below 2^31 entries */
+  int       P = 1;
+  while (P < n) P <<= 1;
+  tm.sync();
+  for (int k = 2; k <= P; k <<= 1)
+    for (int j = k >> 1; j > 0; j >>= 1) {
+      for (int t = tm.tid; t < (P >> 1); t += tm.size) {
+        const int lo = ((t & ~(j - 1)) << 1) | (t & (j - 1)); /* bit log2(j) of lo is 0 */
+        const int hi = j == (k >> 1) ? (lo ^ (k - 1)) : (lo + j);
+        if (hi < n) {
+          const uint32_t kl = keys[lo], kh = keys[hi];
+          if (kh < kl) {
+            const double v = vals[lo];
+            keys[lo]       = kh;
+            keys[hi]       = kl;
+            vals[lo]       = vals[hi];
+            vals[hi]       = v;
+          }
+        }
+      }
+      tm.sync();
+    }
+}
+
+/* Moves the occupied entries (key != -1) of a shared hash table to its front, in table order; returns their number.
+   A chunk of the team's size at a time: every read of a chunk happens before its writes, which land below it. */
+__device__ int64_t OceanTeamCompactTable(const OceanTeam &tm, int32_t *keys, double *vals, int64_t cap, int *warp_sums)
+{
+  const int lane = tm.tid & 31, w = tm.tid >> 5, nw = tm.size >> 5, w0 = (int)(threadIdx.x >> 5) - w;
+  int64_t   base = 0;
+
+  for (int64_t j0 = 0; j0 < cap; j0 += tm.size) {
+    const int64_t  j = j0 + tm.tid;
+    const int32_t  k = j < cap ? keys[j] : -1;
+    const double   v = j < cap ? vals[j] : 0.0;
+    const unsigned m = __ballot_sync(0xffffffffu, k != -1);
+    if (lane == 0) warp_sums[w0 + w] = __popc(m);
+    tm.sync();
+    int before = 0, total = 0;
+    for (int x = 0; x < nw; x++) {
+      const int c = warp_sums[w0 + x];
+      before += x < w ? c : 0;
+      total += c;
+    }
+    if (k != -1) {
+      const int64_t d = base + before + __popc(m & ((1u << lane) - 1u));
+      keys[d]         = k;
+      vals[d]         = v;
+    }
+    base += total;
+    tm.sync();
+  }
+  return base;
+}
+
+/* One insertion into a hash table (shared or global memory, keys -1 when free): a new column past the slot sets over.
+   Table positions are 32-bit: a row's table has fewer than 2^32 slots. */
+__device__ __forceinline__ void OceanHashInsert(int32_t *keys, double *hv, int64_t cap64, int64_t slot, int32_t col,
+                                                double v, bool numeric, OceanRowState *st)
+{
+  const uint32_t cap = (uint32_t)cap64;
+  uint32_t       pos = (uint32_t)OceanHashSlot(col, cap64);
+  for (;;) {
+    int32_t k = ((volatile int32_t *)keys)[pos];
+    if (k == -1) {
+      k = atomicCAS(&keys[pos], -1, col);
+      if (k == -1) {
+        if (atomicAdd(&st->count, 1u) >= (unsigned long long)slot) {
+          atomicExch(&st->over, 1);
+          return;
+        }
+        k = col;
+      }
+    }
+    if (k == col) {
+      if (numeric) atomicAdd(&hv[pos], v);
+      return;
+    }
+    if (((volatile int *)&st->over)[0]) return;
+    pos = pos + 1 == cap ? 0 : pos + 1;
+  }
+}
+
+/* Every product of row i through f, spread over the team (OceanGroupForProducts). */
+template <typename F>
+__device__ __forceinline__ void OceanTeamForProducts(const OceanTeam &tm, const OceanRowArgs &a, int64_t i,
+                                                     bool numeric, F f)
+{
+  const int64_t tb = a.A.rowptr[i], te = a.A.rowptr[i + 1];
+  const int     g  = OceanLanesPerEntry(a.shapes[i].products, te - tb);
+  OceanGroupForProducts(a.A, a.B, tb, te, tm.tid, tm.size, g, numeric, f);
+}
+
+/* Hash accumulator (shared table, or global memory for LONG). */
+__device__ void OceanTeamHashRow(const OceanTeam &tm, const OceanRowArgs &a, int64_t i, const OceanRoute &r,
+                                 int32_t *keys, double *hv, bool shared_table, OceanRowState *st, int *warp_sums)
+{
+  const bool    values = a.cols != NULL; /* numeric: vals too */
+  const int64_t cap = r.capacity, slot = r.slot;
+
+  if (shared_table)
+    for (int64_t j = tm.tid; j < cap; j += tm.size) {
+      keys[j] = -1;
+      if (values) hv[j] = 0.0;
+    }
+  tm.sync();
+  OceanTeamForProducts(tm, a, i, values, [&](int32_t col, double v) {
+    if (!((volatile int *)&st->over)[0]) OceanHashInsert(keys, hv, cap, slot, col, v, values, st);
+  });
+  tm.sync();
+  if (!values || st->over) return;
+  const int64_t off = a.offsets[i];
+  if (!shared_table) {
+    /* global hash (LONG): appended unsorted; OceanCudaSortRows sorts these rows */
+    for (int64_t j = tm.tid; j < cap; j += tm.size) {
+      if (keys[j] == -1) continue;
+      const unsigned o = atomicAdd(&st->out, 1u);
+      a.cols[off + o]  = keys[j];
+      a.vals[off + o]  = hv[j];
+    }
+    return;
+  }
+  /* shared hash: the occupied entries moved to the front, sorted by column (values moved along, sums untouched),
+     written in column order */
+  const int64_t cnt = OceanTeamCompactTable(tm, keys, hv, cap, warp_sums);
+  if (cnt <= (int64_t)tm.size && cnt <= 512) {
+    /* at most one entry per thread: its rank among the (distinct) columns is its place in the row */
+    for (int64_t j = tm.tid; j < cnt; j += tm.size) {
+      const int32_t k    = keys[j];
+      int64_t       rank = 0;
+      for (int64_t o = 0; o < cnt; o++) rank += keys[o] < k;
+      a.cols[off + rank] = k;
+      a.vals[off + rank] = hv[j];
+    }
+    return;
+  }
+  OceanTeamSortTable(tm, (uint32_t *)keys, hv, cnt);
+  for (int64_t j = tm.tid; j < cnt; j += tm.size) {
+    a.cols[off + j] = keys[j];
+    a.vals[off + j] = hv[j];
+  }
+}
+
+/* Dense accumulator over the row's span: a bitmap in shared memory and (numeric) the sums dv, in shared memory (DENSE:
+   cleared here) or in the block's global array (GLOBAL_DENSE: all zero on entry, and left so: each sum is cleared
+   where it is read, an overflowing row's where its bits are). */
+__device__ void OceanTeamDenseRow(const OceanTeam &tm, const OceanRowArgs &a, int64_t i, const OceanRoute &r,
+                                  const OceanRowShape &sh, double *dv, unsigned *bm, bool global_values,
+                                  OceanRowState *st)
+{
+  const bool    values = a.cols != NULL; /* numeric: vals too */
+  const int64_t span = r.capacity, nw = (span + 31) / 32;
+
+  for (int64_t j = tm.tid; j < nw; j += tm.size) bm[j] = 0;
+  if (values && !global_values)
+    for (int64_t j = tm.tid; j < span; j += tm.size) dv[j] = 0.0;
+  tm.sync();
+  /* With the plan's bitmap query a value would be written, not added, by the first product of its column; that
+     needs an ordering between the bit and the value that atomics alone do not give, so this first version always
+     zeroes the values and adds (same result). */
+  OceanTeamForProducts(tm, a, i, values, [&](int32_t col, double v) {
+    const int64_t  j = (int64_t)col - sh.colmin;
+    const unsigned bit = 1u << (j & 31);
+    /* heavy rows set most bits early: reads then, not contended atomics */
+    if (!(((volatile unsigned *)bm)[j >> 5] & bit)) atomicOr(&bm[j >> 5], bit);
+    if (values) atomicAdd(&dv[j], v);
+  });
+  tm.sync();
+  for (int64_t w = tm.tid; w < nw; w += tm.size) {
+    const int c = __popc(bm[w]);
+    if (c) atomicAdd(&st->count, (unsigned)c);
+  }
+  tm.sync();
+  if (tm.tid == 0) st->over = st->count > (unsigned long long)r.slot;
+  tm.sync();
+  if (values && global_values && st->over)
+    for (int64_t w = tm.tid; w < nw; w += tm.size)
+      for (unsigned bits = bm[w]; bits; bits &= bits - 1) dv[w * 32 + __ffs(bits) - 1] = 0.0;
+  if (!values || st->over) return;
+  /* in column order: warp k takes a contiguous chunk of the bitmap's words, counts the bits before its chunk, then
+     walks the chunk 32 words at a time with a warp scan of the words' bit counts */
+  const int64_t off = a.offsets[i];
+  const int     lane = tm.tid & 31, warp = tm.tid >> 5, nwarps = tm.size >> 5;
+  const int     nwi = (int)nw; /* a shared-memory bitmap: far below 2^31 words */
+  const int     chunk = (nwi + nwarps - 1) / nwarps, w0 = min(nwi, warp * chunk), w1 = min(nwi, w0 + chunk);
+  unsigned      base = 0; /* entries of the row: at most its slot */
+  for (int w = lane; w < w0; w += 32) base += (unsigned)__popc(bm[w]);
+  for (int d = 16; d > 0; d >>= 1) base += __shfl_xor_sync(0xffffffffu, base, d);
+  for (int t = w0; t < w1; t += 32) {
+    const int      w    = t + lane;
+    unsigned       bits = w < w1 ? bm[w] : 0u;
+    const unsigned c    = (unsigned)__popc(bits);
+    unsigned       incl = c;
+    for (int d = 1; d < 32; d <<= 1) {
+      const unsigned y = __shfl_up_sync(0xffffffffu, incl, d);
+      if (lane >= d) incl += y;
+    }
+    unsigned o = base + incl - c;
+    for (; bits; bits &= bits - 1, o++) {
+      const int j     = w * 32 + __ffs(bits) - 1;
+      a.cols[off + o] = (int32_t)(sh.colmin + j);
+      a.vals[off + o] = dv[j];
+      if (global_values) dv[j] = 0.0;
+    }
+    base += __shfl_sync(0xffffffffu, incl, 31);
+  }
+}
+
+/* Expand-sort-compact for rows of at most OCEAN_ESC_MAX products (ESC4 and ESC2 alike): a team of OCEAN_ESC_LANES
+   lanes per row, OCEAN_TEAM_BLOCK / OCEAN_ESC_LANES rows per block.  Short rows are latency-bound (a few dependent
+   loads each): many in flight beats wide teams.  Products expanded in product order (OceanFlatProducts), a stable
+   rank sort of (column, product index) in shared memory, then each run of equal columns summed in product order (the
+   CPU's order, so these rows match it bitwise).  A team's lanes share a warp with other teams: they synchronize on
+   their own mask only.  Measured with Nsight Compute on the H200 (3D 7-point squared, 49 products a row): 32 lanes a
+   row 5.5 ms, 8 lanes 3.8 ms.  Rows of the team's tables are padded by one entry so that the teams of a warp read
+   different banks. */
+#define OCEAN_ESC_MAX 64
+#define OCEAN_ESC_INDEX_BITS 6 /* a product's index in its row: below OCEAN_ESC_MAX */
+#define OCEAN_ESC_LANES 8
+#define OCEAN_ESC_PAD (OCEAN_ESC_MAX + 1)
+
+/* The stable rank sort of a row's q expanded columns ec[0, q) (q <= OCEAN_ESC_MAX) into sc (columns) and sx (their
+   product indices): the rank of product p is the number of products o with (column, o) below (column, p).  Lane sub
+   of the team holds its products p = sub, sub + W, ... (K slots, enough for q) and ranks them all in one pass over
+   the row, comparing (column, index) packed in one Key (32 bits when the columns fit 32 - 6 bits): one shared load
+   and one compare per slot and product instead of a pass, a load and three compares per product. */
+template <int W, int K, typename Key>
+__device__ __forceinline__ void OceanEscRank(const int32_t *ec, int q, int sub, int32_t *sc, uint8_t *sx)
+{
+  Key mine[K];
+  int rank[K];
+#pragma unroll
+  for (int k = 0; k < K; k++) {
+    const int p = sub + k * W;
+    mine[k]     = p < q ? ((Key)(uint32_t)ec[p] << OCEAN_ESC_INDEX_BITS) | (Key)p : ~(Key)0;
+    rank[k]     = 0;
+  }
+  for (int o = 0; o < q; o++) {
+    const Key other = ((Key)(uint32_t)ec[o] << OCEAN_ESC_INDEX_BITS) | (Key)o;
+#pragma unroll
+    for (int k = 0; k < K; k++) rank[k] += other < mine[k];
+  }
+#pragma unroll
+  for (int k = 0; k < K; k++) {
+    const int p = sub + k * W;
+    if (p < q) {
+      sc[rank[k]] = ec[p];
+      sx[rank[k]] = (uint8_t)p;
+    }
+  }
+}
+template <int W>
+__global__ void __launch_bounds__(OCEAN_TEAM_BLOCK, 6) OceanKernelEscRows(OceanRowArgs a)
+{
+  constexpr int      R = OCEAN_TEAM_BLOCK / W;
+  __shared__ int32_t ec[R][OCEAN_ESC_PAD]; /* expanded: columns and values in product order */
+  __shared__ double  ev[R][OCEAN_ESC_PAD];
+  __shared__ int32_t sc[R][OCEAN_ESC_PAD]; /* sorted: columns and the index of their product */
+  __shared__ uint8_t sx[R][OCEAN_ESC_PAD + 3];
+  __shared__ int     ex[R][W]; /* OceanFlatProducts' scratch */
+  __shared__ int64_t eb[R][W];
+  __shared__ double  ea[R][W];
+  const bool         values = a.cols != NULL; /* numeric: vals too */
+  const bool         narrow_keys = a.B.ncols <= (1ll << (32 - OCEAN_ESC_INDEX_BITS)); /* (column, index) in 32 bits */
+  const int          sub = (int)threadIdx.x % W, t = (int)threadIdx.x / W, first = (int)(threadIdx.x & 31) & ~(W - 1);
+  const unsigned     mask = W == 32 ? 0xffffffffu : ((1u << W) - 1u) << first;
+
+  for (int64_t pos = (int64_t)blockIdx.x * R + t; pos < a.n; pos += (int64_t)gridDim.x * R) {
+    const int64_t    i = a.list[pos];
+    const OceanRoute r = a.routes[i];
+    const int        q = (int)r.capacity;
+    int              count = 0, before = 0;
+    OceanFlatProducts<W>(a.A, a.B, a.A.rowptr[i], a.A.rowptr[i + 1], sub, mask, ex[t], eb[t], ea[t], values,
+                         [&](int p, int32_t col, double v) {
+                           if (p < OCEAN_ESC_MAX) { /* q <= OCEAN_ESC_MAX by routing; the test only guards the table */
+                             ec[t][p] = col;
+                             ev[t][p] = v;
+                           }
+                         });
+    __syncwarp(mask);
+    if (narrow_keys) {
+      if (q <= 4 * W) OceanEscRank<W, 4, uint32_t>(ec[t], q, sub, sc[t], sx[t]);
+      else OceanEscRank<W, OCEAN_ESC_MAX / W, uint32_t>(ec[t], q, sub, sc[t], sx[t]);
+    } else OceanEscRank<W, OCEAN_ESC_MAX / W, uint64_t>(ec[t], q, sub, sc[t], sx[t]);
+    __syncwarp(mask);
+    for (int p0 = 0; p0 < q; p0 += W) {
+      const int p = p0 + sub;
+      count += __popc(__ballot_sync(mask, p < q && (p == 0 || sc[t][p] != sc[t][p - 1])) & mask);
+    }
+    const int over = count > r.slot;
+    if (sub == 0) {
+      a.counts[i] = over ? r.slot + 1 : count;
+      a.flags[i]  = (uint8_t)over;
+    }
+    if (values && !over) {
+      const int64_t off = a.offsets[i];
+      for (int p0 = 0; p0 < q; p0 += W) {
+        const int      p     = p0 + sub;
+        const bool     start = p < q && (p == 0 || sc[t][p] != sc[t][p - 1]);
+        const unsigned m     = (__ballot_sync(mask, start) & mask) >> first;
+        if (start) {
+          double s = ev[t][sx[t][p]];
+          for (int x = p + 1; x < q && sc[t][x] == sc[t][p]; x++) s += ev[t][sx[t][x]];
+          const int64_t o = off + before + __popc(m & ((1u << sub) - 1u)); /* after the earlier lanes' entries */
+          a.cols[o]       = sc[t][p];
+          a.vals[o]       = s;
+        }
+        before += __popc(m);
+      }
+    }
+    __syncwarp(mask);
+  }
+}
+
+/* Teams of team_size threads, each with team_bytes of the dynamic shared memory, take the bin's rows in turn; the
+   accumulator is the route's.  One kernel per kind of bin, so that each gets the registers of its own accumulators
+   only (occupancy): warp teams (EMPTY, SHORT), shared-memory blocks (N0..N4: hash or dense), LONG (global hash). */
+enum { OCEAN_ROWS_WARP = 0, OCEAN_ROWS_SHARED, OCEAN_ROWS_GLOBAL };
+/* Registers: warp teams at 4 blocks of OCEAN_TEAM_BLOCK (64 registers); the 1024-thread kinds at two blocks per SM
+   (32 registers, a few spilled to L1), which the hash and dense rows' latency needs more than registers (H200,
+   R-MAT scale 18 degree 8: numeric 116 -> 78 ms; elasticity 50 -> 41 ms; the 27-point Laplacian about 3% slower). */
+template <int KIND>
+__global__ void __launch_bounds__(KIND == OCEAN_ROWS_WARP ? OCEAN_TEAM_BLOCK : 1024, KIND == OCEAN_ROWS_WARP ? 4 : 2)
+  OceanKernelRows(OceanRowArgs a, int team_size, int team_bytes)
+{
+  extern __shared__ double ocean_smem_d[];
+  __shared__ OceanRowState st[OCEAN_MAX_TEAMS];
+  __shared__ int           warp_sums[32];
+  __shared__ long long     next_pos;
+  OceanTeam                tm;
+  tm.size                = team_size;
+  tm.id                  = (int)threadIdx.x / team_size;
+  tm.tid                 = (int)threadIdx.x % team_size;
+  const int      teams   = (int)blockDim.x / team_size;
+  char          *smem    = (char *)ocean_smem_d + (size_t)tm.id * (size_t)team_bytes;
+  OceanRowState *s       = &st[tm.id];
+
+  for (int64_t pos = (int64_t)blockIdx.x * teams + tm.id;; pos += (int64_t)gridDim.x * teams) {
+    if constexpr (KIND == OCEAN_ROWS_GLOBAL) {
+      /* LONG rows differ by orders of magnitude: a resident grid takes them one at a time */
+      if (tm.tid == 0) next_pos = (long long)atomicAdd(a.next, 1ULL);
+      tm.sync();
+      pos = next_pos;
+    }
+    if (pos >= a.n) break;
+    const int64_t    i = a.list[pos];
+    const OceanRoute r = a.routes[i];
+    if (tm.tid == 0) {
+      s->count = 0;
+      s->out   = 0;
+      s->over  = 0;
+    }
+    tm.sync();
+    if (r.acc == OCEAN_ACC_HASH) {
+      /* values first: 8-byte aligned */
+      double  *hv   = (double *)smem;
+      int32_t *keys = (int32_t *)(a.cols ? smem + r.capacity * sizeof(double) : smem);
+      if constexpr (KIND != OCEAN_ROWS_GLOBAL) OceanTeamHashRow(tm, a, i, r, keys, hv, true, s, warp_sums);
+    } else if constexpr (KIND == OCEAN_ROWS_SHARED) {
+      if (r.acc == OCEAN_ACC_DENSE)
+        OceanTeamDenseRow(tm, a, i, r, a.shapes[i], (double *)smem,
+                          (unsigned *)(a.cols ? smem + r.capacity * sizeof(double) : smem), false, s);
+    } else {
+      if (r.acc == OCEAN_ACC_GLOBAL_DENSE)
+        OceanTeamDenseRow(tm, a, i, r, a.shapes[i], a.gdense ? a.gdense + (int64_t)blockIdx.x * a.gdense_stride : NULL,
+                          (unsigned *)smem, true, s);
+      else if (r.acc == OCEAN_ACC_GLOBAL_HASH)
+        OceanTeamHashRow(tm, a, i, r, a.gkeys + a.goff[pos], a.gvals ? a.gvals + a.goff[pos] : NULL, false, s,
+                         warp_sums);
+    }
+    tm.sync();
+    if (tm.tid == 0) {
+      a.counts[i] = s->over ? r.slot + 1 : (int64_t)s->count;
+      a.flags[i]  = (uint8_t)s->over;
+    }
+    tm.sync();
+  }
+}
+
+__global__ void OceanKernelBinKeys(const int64_t *list, int64_t n, const OceanRoute *routes, uint8_t *keys)
+{
+  OCEAN_GRID_STRIDE(j, n) keys[j] = routes[list ? list[j] : j].bin;
+}
+
+/* LONG rows: cap[j] the global hash table's entries (0 for dense rows), *dense_span the widest dense row */
+__global__ void OceanKernelGlobalCapacity(const int64_t *list, int64_t n, const OceanRoute *routes, int64_t *cap,
+                                          unsigned long long *dense_span)
+{
+  OCEAN_GRID_STRIDE(j, n)
+  {
+    const OceanRoute r = routes[list[j]];
+    cap[j]             = r.acc == OCEAN_ACC_GLOBAL_HASH ? r.capacity : 0;
+    if (r.acc == OCEAN_ACC_GLOBAL_DENSE) atomicMax(dense_span, (unsigned long long)r.capacity);
+  }
+}
+
+/* rows[j] = list[j] (list NULL: j) and the count of each key: counted per block in shared memory, a warp's equal keys
+   added once, then one global atomic per key and block (most rows share a key: one global counter taking every row's
+   atomic serializes millions of them). */
+__global__ void OceanKernelKeyRows(const uint8_t *keys, const int64_t *list, int64_t n, int nkeys, int64_t *rows,
+                                   unsigned long long *counts)
+{
+  __shared__ unsigned block_counts[256];
+  for (int k = threadIdx.x; k < nkeys; k += blockDim.x) block_counts[k] = 0;
+  __syncthreads();
+  OCEAN_GRID_STRIDE(j, n)
+  {
+    const unsigned key = keys[j], peers = __match_any_sync(__activemask(), key);
+    rows[j]            = list ? list[j] : j;
+    if ((int)(threadIdx.x & 31) == __ffs(peers) - 1) atomicAdd(&block_counts[key], (unsigned)__popc(peers));
+  }
+  __syncthreads();
+  for (int k = threadIdx.x; k < nkeys; k += blockDim.x)
+    if (block_counts[k]) atomicAdd(&counts[k], (unsigned long long)block_counts[k]);
+}
+
+extern "C" OceanError OceanCudaGroupByKey(OceanCudaDevice dev, const uint8_t *d_keys, const int64_t *d_list, int64_t n,
+                                          int nkeys, int64_t **d_grouped, int64_t *counts)
+{
+  uint8_t            *skeys = NULL;
+  int64_t            *rows = NULL, *srows = NULL;
+  unsigned long long *d_counts = NULL, h_counts[256];
+  OceanTemp           temp(dev);
+  size_t              bytes = 0;
+  const int           bits  = nkeys > 1 ? 32 - __builtin_clz((unsigned)(nkeys - 1)) : 1;
+  OceanError          err;
+  int                 b;
+
+  *d_grouped = NULL;
+  memset(counts, 0, sizeof(int64_t) * (size_t)nkeys);
+  if (nkeys < 1 || nkeys > 256) return OceanSetError(OCEAN_ERR_ARG, "grouping rows: %d keys, 1 to 256 allowed", nkeys);
+  if (n == 0) return OCEAN_SUCCESS;
+  if ((err = OceanCudaAlloc(dev, (size_t)n, (void **)&skeys)) ||
+      (err = OceanCudaAlloc(dev, (size_t)n * sizeof(int64_t), (void **)&rows)) ||
+      (err = OceanCudaAlloc(dev, (size_t)n * sizeof(int64_t), (void **)&srows)) ||
+      (err = OceanCudaAlloc(dev, (size_t)nkeys * sizeof(unsigned long long), (void **)&d_counts)))
+    goto done;
+  err = OceanCudaCheck(cudaMemsetAsync(d_counts, 0, (size_t)nkeys * sizeof(unsigned long long), 0),
+                       "grouping rows: memset");
+  if (err) goto done;
+  OceanKernelKeyRows<<<OceanGrid(n, OCEAN_THREADS), OCEAN_THREADS>>>(d_keys, d_list, n, nkeys, rows, d_counts);
+  /* a radix sort over the key's bits, stable: rows keep their order inside a group */
+  if ((err = OceanCudaCheck(cub::DeviceRadixSort::SortPairs(NULL, bytes, d_keys, skeys, rows, srows, n, 0, bits),
+                            "grouping rows: radix sort")) ||
+      (err = temp.get(bytes)) ||
+      (err = OceanCudaCheck(cub::DeviceRadixSort::SortPairs(temp.ptr, bytes, d_keys, skeys, rows, srows, n, 0, bits),
+                            "grouping rows: radix sort")))
+    goto done;
+  if ((err = OceanCudaReadback(dev, h_counts, d_counts, (size_t)nkeys * sizeof(unsigned long long)))) goto done;
+  for (b = 0; b < nkeys; b++) counts[b] = (int64_t)h_counts[b];
+  *d_grouped = srows;
+  srows      = NULL;
+  err        = OCEAN_SUCCESS;
+done:
+  OceanCudaFree(dev, skeys);
+  OceanCudaFree(dev, rows);
+  OceanCudaFree(dev, srows);
+  OceanCudaFree(dev, d_counts);
+  return err;
+}
+
+static OceanError OceanCudaGroupRows(OceanCudaDevice dev, const OceanRoute *d_routes, const int64_t *d_list, int64_t n,
+                                     int64_t **d_grouped, int64_t bin_rows[OCEAN_NUM_BINS])
+{
+  uint8_t   *keys = NULL;
+  OceanError err;
+
+  *d_grouped = NULL;
+  memset(bin_rows, 0, sizeof(int64_t) * OCEAN_NUM_BINS);
+  if (n == 0) return OCEAN_SUCCESS;
+  if ((err = OceanCudaAlloc(dev, (size_t)n, (void **)&keys))) return err;
+  OceanKernelBinKeys<<<OceanGrid(n, OCEAN_THREADS), OCEAN_THREADS>>>(d_list, n, d_routes, keys);
+  err = OceanCudaCheck(cudaGetLastError(), "grouping rows by bin: launch");
+  if (!err) err = OceanCudaGroupByKey(dev, keys, d_list, n, OCEAN_NUM_BINS, d_grouped, bin_rows);
+  OceanCudaFree(dev, keys);
+  return err;
+}
+
+/* Sets the three row kernels' opt-in of dynamic shared memory on the current device: what the opt-in limit leaves
+   beside their static shared memory (the same for the three), into *smem_max. */
+static OceanError OceanRowsOptin(int smem_optin, int64_t *smem_max)
+{
+  cudaFuncAttributes fa;
+  int                avail;
+  OCEAN_CUDA_TRY(cudaFuncGetAttributes(&fa, OceanKernelRows<OCEAN_ROWS_SHARED>));
+  avail = smem_optin - (int)fa.sharedSizeBytes;
+  OCEAN_CUDA_TRY(
+    cudaFuncSetAttribute(OceanKernelRows<OCEAN_ROWS_WARP>, cudaFuncAttributeMaxDynamicSharedMemorySize, avail));
+  OCEAN_CUDA_TRY(
+    cudaFuncSetAttribute(OceanKernelRows<OCEAN_ROWS_SHARED>, cudaFuncAttributeMaxDynamicSharedMemorySize, avail));
+  OCEAN_CUDA_TRY(
+    cudaFuncSetAttribute(OceanKernelRows<OCEAN_ROWS_GLOBAL>, cudaFuncAttributeMaxDynamicSharedMemorySize, avail));
+  *smem_max = avail;
+  return OCEAN_SUCCESS;
+}
+
+static OceanError OceanCudaRunGroupedRows(OceanCudaDevice dev, const OceanCudaRouteParams *rp, OceanDevCSR A,
+                                          OceanDevCSR B, const OceanRowShape *d_shapes, const OceanRoute *d_routes,
+                                          const int64_t *d_grouped, const int64_t bin_rows[OCEAN_NUM_BINS],
+                                          int bitmap_query, const int64_t *d_offsets, int32_t *d_cols, double *d_vals,
+                                          int64_t *d_counts, uint8_t *d_flags, int *global_hash)
+{
+  static OceanSmemOptin optin; /* the row kernels' opt-in, per device: the most the device allows */
+  int                   smem_max;
+  int64_t               smem_kept = 0;
+  int64_t            *gcap = NULL, *goff = NULL;
+  int32_t            *gkeys = NULL;
+  double             *gvals = NULL, *gdense = NULL;
+  unsigned long long *glong = NULL; /* LONG: [0] the widest dense row, [1] the next row to take */
+  OceanError err   = OCEAN_SUCCESS;
+  int64_t    start, b, n = 0, long_grid = 1;
+
+  for (b = 0; b < OCEAN_NUM_BINS; b++) n += bin_rows[b];
+  if (n == 0) return OCEAN_SUCCESS;
+  err = optin.ensure(
+    (int)rp->smem_optin, [&](int64_t *value) { return OceanRowsOptin((int)rp->smem_optin, value); }, &smem_kept);
+  if (err) return err;
+  smem_max = (int)smem_kept;
+  for (b = 0, start = 0; b < OCEAN_NUM_BINS; start += bin_rows[b], b++) {
+    const OceanBinConfig *c  = &rp->bins[b];
+    const int64_t         nb = bin_rows[b];
+    OceanRowArgs          a;
+    int                   team, teams, team_bytes;
+    cudaError_t           launch;
+
+    if (!nb) continue;
+    memset(&a, 0, sizeof(a));
+    a.A            = A;
+    a.B            = B;
+    a.shapes       = d_shapes;
+    a.routes       = d_routes;
+    a.list         = d_grouped + start;
+    a.n            = nb;
+    a.bitmap_query = bitmap_query;
+    a.offsets      = d_offsets;
+    a.cols         = d_cols;
+    a.vals         = d_vals;
+    a.counts       = d_counts;
+    a.flags        = d_flags;
+    /* a team of threads per row: OCEAN_ESC_LANES for ESC (its own kernel), a warp for EMPTY and SHORT (the bin's
+       block shared by its rows), the bin's block otherwise; teams smaller than OCEAN_TEAM_BLOCK threads are packed
+       into blocks of that size */
+    if (b == OCEAN_BIN_EMPTY) {
+      team       = 32;
+      team_bytes = 0;
+    } else if (b == OCEAN_BIN_ESC4 || b == OCEAN_BIN_ESC2) {
+      /* their own kernel (static shared memory), the same team width for both bins */
+      const int lanes = OCEAN_ESC_LANES;
+      OceanKernelEscRows<OCEAN_ESC_LANES><<<OceanGrid(nb, OCEAN_TEAM_BLOCK / OCEAN_ESC_LANES), OCEAN_TEAM_BLOCK>>>(a);
+      if ((launch = cudaGetLastError()) != cudaSuccess) {
+        err = OceanSetError(OCEAN_ERR_DEVICE, "accumulators: bin %s (%lld rows, %d lanes a row): %s",
+                            OceanBinName((OceanBin)b), (long long)nb, lanes, cudaGetErrorString(launch));
+        goto done;
+      }
+      continue;
+    } else if (b == OCEAN_BIN_LONG) {
+      int64_t            total = 0;
+      unsigned long long h[2];
+      team       = c->threads;
+      team_bytes = 0;
+      if ((err = OceanCudaAlloc(dev, (size_t)(nb + 1) * sizeof(int64_t), (void **)&gcap)) ||
+          (err = OceanCudaAlloc(dev, (size_t)(nb + 1) * sizeof(int64_t), (void **)&goff)) ||
+          (err = OceanCudaAlloc(dev, 2 * sizeof(unsigned long long), (void **)&glong)))
+        goto done;
+      err = OceanCudaCheck(cudaMemsetAsync(glong, 0, 2 * sizeof(unsigned long long), 0), "accumulators: memset");
+      if (err) goto done;
+      OceanKernelGlobalCapacity<<<OceanGrid(nb, OCEAN_THREADS), OCEAN_THREADS>>>(d_grouped + start, nb, d_routes, gcap,
+                                                                                 glong);
+      if ((err = OceanCudaScanCounts(dev, NULL, nb, gcap, goff, NULL, &total)) ||
+          (err = OceanCudaReadback(dev, h, glong, sizeof(h))))
+        goto done;
+      *global_hash = total > 0;
+      if (total) {
+        if ((err = OceanCudaAlloc(dev, (size_t)total * sizeof(int32_t), (void **)&gkeys))) goto done;
+        err = OceanCudaCheck(cudaMemsetAsync(gkeys, 0xff, (size_t)total * sizeof(int32_t), 0), "accumulators: memset");
+        if (err) goto done;
+        if (d_vals) {
+          if ((err = OceanCudaAlloc(dev, (size_t)total * sizeof(double), (void **)&gvals))) goto done;
+          err = OceanCudaCheck(cudaMemsetAsync(gvals, 0, (size_t)total * sizeof(double), 0), "accumulators: memset");
+          if (err) goto done;
+        }
+      }
+      /* the dense rows' bitmap: LONG's dense columns fit the block */
+      if (h[0]) team_bytes = (int)((h[0] + 31) / 32 * 4 + 15) / 16 * 16;
+      if (team_bytes > smem_max) {
+        err = OceanSetError(OCEAN_ERR_DEVICE,
+                            "accumulators: LONG's dense rows span %llu columns, a bitmap of %d bytes; the kernel may "
+                            "have %d of dynamic shared memory",
+                            h[0], team_bytes, smem_max);
+        goto done;
+      }
+      a.goff  = goff;
+      a.gkeys = gkeys;
+      a.gvals = gvals;
+      a.next  = glong + 1;
+      {
+        /* as many blocks as are resident at once, each with its own dense values (zeroed once, left zeroed) */
+        const int sms    = OceanDeviceSMs();
+        int       per_sm = 0;
+        if (sms < 1) {
+          err = OceanSetError(OCEAN_ERR_DEVICE, "accumulators: the device's multiprocessor count could not be read");
+          goto done;
+        }
+        err = OceanCudaCheck(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, OceanKernelRows<OCEAN_ROWS_GLOBAL>,
+                                                                           team, (size_t)team_bytes),
+                             "accumulators: occupancy of LONG");
+        if (err) goto done;
+        if (per_sm < 1) per_sm = 1;
+        long_grid = (int64_t)sms * per_sm < nb ? (int64_t)sms * per_sm : nb;
+      }
+      if (h[0] && d_vals) {
+        a.gdense_stride = (int64_t)h[0];
+        if ((err = OceanCudaAlloc(dev, (size_t)long_grid * (size_t)h[0] * sizeof(double), (void **)&gdense))) goto done;
+        err = OceanCudaCheck(cudaMemsetAsync(gdense, 0, (size_t)long_grid * (size_t)h[0] * sizeof(double), 0),
+                             "accumulators: memset");
+        if (err) goto done;
+        a.gdense = gdense;
+      }
+    } else {
+      const int rpb = c->rows_per_block > 0 ? c->rows_per_block : 1;
+      team          = c->threads / rpb;
+      team_bytes    = (int)(((c->smem_bytes / rpb) + 64 + 15) / 16 * 16);
+      if (team_bytes > smem_max) team_bytes = smem_max;
+    }
+    team  = team < 32 ? 32 : (team + 31) / 32 * 32;
+    teams = team == 32 ? OCEAN_MAX_TEAMS : 1;
+    while (teams > 1 && (int64_t)teams * team_bytes > smem_max) teams--;
+    {
+      const dim3   grid = b == OCEAN_BIN_LONG ? (unsigned)long_grid : OceanGrid(nb, teams), block = teams * team;
+      const size_t bytes = (size_t)teams * (size_t)team_bytes;
+      if (team == 32) OceanKernelRows<OCEAN_ROWS_WARP><<<grid, block, bytes>>>(a, team, team_bytes);
+      else if (b == OCEAN_BIN_LONG) OceanKernelRows<OCEAN_ROWS_GLOBAL><<<grid, block, bytes>>>(a, team, team_bytes);
+      else OceanKernelRows<OCEAN_ROWS_SHARED><<<grid, block, bytes>>>(a, team, team_bytes);
+    }
+    if ((launch = cudaGetLastError()) != cudaSuccess) {
+      err = OceanSetError(OCEAN_ERR_DEVICE,
+                          "accumulators: bin %s (%lld rows, %d teams of %d threads, %d bytes each): %s",
+                          OceanBinName((OceanBin)b), (long long)nb, teams, team, team_bytes,
+                          cudaGetErrorString(launch));
+      goto done;
+    }
+  }
+  err = OCEAN_SUCCESS;
+done:
+  OceanCudaFree(dev, gcap);
+  OceanCudaFree(dev, goff);
+  OceanCudaFree(dev, gkeys);
+  OceanCudaFree(dev, gvals);
+  OceanCudaFree(dev, gdense);
+  OceanCudaFree(dev, glong);
+  return err;
+}
+
+extern "C" OceanError OceanCudaRunRows(OceanCudaDevice dev, const OceanCudaRouteParams *rp, OceanDevCSR A,
+                                       OceanDevCSR B, const OceanRowShape *d_shapes, const OceanRoute *d_routes,
+                                       const int64_t *d_list, int64_t n, int bitmap_query, const int64_t *d_offsets,
+                                       int32_t *d_cols, double *d_vals, int64_t *d_counts, uint8_t *d_flags,
+                                       int *unsorted)
+{
+  int64_t   *grouped = NULL, bins[OCEAN_NUM_BINS];
+  int        global_hash = 0;
+  OceanError err;
+
+  if (n == 0) return OCEAN_SUCCESS;
+  err = OceanCudaGroupRows(dev, d_routes, d_list, n, &grouped, bins);
+  if (!err)
+    err = OceanCudaRunGroupedRows(dev, rp, A, B, d_shapes, d_routes, grouped, bins, bitmap_query, d_offsets, d_cols,
+                                  d_vals, d_counts, d_flags, &global_hash);
+  if (!err && unsorted && global_hash) *unsorted = 1;
+  OceanCudaFree(dev, grouped);
+  return err;
+}
+

@@ -1,0 +1,316 @@
+/*
+  ocean_analysis.cu - the analysis phase of the CUDA SpGEMM: each row's shape (products, span, first column, upper
+  bound), the CR sample, the statistics reduced on the device (route counts, the estimate's error), the predictions
+  and the routing.  Every decision is the CPU's: predictions and routes come from the same functions of
+  core/rules.h, and the reductions are exact integer counts or the CPU's terms.
+*/
+#include <cub/cub.cuh>
+#include <cuda_runtime.h>
+#include "ocean_cuda.h"
+#include "ocean_launch.cuh"
+
+/* ------------------------------------------------------------------------------------------------ row shapes */
+
+/* Long rows (OceanWideRows) get a warp each, lanes over the entries, reduced by shuffles: integer sums and extremes,
+   so the results are a thread per row's. */
+__device__ static inline void OceanWarpRange(int32_t *lo, int32_t *hi)
+{
+  for (int o = 16; o; o >>= 1) {
+    *lo = min(*lo, __shfl_xor_sync(OCEAN_FULL_MASK, *lo, o));
+    *hi = max(*hi, __shfl_xor_sync(OCEAN_FULL_MASK, *hi, o));
+  }
+}
+
+/* first/last column of every row of B (first > last for an empty row); LANES threads per row (1 or 32) */
+template <int LANES>
+__global__ void OceanKernelRowRange(OceanDevCSR B, int32_t *first, int32_t *last)
+{
+  const int lane = LANES == 1 ? 0 : threadIdx.x & 31;
+  OCEAN_GRID_STRIDE(g, B.nrows * LANES)
+  {
+    const int64_t k  = g / LANES;
+    int32_t       lo = INT32_MAX, hi = -1;
+    for (int64_t t = B.rowptr[k] + lane; t < B.rowptr[k + 1]; t += LANES) {
+      lo = min(lo, B.colidx[t]);
+      hi = max(hi, B.colidx[t]);
+    }
+    if (LANES > 1) OceanWarpRange(&lo, &hi);
+    if (lane == 0) {
+      first[k] = lo;
+      last[k]  = hi;
+    }
+  }
+}
+
+/* products, span, first column and upper bound of every row of A*B; LANES threads per row (1 or 32) */
+template <int LANES>
+__global__ void OceanKernelRowShapes(OceanDevCSR A, OceanDevCSR B, const int32_t *first, const int32_t *last,
+                                     OceanRowShape *shapes, uint8_t *nonempty, int64_t *products, int64_t *bounds)
+{
+  const int lane = LANES == 1 ? 0 : threadIdx.x & 31;
+  OCEAN_GRID_STRIDE(g, A.nrows * LANES)
+  {
+    const int64_t i  = g / LANES;
+    int64_t       q  = 0;
+    int32_t       lo = INT32_MAX, hi = -1;
+    for (int64_t t = A.rowptr[i] + lane; t < A.rowptr[i + 1]; t += LANES) {
+      int32_t k  = A.colidx[t];
+      int64_t nk = B.rowptr[k + 1] - B.rowptr[k];
+      if (!nk) continue;
+      q += nk;
+      lo = min(lo, first[k]);
+      hi = max(hi, last[k]);
+    }
+    if (LANES > 1) {
+      for (int o = 16; o; o >>= 1) q += __shfl_xor_sync(OCEAN_FULL_MASK, q, o);
+      OceanWarpRange(&lo, &hi);
+    }
+    if (lane == 0) {
+      OceanRowShape r;
+      r.products  = q;
+      r.span      = q ? (int64_t)hi - lo + 1 : 0;
+      r.colmin    = q ? lo : 0;
+      r.ub        = OceanMin64(OceanMin64(q, r.span), B.ncols);
+      shapes[i]   = r;
+      products[i] = q;
+      bounds[i]   = r.ub;
+      if (nonempty) nonempty[i] = (uint8_t)(q > 0);
+    }
+  }
+}
+
+/* A kernel over the rows of M with LANES threads per row: 32 when its rows average a warp's worth of entries. */
+#define OCEAN_LAUNCH_PER_ROW(kernel, nrows, nnz, ...) \
+  do { \
+    if (OceanWideRows(nrows, nnz)) kernel<32><<<OceanGrid((nrows) * 32, OCEAN_THREADS), OCEAN_THREADS>>>(__VA_ARGS__); \
+    else kernel<1><<<OceanGrid(nrows, OCEAN_THREADS), OCEAN_THREADS>>>(__VA_ARGS__); \
+  } while (0)
+
+extern "C" OceanError OceanCudaAnalyzeRows(OceanCudaDevice dev, OceanDevCSR A, int64_t nnz_a, OceanDevCSR B,
+                                           int64_t nnz_b, OceanRowShape *d_shapes, uint8_t *d_nonempty,
+                                           int64_t *products, int64_t *bound_total)
+{
+  int32_t   *first = NULL, *last = NULL;
+  int64_t   *q = NULL, *ub = NULL, *sums = NULL, h[2];
+  OceanTemp  temp(dev);
+  size_t     bytes = 0;
+  OceanError err;
+
+  *products = *bound_total = 0;
+  if (A.nrows == 0) return OCEAN_SUCCESS;
+  if ((err = OceanCudaAlloc(dev, (size_t)B.nrows * sizeof(int32_t), (void **)&first)) ||
+      (err = OceanCudaAlloc(dev, (size_t)B.nrows * sizeof(int32_t), (void **)&last)) ||
+      (err = OceanCudaAlloc(dev, (size_t)A.nrows * sizeof(int64_t), (void **)&q)) ||
+      (err = OceanCudaAlloc(dev, (size_t)A.nrows * sizeof(int64_t), (void **)&ub)) ||
+      (err = OceanCudaAlloc(dev, 2 * sizeof(int64_t), (void **)&sums)))
+    goto done;
+  if (B.nrows) OCEAN_LAUNCH_PER_ROW(OceanKernelRowRange, B.nrows, nnz_b, B, first, last);
+  OCEAN_LAUNCH_PER_ROW(OceanKernelRowShapes, A.nrows, nnz_a, A, B, first, last, d_shapes, d_nonempty, q, ub);
+  if ((err = OceanCudaCheck(cudaGetLastError(), "analysis kernels: launch"))) goto done;
+  /* both totals in one readback */
+  if ((err = OceanCudaCheck(cub::DeviceReduce::Sum(NULL, bytes, q, sums, A.nrows), "analysis: sum of products")) ||
+      (err = temp.get(bytes)) ||
+      (err = OceanCudaCheck(cub::DeviceReduce::Sum(temp.ptr, bytes, q, sums, A.nrows), "analysis: sum of products")) ||
+      (err = OceanCudaCheck(cub::DeviceReduce::Sum(temp.ptr, bytes, ub, sums + 1, A.nrows), "analysis: sum of bounds")))
+    goto done;
+  if ((err = OceanCudaReadback(dev, h, sums, sizeof(h)))) goto done;
+  *products    = h[0];
+  *bound_total = h[1];
+done:
+  OceanCudaFree(dev, first);
+  OceanCudaFree(dev, last);
+  OceanCudaFree(dev, q);
+  OceanCudaFree(dev, ub);
+  OceanCudaFree(dev, sums);
+  return err;
+}
+
+__global__ void OceanKernelSampleRows(const int64_t *nonempty_rows, int64_t nq, int64_t ns, int64_t *sample)
+{
+  OCEAN_GRID_STRIDE(j, ns) sample[j] = nonempty_rows[OceanSampleIndex(j, nq, ns)];
+}
+
+extern "C" OceanError OceanCudaSampleRows(const int64_t *d_nonempty_rows, int64_t nq, int64_t ns, int64_t *d_sample)
+{
+  if (ns == 0) return OCEAN_SUCCESS;
+  if (ns > nq)
+    return OceanSetError(OCEAN_ERR_ARG, "sample rows: %lld of %lld rows with products", (long long)ns, (long long)nq);
+  OceanKernelSampleRows<<<OceanGrid(ns, OCEAN_THREADS), OCEAN_THREADS>>>(d_nonempty_rows, nq, ns, d_sample);
+  OCEAN_CUDA_LAUNCHED("sample rows");
+  return OCEAN_SUCCESS;
+}
+
+__global__ void OceanKernelSampleValues(const int64_t *sample, int64_t ns, const OceanRowShape *shapes,
+                                        const int64_t *counts, int64_t *out)
+{
+  OCEAN_GRID_STRIDE(j, ns)
+  {
+    const int64_t row = sample[j];
+    out[j]            = shapes[row].products;
+    out[ns + j]       = counts[row];
+  }
+}
+
+extern "C" OceanError OceanCudaSampleValues(const int64_t *d_sample, int64_t ns, const OceanRowShape *d_shapes,
+                                            const int64_t *d_counts, int64_t *d_out)
+{
+  if (ns == 0) return OCEAN_SUCCESS;
+  OceanKernelSampleValues<<<OceanGrid(ns, OCEAN_THREADS), OCEAN_THREADS>>>(d_sample, ns, d_shapes, d_counts, d_out);
+  OCEAN_CUDA_LAUNCHED("sample values");
+  return OCEAN_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------------------------------ statistics */
+
+#define OCEAN_HIST_SIZE (OCEAN_NUM_BINS + OCEAN_CUDA_NUM_ACC)
+
+/* Rows per bin (entries 0..OCEAN_NUM_BINS-1) and per accumulator (the rest): shared-memory counts per block, then one
+   global atomic per entry and block.  Integer counts: exact whatever the order. */
+__global__ void OceanKernelCountRoutes(const OceanRoute *routes, int64_t n, unsigned long long *hist)
+{
+  __shared__ unsigned int h[OCEAN_HIST_SIZE];
+  for (int b = threadIdx.x; b < OCEAN_HIST_SIZE; b += blockDim.x) h[b] = 0;
+  __syncthreads();
+  OCEAN_GRID_STRIDE(i, n)
+  {
+    const OceanRoute r = routes[i];
+    atomicAdd(&h[r.bin < OCEAN_NUM_BINS ? r.bin : OCEAN_NUM_BINS - 1], 1u);
+    atomicAdd(&h[OCEAN_NUM_BINS + (r.acc < OCEAN_CUDA_NUM_ACC ? r.acc : 0)], 1u);
+  }
+  __syncthreads();
+  for (int b = threadIdx.x; b < OCEAN_HIST_SIZE; b += blockDim.x)
+    if (h[b]) atomicAdd(&hist[b], (unsigned long long)h[b]);
+}
+
+extern "C" OceanError OceanCudaCountRoutes(OceanCudaDevice dev, const OceanRoute *const *d_routes, int nsets, int64_t n,
+                                           OceanCudaRouteCounts *counts)
+{
+  unsigned long long *d_hist = NULL, h[OCEAN_CUDA_ROUTE_SETS * OCEAN_HIST_SIZE];
+  OceanError          err;
+  int                 b, k;
+
+  memset(counts, 0, sizeof(*counts) * (size_t)nsets);
+  if (nsets < 1 || nsets > OCEAN_CUDA_ROUTE_SETS)
+    return OceanSetError(OCEAN_ERR_ARG, "route counts: %d sets of routes, 1 to %d allowed", nsets,
+                         OCEAN_CUDA_ROUTE_SETS);
+  if (n == 0) return OCEAN_SUCCESS;
+  if ((err = OceanCudaAlloc(dev, sizeof(h), (void **)&d_hist))) return err;
+  if ((err = OceanCudaCheck(cudaMemsetAsync(d_hist, 0, sizeof(h), 0), "route counts: memset"))) goto done;
+  /* at most 4096 blocks: per-block counts of at most ~2^32 rows each would need n > 2^44 rows to wrap */
+  for (k = 0; k < nsets; k++)
+    OceanKernelCountRoutes<<<OceanGrid(n, OCEAN_THREADS) < 4096 ? OceanGrid(n, OCEAN_THREADS) : 4096,
+                             OCEAN_THREADS>>>(d_routes[k], n, d_hist + k * OCEAN_HIST_SIZE);
+  if ((err = OceanCudaCheck(cudaGetLastError(), "route counts: launch"))) goto done;
+  /* every set at once */
+  if ((err = OceanCudaReadback(dev, h, d_hist, (size_t)nsets * OCEAN_HIST_SIZE * sizeof(unsigned long long))))
+    goto done;
+  for (k = 0; k < nsets; k++) {
+    for (b = 0; b < OCEAN_NUM_BINS; b++) counts[k].bins[b] = (int64_t)h[k * OCEAN_HIST_SIZE + b];
+    for (b = 0; b < OCEAN_CUDA_NUM_ACC; b++) counts[k].acc[b] = (int64_t)h[k * OCEAN_HIST_SIZE + OCEAN_NUM_BINS + b];
+  }
+done:
+  OceanCudaFree(dev, d_hist);
+  return err;
+}
+
+/* Each row's term of the estimate error (0 for rows without nonzeros) and the number of rows with nonzeros. */
+__global__ void OceanKernelEstimateError(int64_t n, const OceanRowShape *shapes, const double *estimate,
+                                         double coefficient, const int64_t *counts, double *term,
+                                         unsigned long long *nrows)
+{
+  for (int64_t base = (int64_t)blockIdx.x * blockDim.x; base < n; base += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t i   = base + threadIdx.x;
+    const int64_t nnz = i < n ? counts[i] : 0;
+    if (i < n)
+      term[i] = nnz ? OceanEstimateRelError(OceanPredictFromEstimate(estimate[i], coefficient, &shapes[i]), coefficient,
+                                            nnz)
+                    : 0.0;
+    const int c = __syncthreads_count(nnz != 0); /* every thread of the block runs the same iterations */
+    if (threadIdx.x == 0 && c) atomicAdd(nrows, (unsigned long long)c);
+  }
+}
+
+extern "C" OceanError OceanCudaEstimateError(OceanCudaDevice dev, int64_t n, const OceanRowShape *d_shapes,
+                                             const double *d_estimate, double coefficient, const int64_t *d_counts,
+                                             double *mean)
+{
+  struct {
+    double             sum;
+    unsigned long long rows;
+  } h, *d_res = NULL;
+  double    *term = NULL;
+  OceanTemp  temp(dev);
+  size_t     bytes = 0;
+  OceanError err;
+
+  *mean = 0.0;
+  if (n == 0) return OCEAN_SUCCESS;
+  if ((err = OceanCudaAlloc(dev, sizeof(h), (void **)&d_res)) ||
+      (err = OceanCudaAlloc(dev, (size_t)n * sizeof(double), (void **)&term)))
+    goto done;
+  if ((err = OceanCudaCheck(cudaMemsetAsync(d_res, 0, sizeof(h), 0), "estimate error: memset"))) goto done;
+  OceanKernelEstimateError<<<OceanGrid(n, OCEAN_THREADS), OCEAN_THREADS>>>(n, d_shapes, d_estimate, coefficient,
+                                                                           d_counts, term, &d_res->rows);
+  if ((err = OceanCudaCheck(cudaPeekAtLastError(), "estimate error: launch"))) goto done;
+  if ((err = OceanCudaCheck(cub::DeviceReduce::Sum(NULL, bytes, term, &d_res->sum, n), "estimate error: sum")) ||
+      (err = temp.get(bytes)) ||
+      (err = OceanCudaCheck(cub::DeviceReduce::Sum(temp.ptr, bytes, term, &d_res->sum, n), "estimate error: sum")))
+    goto done;
+  if ((err = OceanCudaReadback(dev, &h, d_res, sizeof(h)))) goto done;
+  *mean = h.rows ? h.sum / (double)h.rows : 0.0;
+done:
+  OceanCudaFree(dev, d_res);
+  OceanCudaFree(dev, term);
+  return err;
+}
+
+/* ------------------------------------------------------------------------------------------ predictions, routes */
+
+__global__ void OceanKernelPredict(OceanCudaPredict kind, const int64_t *list, int64_t n, const OceanRowShape *shapes,
+                                   const double *estimate, const OceanRoute *routes, double x, int64_t *p)
+{
+  OCEAN_GRID_STRIDE(j, n)
+  {
+    const int64_t        row = list ? list[j] : j;
+    const OceanRowShape *r   = &shapes[row];
+    switch (kind) {
+    case OCEAN_CUDA_PREDICT_UB: p[row] = r->ub; break;
+    case OCEAN_CUDA_PREDICT_EXACT: p[row] = OceanPredictExact(r, x); break;
+    case OCEAN_CUDA_PREDICT_ESTIMATE: p[row] = OceanPredictFromEstimate(estimate[row], x, r); break;
+    case OCEAN_CUDA_PREDICT_RETRY: p[row] = OceanMin64(r->ub, 2 * routes[row].slot); break;
+    }
+  }
+}
+
+extern "C" OceanError OceanCudaPredictRows(OceanCudaPredict kind, const int64_t *d_list, int64_t n,
+                                           const OceanRowShape *d_shapes, const double *d_estimate,
+                                           const OceanRoute *d_routes, double x, int64_t *d_p)
+{
+  if (n == 0) return OCEAN_SUCCESS;
+  OceanKernelPredict<<<OceanGrid(n, OCEAN_THREADS), OCEAN_THREADS>>>(kind, d_list, n, d_shapes, d_estimate, d_routes, x,
+                                                                     d_p);
+  OCEAN_CUDA_LAUNCHED("predictions");
+  return OCEAN_SUCCESS;
+}
+
+__global__ void OceanKernelRoute(OceanCudaRouteParams rp, OceanPass pass, const int64_t *list, int64_t n,
+                                 const int64_t *p, const OceanRowShape *shapes, OceanRoute *routes)
+{
+  OCEAN_GRID_STRIDE(j, n)
+  {
+    const int64_t row = list ? list[j] : j;
+    OceanRoute    r;
+    OceanRouteRowBins(rp.bins, rp.warp, rp.load, pass, p[row], &shapes[row], &r);
+    routes[row] = r;
+  }
+}
+
+extern "C" OceanError OceanCudaRouteRows(const OceanCudaRouteParams *rp, OceanPass pass, const int64_t *d_list,
+                                         int64_t n, const int64_t *d_p, const OceanRowShape *d_shapes,
+                                         OceanRoute *d_routes)
+{
+  if (n == 0) return OCEAN_SUCCESS;
+  OceanKernelRoute<<<OceanGrid(n, OCEAN_THREADS), OCEAN_THREADS>>>(*rp, pass, d_list, n, d_p, d_shapes, d_routes);
+  OCEAN_CUDA_LAUNCHED("routing");
+  return OCEAN_SUCCESS;
+}
