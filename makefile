@@ -94,30 +94,50 @@ EXAMPLE_SRC    := $(filter-out examples/bench_spgemm.c,$(wildcard examples/*.c))
 EXAMPLE_BIN    := $(EXAMPLE_SRC:examples/%.c=$(BUILD)/examples/%)
 LINK_OCEAN     := -L$(abspath $(LIBDIR)) -Wl,-rpath,$(abspath $(LIBDIR)) -lpetscocean $(PETSC_LINK) -lm
 
-$(TEST_CORE_BIN): tests/core/test_core.c tests/core/gen.h $(CORE_OBJ) $(CUDA_OBJ)
+# tests/common: the one matrix generator and host reference product of every suite (C, no PETSc), linked into the
+# core, GPU and PETSc tests and the benchmark programs (examples/bench_spgemm, examples/row_bins).
+TEST_COMMON_H   := $(wildcard tests/common/*.h)
+TEST_COMMON_OBJ := $(BUILD)/tests/common/gen.o $(BUILD)/tests/common/ref.o
+$(BUILD)/tests/common/%.o: tests/common/%.c $(TEST_COMMON_H)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS_CORE) $(CFLAGS_CORE) $(filter-out %.h,$^) -o $@ $(OCEAN_CUDA_LINK) -lm
+	$(CC) $(CPPFLAGS_CORE) $(CFLAGS_CORE) -c $< -o $@
 
-# The CUDA backend against the CPU backend (no PETSc): built here, run on a GPU machine by tests/gpu/run_gpu_tests.sh.
+$(TEST_CORE_BIN): tests/core/test_core.c $(TEST_COMMON_OBJ) $(TEST_COMMON_H) $(CORE_OBJ) $(CUDA_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_CORE) -Itests/common $(CFLAGS_CORE) $(filter-out %.h,$^) -o $@ $(OCEAN_CUDA_LINK) -lm
+
+# The CUDA backend against the CPU backend (no PETSc): run by tests/run_tests.sh (gpu/all) where a CUDA device is,
+# and by tests/gpu/run_gpu_tests.sh on the GPU machine.
 TEST_GPU_BIN := $(BUILD)/tests/test_gpu
-$(TEST_GPU_BIN): tests/gpu/test_gpu.c tests/core/gen.h $(CORE_OBJ) $(CUDA_OBJ)
+$(TEST_GPU_BIN): tests/gpu/test_gpu.c $(TEST_COMMON_OBJ) $(TEST_COMMON_H) $(CORE_OBJ) $(CUDA_OBJ)
 	@if [ "$(OCEAN_HAVE_CUDA)" != yes ]; then echo "test-gpu needs the CUDA backend: $(OCEAN_CUDA_REASON)" >&2; exit 1; fi
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS_CORE) -Itests/core -isystem $(OCEAN_CUDA_ROOT)/include $(CFLAGS_CORE) $(filter-out %.h,$^) -o $@ $(OCEAN_CUDA_LINK) -lm
+	$(CC) $(CPPFLAGS_CORE) -Itests/common -isystem $(OCEAN_CUDA_ROOT)/include $(CFLAGS_CORE) $(filter-out %.h,$^) \
+	  -o $@ $(OCEAN_CUDA_LINK) -lm
 
 .PHONY: test-gpu
 test-gpu: $(TEST_GPU_BIN)
 
-$(BUILD)/tests/%: tests/petsc/%.c $(wildcard tests/petsc/*.h) $(wildcard examples/*.h) $(LIBNAME)
+$(BUILD)/tests/%: tests/petsc/%.c $(wildcard tests/petsc/*.h) $(TEST_COMMON_OBJ) $(TEST_COMMON_H) $(LIBNAME)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS_CORE) -Itests/petsc $(CFLAGS_PETSC) $< -o $@ $(LINK_OCEAN)
+	$(CC) $(CPPFLAGS_CORE) -Itests/petsc -Itests/common $(TEST_PETSC_FLAGS) $(CFLAGS_PETSC) $< $(TEST_COMMON_OBJ) -o $@ \
+	  $(LINK_OCEAN)
+# test_solvers solves the main job's own problems: it includes examples/elasticity.h and laplace.h, on purpose.
+$(BUILD)/tests/test_solvers: TEST_PETSC_FLAGS := -Iexamples
+$(BUILD)/tests/test_solvers: examples/elasticity.h examples/laplace.h
 
 $(BUILD)/examples/%: examples/%.c $(wildcard examples/*.h) $(LIBNAME)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_CORE) $(CFLAGS_PETSC) $< -o $@ $(LINK_OCEAN)
 
+# row_bins reads the benchmark's set: the common generator's.
+$(BUILD)/examples/row_bins: examples/row_bins.c $(TEST_COMMON_OBJ) $(TEST_COMMON_H) $(LIBNAME)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_CORE) -Itests/common $(CFLAGS_PETSC) $< $(TEST_COMMON_OBJ) -o $@ $(LINK_OCEAN)
+
 # An unmodified PETSc tutorial, built against PETSc alone: it gets our types through -dll_append.
-PETSC_EXAMPLES ?= $(firstword $(wildcard /usr/share/petsc/*/share/petsc/examples/src $(PETSC_DIR)/share/petsc/examples/src $(PETSC_DIR)/src))
+PETSC_EXAMPLES ?= $(firstword $(wildcard /usr/share/petsc/*/share/petsc/examples/src \
+                                         $(PETSC_DIR)/share/petsc/examples/src $(PETSC_DIR)/src))
 $(BUILD)/tests/ksp_ex2: $(PETSC_EXAMPLES)/ksp/ksp/tutorials/ex2.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -w $(PETSC_SYS_INCLUDES) $< -o $@ $(PETSC_LINK) -lm
@@ -128,6 +148,9 @@ $(BUILD)/examples/ksp_ex56: $(PETSC_EXAMPLES)/ksp/ksp/tutorials/ex56.c
 	$(CC) -O2 -w $(PETSC_SYS_INCLUDES) $< -o $@ $(PETSC_LINK) -lm
 
 tests-build: $(TEST_CORE_BIN) $(TEST_PETSC_BIN) $(EXAMPLE_BIN) $(BUILD)/tests/ksp_ex2 $(BUILD)/examples/ksp_ex56
+ifeq ($(OCEAN_HAVE_CUDA),yes)
+tests-build: $(TEST_GPU_BIN)
+endif
 
 test: tests-build
 	@bash tests/run_tests.sh

@@ -22,13 +22,16 @@ else
   BENCH_LIBS     ?=
 endif
 # python3 with matplotlib: the one on PATH when it has it, else Debian's (apt-get install python3-matplotlib).
-BENCH_PYTHON ?= $(shell for p in python3 /usr/bin/python3; do $$p -c 'import matplotlib' 2>/dev/null && { echo $$p; break; }; done)
+BENCH_PYTHON ?= $(shell for p in python3 /usr/bin/python3; do \
+                  $$p -c 'import matplotlib' 2>/dev/null && { echo $$p; break; }; done)
 
 ifeq ($(OCEAN_HAVE_CUDA),yes)
-$(BENCH_BIN): examples/bench_spgemm.c examples/bench_gen.h include/ocean.h $(BENCH_DEPS)
+# Its matrices and host reference product: tests/common (TEST_COMMON_OBJ, from the top makefile).
+$(BENCH_BIN): examples/bench_spgemm.c $(TEST_COMMON_OBJ) $(TEST_COMMON_H) include/ocean.h $(BENCH_DEPS)
 	@mkdir -p $(dir $@)
-	$(CC) -O2 -fopenmp -std=c99 -Wall -Wextra -Iinclude -I$(OCEAN_CUDA_ROOT)/include $(BENCH_CPPFLAGS) $< -o $@ \
-	  -L$(OCEAN_CUDA_LIBDIR) -Wl,-rpath,$(OCEAN_CUDA_LIBDIR) $(BENCH_LIBS) -lcusparse -lcudart -lm
+	$(CC) -O2 -fopenmp -std=c99 -Wall -Wextra -Iinclude -Itests/common -I$(OCEAN_CUDA_ROOT)/include $(BENCH_CPPFLAGS) \
+	  $< $(TEST_COMMON_OBJ) -o $@ -L$(OCEAN_CUDA_LIBDIR) -Wl,-rpath,$(OCEAN_CUDA_LIBDIR) $(BENCH_LIBS) \
+	  -lcusparse -lcudart -lm
 else
 $(BENCH_BIN):
 	@echo "bench: the SpGEMM benchmark needs CUDA: $(OCEAN_CUDA_REASON)" >&2; exit 1
@@ -45,5 +48,6 @@ bench-run: $(BENCH_BIN)
 	$(BENCH_BIN) --csv $(BENCH_CSV) $(BENCH_ARGS)
 
 bench-plot:
-	@test -n "$(BENCH_PYTHON)" || { echo "bench-plot: no python3 with matplotlib (apt-get install -y python3-matplotlib)" >&2; exit 1; }
+	@test -n "$(BENCH_PYTHON)" || \
+	  { echo "bench-plot: no python3 with matplotlib (apt-get install -y python3-matplotlib)" >&2; exit 1; }
 	$(BENCH_PYTHON) examples/plot_bench.py $(BENCH_CSV) $(BENCH_PNG)

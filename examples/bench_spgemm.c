@@ -20,7 +20,14 @@
 #define DISABLE_CUSPARSE_DEPRECATED /* cusparse.h marks its legacy API deprecated, and warns on its own declarations */
 #include <cuda_runtime.h>
 #include <cusparse.h>
-#include "bench_gen.h"
+#include <errno.h>
+#include <omp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gen.h" /* tests/common: the benchmark's set, the file readers, the host reference product */
+#include "ref.h"
 #include "ocean.h" /* OceanStats for the phase table; the calls only with -DOCEAN_BENCH_OURS */
 
 /* ---- options ---------------------------------------------------------------------------------------------- */
@@ -37,27 +44,28 @@ typedef struct {
 
 static void usage(FILE *f)
 {
-  fprintf(f, "usage: bench_spgemm [options] [FILE.mtx | A.mtx:B.mtx | ptap:A.bin:P.bin ...]\n"
-             "  --only NAME[,NAME]   run only these matrices (built-in names, or file names without .mtx)\n"
-             "  --reps N             timed repetitions (10; 3 when one run takes more than 1 s)\n"
-             "  --warmup N           warm-up runs before them (3)\n"
-             "  --csv PATH           results (build/bench/bench.csv)\n"
-             "  --list               print the matrices' statistics (computed on the host) and exit: no GPU needed\n"
-             "  --max-gb G           skip a method when its buffers would exceed G GB\n"
-             "  --chunk-fraction F   cusparseSpGEMM_estimateMemory's chunk_fraction (0.2)\n"
-             "  --small              smaller versions of the built-in matrices, for quick checks\n"
-             "  --no-cusparse        ours only (for profiling: no ratio is printed)\n"
-             "Matrix Market files (coordinate real/integer/pattern, general/symmetric) are added to the set;\n"
-             "A.mtx:B.mtx multiplies two files.  Their values are replaced by pseudo-random nonzero ones.\n"
-             "ptap:A.bin:P.bin: the Galerkin product P^T A P of two PETSc binary matrices (their own values), ours as a\n"
-             "PtAP plan against cuSPARSE's csr2csc + two cusparseSpGEMM (ALG1); named ptap_<A's file name>.\n"
-             "--only takes NAME* for every name that starts with NAME.\n");
+  fprintf(f,
+          "usage: bench_spgemm [options] [FILE.mtx | A.mtx:B.mtx | ptap:A.bin:P.bin ...]\n"
+          "  --only NAME[,NAME]   run only these matrices (built-in names, or file names without .mtx)\n"
+          "  --reps N             timed repetitions (10; 3 when one run takes more than 1 s)\n"
+          "  --warmup N           warm-up runs before them (3)\n"
+          "  --csv PATH           results (build/bench/bench.csv)\n"
+          "  --list               print the matrices' statistics (computed on the host) and exit: no GPU needed\n"
+          "  --max-gb G           skip a method when its buffers would exceed G GB\n"
+          "  --chunk-fraction F   cusparseSpGEMM_estimateMemory's chunk_fraction (0.2)\n"
+          "  --small              smaller versions of the built-in matrices, for quick checks\n"
+          "  --no-cusparse        ours only (for profiling: no ratio is printed)\n"
+          "Matrix Market files (coordinate real/integer/pattern, general/symmetric) are added to the set;\n"
+          "A.mtx:B.mtx multiplies two files.  Their values are replaced by pseudo-random nonzero ones.\n"
+          "ptap:A.bin:P.bin: the Galerkin product P^T A P of two PETSc binary matrices (their own values), ours as a\n"
+          "PtAP plan against cuSPARSE's csr2csc + two cusparseSpGEMM (ALG1); named ptap_<A's file name>.\n"
+          "--only takes NAME* for every name that starts with NAME.\n");
 }
 
 static int parse_options(int argc, char **argv, Options *o)
 {
   *o = (Options){NULL, 10, 3, 0, 0, 0, "build/bench/bench.csv", 0, 0.2f, NULL, 0};
-  o->files = (const char **)bench_xmalloc((size_t)argc * sizeof(char *));
+  o->files = (const char **)GenMalloc((size_t)argc * sizeof(char *));
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     int         takes = 1;
@@ -114,7 +122,7 @@ typedef struct {
   double      reuse_ms;       /* bench_ocean only: its numeric-only median (cuSPARSE's is a method of its own) */
   double      reuse_first_ms; /* bench_ocean only: its first numeric-only call (which makes the product map) */
   double      first_ms;       /* the probe run's time (not in the median) */
-  BenchCSR    c;              /* C of the probe run, on the host, for verification; freed after it */
+  GenCSR      c;              /* C of the probe run, on the host, for verification; freed after it */
   double      c_scale;        /* C should be c_scale * A*B (reuse runs use A's values halved) */
 } BenchResult;
 
@@ -242,163 +250,33 @@ static void track_report(const MemTrack *t, BenchResult *r)
   r->meminfo_bytes = t->free_min <= t->free0 ? (double)(t->free0 - t->free_min) : -1;
 }
 
-/* ---- host reference SpGEMM ---------------------------------------------------------------------------------- */
+/* ---- host reference SpGEMM (tests/common/ref.h) ---------------------------------------------------------- */
 
 /* Intermediate products: sum over the nonzeros a_ik of nnz(B row k). */
-static int64_t host_products(const BenchCSR *A, const BenchCSR *B)
+static int64_t host_products(const GenCSR *A, const GenCSR *B)
 {
   int64_t total = 0;
 #pragma omp parallel for schedule(dynamic, 1024) reduction(+ : total) /* cheap rows: big chunks */
   for (int64_t i = 0; i < A->nrows; i++)
-    for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) total += B->rowptr[A->colidx[p] + 1] - B->rowptr[A->colidx[p]];
+    for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++)
+      total += B->rowptr[A->colidx[p] + 1] - B->rowptr[A->colidx[p]];
   return total;
 }
 
-/* Row i of C's structure: appends the columns not marked yet (unsorted) to cols; returns how many. */
-static int64_t host_row_structure(const BenchCSR *A, const BenchCSR *B, int64_t i, int32_t *mark, int32_t *cols)
-{
-  int64_t n = 0;
-  for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
-    int32_t k = A->colidx[p];
-    for (int64_t q = B->rowptr[k]; q < B->rowptr[k + 1]; q++) {
-      int32_t j = B->colidx[q];
-      if (mark[j] != (int32_t)i) {
-        mark[j] = (int32_t)i;
-        if (cols) cols[n] = j;
-        n++;
-      }
-    }
-  }
-  return n;
-}
-
-/* Rows in chunks this small: R-MAT's heavy rows are neighbours (the lowest numbers), and chunks of hundreds of
-   rows would hand most of the work to one thread. */
-#define ROW_CHUNK 16
-
-/* Per-thread marker arrays, stamped with the row number, make each row's pass proportional to its products. */
-static int32_t *new_marker(int64_t n)
-{
-  int32_t *mark = (int32_t *)bench_xmalloc((size_t)n * sizeof(int32_t));
-  for (int64_t j = 0; j < n; j++) mark[j] = -1;
-  return mark;
-}
-
-/* C's row offsets: the nonzero count of C = A*B (C->colidx and C->values stay NULL). */
-static void host_count(const BenchCSR *A, const BenchCSR *B, BenchCSR *C)
-{
-  memset(C, 0, sizeof(*C));
-  C->nrows  = A->nrows;
-  C->ncols  = B->ncols;
-  C->rowptr = (int64_t *)bench_xmalloc((size_t)(C->nrows + 1) * sizeof(int64_t));
-#pragma omp parallel
-  {
-    int32_t *mark = new_marker(B->ncols);
-#pragma omp for schedule(dynamic, ROW_CHUNK)
-    for (int64_t i = 0; i < A->nrows; i++) C->rowptr[i] = host_row_structure(A, B, i, mark, NULL);
-    free(mark);
-  }
-  bench_counts_to_offsets(C->rowptr, C->nrows);
-}
-
-/* The reference: C's structure, its values, and bound = sum |a_ik b_kj| per entry, the scale of the rounding
-   errors any summation order can make.  Of every row of C, or of a sample of its rows when a whole reference would
-   not fit the host (R-MAT scale 20: 3.6 billion entries). */
-typedef struct {
-  BenchCSR C;     /* the reference's rows */
-  double  *bound;
-  int64_t *rows;  /* NULL: reference row k is C's row k; else C's row rows[k] */
-  int64_t  c_nrows; /* C's rows */
-} RefC;
-
-static int64_t ref_row(const RefC *ref, int64_t k) { return ref->rows ? ref->rows[k] : k; }
-
-/* The reference's sorted column indices, into the offsets of host_count (or of the sample's counts). */
-static void host_fill_columns(const BenchCSR *A, const BenchCSR *B, RefC *ref)
-{
-  BenchCSR *C = &ref->C;
-  C->colidx   = (int32_t *)bench_xmalloc((size_t)(bench_csr_nnz(C) ? bench_csr_nnz(C) : 1) * sizeof(int32_t));
-#pragma omp parallel
-  {
-    int32_t *mark = new_marker(B->ncols);
-#pragma omp for schedule(dynamic, ROW_CHUNK)
-    for (int64_t k = 0; k < C->nrows; k++) {
-      int32_t *cols = C->colidx + C->rowptr[k];
-      bench_sort_unique(cols, host_row_structure(A, B, ref_row(ref, k), mark, cols));
-    }
-    free(mark);
-  }
-}
-
-static void host_row_values(const BenchCSR *A, const BenchCSR *B, int64_t k, double *acc, double *abs_acc, RefC *ref)
-{
-  const int64_t i = ref_row(ref, k);
-  for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
-    int32_t k = A->colidx[p];
-    double  a = A->values[p];
-    for (int64_t q = B->rowptr[k]; q < B->rowptr[k + 1]; q++) {
-      acc[B->colidx[q]] += a * B->values[q];
-      abs_acc[B->colidx[q]] += fabs(a * B->values[q]);
-    }
-  }
-  for (int64_t p = ref->C.rowptr[k]; p < ref->C.rowptr[k + 1]; p++) { /* gather and clear what the row touched */
-    int32_t j         = ref->C.colidx[p];
-    ref->C.values[p]  = acc[j];
-    ref->bound[p]     = abs_acc[j];
-    acc[j] = abs_acc[j] = 0;
-  }
-}
-
-/* The reference's columns, values and bounds, into the offsets of host_count. */
-static void host_spgemm(const BenchCSR *A, const BenchCSR *B, RefC *ref)
-{
-  host_fill_columns(A, B, ref);
-  int64_t nnz   = bench_csr_nnz(&ref->C);
-  ref->C.values = (double *)bench_xmalloc((size_t)nnz * sizeof(double));
-  ref->bound    = (double *)bench_xmalloc((size_t)nnz * sizeof(double));
-#pragma omp parallel
-  {
-    double *acc     = (double *)calloc((size_t)B->ncols, sizeof(double));
-    double *abs_acc = (double *)calloc((size_t)B->ncols, sizeof(double));
-    bench_check_alloc(acc, (size_t)B->ncols * sizeof(double));
-    bench_check_alloc(abs_acc, (size_t)B->ncols * sizeof(double));
-#pragma omp for schedule(dynamic, ROW_CHUNK)
-    for (int64_t k = 0; k < ref->C.nrows; k++) host_row_values(A, B, k, acc, abs_acc, ref);
-    free(acc);
-    free(abs_acc);
-  }
-}
-
-/* A sample of C's rows as the reference, from C's row offsets (host_count's, in ref->C): the first REF_SAMPLE_HEAD
-   rows (R-MAT's heaviest) and REF_SAMPLE_SPREAD more spread evenly over the rest. */
+/* When a whole reference would not fit the host (R-MAT scale 20: 3.6 billion entries), the reference of a sample of
+   C's rows: the first REF_SAMPLE_HEAD (R-MAT's heaviest) and REF_SAMPLE_SPREAD more spread evenly over the rest. */
 #define REF_SAMPLE_HEAD   64
 #define REF_SAMPLE_SPREAD 4032
-static void host_spgemm_sampled(const BenchCSR *A, const BenchCSR *B, RefC *ref)
-{
-  const int64_t n = ref->C.nrows, ns = n < REF_SAMPLE_HEAD + REF_SAMPLE_SPREAD ? n : REF_SAMPLE_HEAD + REF_SAMPLE_SPREAD;
-  int64_t      *full = ref->C.rowptr, *rowptr = (int64_t *)bench_xmalloc((size_t)(ns + 1) * sizeof(int64_t));
-
-  ref->rows = (int64_t *)bench_xmalloc((size_t)(ns ? ns : 1) * sizeof(int64_t));
-  rowptr[0] = 0;
-  for (int64_t k = 0; k < ns; k++) {
-    ref->rows[k]  = k < REF_SAMPLE_HEAD || ns == n ? k : REF_SAMPLE_HEAD + (k - REF_SAMPLE_HEAD) * (n - REF_SAMPLE_HEAD) / (ns - REF_SAMPLE_HEAD);
-    rowptr[k + 1] = rowptr[k] + full[ref->rows[k] + 1] - full[ref->rows[k]];
-  }
-  free(full);
-  ref->C.rowptr = rowptr;
-  ref->C.nrows  = ns;
-  host_spgemm(A, B, ref);
-}
 
 /* ---- verification ------------------------------------------------------------------------------------------ */
 
 #define VERIFY_RTOL 1e-12
 
 /* 0 when C's row of reference row k matches it scaled by s; else what differs. */
-static int verify_row(const RefC *ref, const BenchCSR *C, double s, int64_t k, char *msg, size_t len)
+static int verify_row(const GenRef *ref, const GenCSR *C, double s, int64_t k, char *msg, size_t len)
 {
-  const BenchCSR *R = &ref->C;
-  const int64_t   i = ref_row(ref, k);
+  const GenCSR *R = &ref->C;
+  const int64_t i = GenRefRow(ref, k);
   if (C->rowptr[i + 1] - C->rowptr[i] != R->rowptr[k + 1] - R->rowptr[k])
     return snprintf(msg, len, "row %lld: %lld entries, reference %lld", (long long)i,
                     (long long)(C->rowptr[i + 1] - C->rowptr[i]), (long long)(R->rowptr[k + 1] - R->rowptr[k])), 1;
@@ -414,9 +292,9 @@ static int verify_row(const RefC *ref, const BenchCSR *C, double s, int64_t k, c
 }
 
 /* Compares the result's C with the reference: same sorted structure, values within VERIFY_RTOL of sum |a||b|. */
-static void verify_result(const RefC *ref, BenchResult *r)
+static void verify_result(const GenRef *ref, BenchResult *r)
 {
-  const BenchCSR *C = &r->c;
+  const GenCSR *C = &r->c;
   if (!C->rowptr || !ref->C.values) return;
   r->verified = 0;
   if (C->nrows != ref->c_nrows || C->ncols != ref->C.ncols) {
@@ -426,70 +304,30 @@ static void verify_result(const RefC *ref, BenchResult *r)
   }
   int64_t bad = INT64_MAX;
   char    unused[8];
-#pragma omp parallel for schedule(dynamic, ROW_CHUNK) reduction(min : bad)
+#pragma omp parallel for schedule(dynamic, GEN_REF_ROW_CHUNK) reduction(min : bad)
   for (int64_t k = 0; k < ref->C.nrows; k++)
     if (k < bad && verify_row(ref, C, r->c_scale, k, unused, sizeof(unused))) bad = k;
   if (bad == INT64_MAX) r->verified = 1;
   else verify_row(ref, C, r->c_scale, bad, r->verify_msg, sizeof(r->verify_msg)); /* the first bad row, in words */
 }
 
-/* M^T with values (rows sorted: M's rows in order). */
-static void host_transpose(const BenchCSR *M, BenchCSR *T)
+static void host_abs(const GenCSR *M, GenCSR *Abs)
 {
-  const int64_t nnz = bench_csr_nnz(M);
-  int64_t      *next;
-  memset(T, 0, sizeof(*T));
-  T->nrows  = M->ncols, T->ncols = M->nrows;
-  T->rowptr = (int64_t *)calloc((size_t)M->ncols + 1, sizeof(int64_t));
-  T->colidx = (int32_t *)bench_xmalloc((size_t)(nnz ? nnz : 1) * sizeof(int32_t));
-  T->values = (double *)bench_xmalloc((size_t)(nnz ? nnz : 1) * sizeof(double));
-  bench_check_alloc(T->rowptr, (size_t)M->ncols + 1);
-  for (int64_t t = 0; t < nnz; t++) T->rowptr[M->colidx[t] + 1]++;
-  for (int64_t j = 0; j < M->ncols; j++) T->rowptr[j + 1] += T->rowptr[j];
-  next = (int64_t *)bench_xmalloc((size_t)(M->ncols ? M->ncols : 1) * sizeof(int64_t));
-  memcpy(next, T->rowptr, (size_t)M->ncols * sizeof(int64_t));
-  for (int64_t i = 0; i < M->nrows; i++)
-    for (int64_t t = M->rowptr[i]; t < M->rowptr[i + 1]; t++) {
-      const int64_t d = next[M->colidx[t]]++;
-      T->colidx[d] = (int32_t)i, T->values[d] = M->values[t];
-    }
-  free(next);
-}
-
-/* C = A*B with values on the host (the reference's SpGEMM, its bound dropped). */
-static void host_product(const BenchCSR *A, const BenchCSR *B, BenchCSR *C)
-{
-  RefC r;
-  memset(&r, 0, sizeof(r));
-  host_count(A, B, &r.C);
-  host_spgemm(A, B, &r);
-  *C = r.C;
-  free(r.bound);
-}
-
-static void host_abs(const BenchCSR *M, BenchCSR *Abs)
-{
-  const int64_t nnz = bench_csr_nnz(M);
-  *Abs        = *M;
-  Abs->rowptr = (int64_t *)bench_xmalloc((size_t)(M->nrows + 1) * sizeof(int64_t));
-  Abs->colidx = (int32_t *)bench_xmalloc((size_t)(nnz ? nnz : 1) * sizeof(int32_t));
-  Abs->values = (double *)bench_xmalloc((size_t)(nnz ? nnz : 1) * sizeof(double));
-  memcpy(Abs->rowptr, M->rowptr, (size_t)(M->nrows + 1) * sizeof(int64_t));
-  memcpy(Abs->colidx, M->colidx, (size_t)nnz * sizeof(int32_t));
-  for (int64_t t = 0; t < nnz; t++) Abs->values[t] = fabs(M->values[t]);
+  GenCopy(M, Abs);
+  for (int64_t t = 0; t < GenNnz(Abs); t++) Abs->values[t] = fabs(Abs->values[t]);
 }
 
 /* The host operands of P^T (A P): ops[0] = P^T, ops[1] = A*P, and the same of |A| and |P| (ops[2], ops[3]), whose
    product bounds the rounding of any order of summation: (|P|^T |A| |P|)_ij. */
-static void host_ptap_operands(const BenchCSR *A, const BenchCSR *P, BenchCSR ops[4])
+static void host_ptap_operands(const GenCSR *A, const GenCSR *P, GenCSR ops[4])
 {
-  BenchCSR Aa, Pa;
-  host_transpose(P, &ops[0]);
-  host_product(A, P, &ops[1]);
+  GenCSR Aa, Pa;
+  GenTranspose(P, &ops[0]);
+  GenRefMultiply(A, P, &ops[1], NULL);
   host_abs(A, &Aa), host_abs(P, &Pa);
-  host_transpose(&Pa, &ops[2]);
-  host_product(&Aa, &Pa, &ops[3]);
-  bench_csr_free(&Aa), bench_csr_free(&Pa);
+  GenTranspose(&Pa, &ops[2]);
+  GenRefMultiply(&Aa, &Pa, &ops[3], NULL);
+  GenFree(&Aa), GenFree(&Pa);
 }
 
 /* ---- device inputs ----------------------------------------------------------------------------------------- */
@@ -509,11 +347,11 @@ static int upload_array(MemTrack *t, DevBuf *b, const void *host, size_t bytes)
   return e != cudaSuccess;
 }
 
-static int upload_csr(const BenchCSR *M, MemTrack *t, DevCSR *d)
+static int upload_csr(const GenCSR *M, MemTrack *t, DevCSR *d)
 {
-  int64_t  nnz = bench_csr_nnz(M);
-  int32_t *rp  = (int32_t *)bench_xmalloc((size_t)(M->nrows + 1) * sizeof(int32_t));
-  double  *vh  = (double *)bench_xmalloc((size_t)nnz * sizeof(double));
+  int64_t  nnz = GenNnz(M);
+  int32_t *rp  = (int32_t *)GenMalloc((size_t)(M->nrows + 1) * sizeof(int32_t));
+  double  *vh  = (double *)GenMalloc((size_t)nnz * sizeof(double));
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i <= M->nrows; i++) rp[i] = (int32_t)M->rowptr[i]; /* the caller checked nnz < 2^31 */
 #pragma omp parallel for schedule(static)
@@ -536,17 +374,17 @@ static void free_dev_csr(MemTrack *t, DevCSR *d)
   track_free(t, &d->values_half);
 }
 
-/* C's device arrays (int32 offsets) into a host BenchCSR. */
+/* C's device arrays (int32 offsets) into a host GenCSR. */
 static int download_c(int64_t nrows, int64_t ncols, int64_t nnz, const DevBuf *rowptr, const DevBuf *colidx,
                       const DevBuf *values, BenchResult *r)
 {
-  BenchCSR *C  = &r->c;
-  int32_t  *rp = (int32_t *)bench_xmalloc((size_t)(nrows + 1) * sizeof(int32_t));
+  GenCSR  *C   = &r->c;
+  int32_t *rp  = (int32_t *)GenMalloc((size_t)(nrows + 1) * sizeof(int32_t));
   C->nrows     = nrows;
   C->ncols     = ncols;
-  C->rowptr    = (int64_t *)bench_xmalloc((size_t)(nrows + 1) * sizeof(int64_t));
-  C->colidx    = (int32_t *)bench_xmalloc((size_t)nnz * sizeof(int32_t));
-  C->values    = (double *)bench_xmalloc((size_t)nnz * sizeof(double));
+  C->rowptr    = (int64_t *)GenMalloc((size_t)(nrows + 1) * sizeof(int64_t));
+  C->colidx    = (int32_t *)GenMalloc((size_t)nnz * sizeof(int32_t));
+  C->values    = (double *)GenMalloc((size_t)nnz * sizeof(double));
   TRY_CUDA(r, cudaMemcpy(rp, rowptr->p, (size_t)(nrows + 1) * sizeof(int32_t), cudaMemcpyDeviceToHost));
   TRY_CUDA(r, cudaMemcpy(C->colidx, colidx->p, (size_t)nnz * sizeof(int32_t), cudaMemcpyDeviceToHost));
   TRY_CUDA(r, cudaMemcpy(C->values, values->p, (size_t)nnz * sizeof(double), cudaMemcpyDeviceToHost));
@@ -555,7 +393,7 @@ static int download_c(int64_t nrows, int64_t ncols, int64_t nnz, const DevBuf *r
   return 0;
 done:
   free(rp);
-  bench_csr_free(C);
+  GenFree(C);
   return 1;
 }
 
@@ -579,7 +417,8 @@ static cusparseStatus_t make_descr(cusparseSpMatDescr_t *d, const DevCSR *M, voi
                            CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F);
 }
 
-static void destroy_descrs(cusparseSpMatDescr_t a, cusparseSpMatDescr_t b, cusparseSpMatDescr_t c, cusparseSpGEMMDescr_t d)
+static void destroy_descrs(cusparseSpMatDescr_t a, cusparseSpMatDescr_t b, cusparseSpMatDescr_t c,
+                           cusparseSpGEMMDescr_t d)
 {
   if (a) warn_sparse(cusparseDestroySpMat(a), "cusparseDestroySpMat");
   if (b) warn_sparse(cusparseDestroySpMat(b), "cusparseDestroySpMat");
@@ -649,7 +488,8 @@ static int spgemm_run(SpgemmCtx *x, MemTrack *t, const DevCSR *A, const DevCSR *
   if (track_alloc(t, &u->buf2, s2)) goto done;
   TRY_SPARSE(r, cusparseSpGEMM_compute(SPGEMM_ARGS(x, u->a, u->b, u->c, u->d), &s2, u->buf2.p));
   TRY_SPARSE(r, cusparseSpMatGetSize(u->c, &m, &n, &nnz));
-  if (track_alloc(t, &u->C.colidx, (size_t)nnz * sizeof(int32_t)) || track_alloc(t, &u->C.values, (size_t)nnz * sizeof(double)))
+  if (track_alloc(t, &u->C.colidx, (size_t)nnz * sizeof(int32_t)) ||
+      track_alloc(t, &u->C.values, (size_t)nnz * sizeof(double)))
     goto done;
   TRY_SPARSE(r, cusparseCsrSetPointers(u->c, u->C.rowptr.p, u->C.colidx.p, u->C.values.p));
   TRY_SPARSE(r, cusparseSpGEMM_copy(SPGEMM_ARGS(x, u->a, u->b, u->c, u->d)));
@@ -710,14 +550,19 @@ static int ptap_once(void *ctx, int probe, double *ms)
   track_init(&t, r, x->limit, probe);
   TRY_CUDA(r, cudaEventRecord(x->start, 0));
   PT.nrows = P->ncols, PT.ncols = P->nrows, PT.nnz = P->nnz;
-  if (track_alloc(&t, &PT.rowptr, (size_t)(PT.nrows + 1) * sizeof(int32_t)) || track_alloc(&t, &PT.colidx, (size_t)PT.nnz * sizeof(int32_t)) ||
+  if (track_alloc(&t, &PT.rowptr, (size_t)(PT.nrows + 1) * sizeof(int32_t)) ||
+      track_alloc(&t, &PT.colidx, (size_t)PT.nnz * sizeof(int32_t)) ||
       track_alloc(&t, &PT.values, (size_t)PT.nnz * sizeof(double)))
     goto done;
-  TRY_SPARSE(r, cusparseCsr2cscEx2_bufferSize(x->handle, (int)P->nrows, (int)P->ncols, (int)P->nnz, P->values.p, (const int *)P->rowptr.p, (const int *)P->colidx.p, PT.values.p,
-                                              (int *)PT.rowptr.p, (int *)PT.colidx.p, CUDA_R_64F, CUSPARSE_ACTION_NUMERIC, CUSPARSE_INDEX_BASE_ZERO, CUSPARSE_CSR2CSC_ALG1, &tbytes));
+  TRY_SPARSE(r, cusparseCsr2cscEx2_bufferSize(
+                  x->handle, (int)P->nrows, (int)P->ncols, (int)P->nnz, P->values.p, (const int *)P->rowptr.p,
+                  (const int *)P->colidx.p, PT.values.p, (int *)PT.rowptr.p, (int *)PT.colidx.p, CUDA_R_64F,
+                  CUSPARSE_ACTION_NUMERIC, CUSPARSE_INDEX_BASE_ZERO, CUSPARSE_CSR2CSC_ALG1, &tbytes));
   if (track_alloc(&t, &tbuf, tbytes ? tbytes : 1)) goto done;
-  TRY_SPARSE(r, cusparseCsr2cscEx2(x->handle, (int)P->nrows, (int)P->ncols, (int)P->nnz, P->values.p, (const int *)P->rowptr.p, (const int *)P->colidx.p, PT.values.p,
-                                   (int *)PT.rowptr.p, (int *)PT.colidx.p, CUDA_R_64F, CUSPARSE_ACTION_NUMERIC, CUSPARSE_INDEX_BASE_ZERO, CUSPARSE_CSR2CSC_ALG1, tbuf.p));
+  TRY_SPARSE(r, cusparseCsr2cscEx2(x->handle, (int)P->nrows, (int)P->ncols, (int)P->nnz, P->values.p,
+                                   (const int *)P->rowptr.p, (const int *)P->colidx.p, PT.values.p, (int *)PT.rowptr.p,
+                                   (int *)PT.colidx.p, CUDA_R_64F, CUSPARSE_ACTION_NUMERIC, CUSPARSE_INDEX_BASE_ZERO,
+                                   CUSPARSE_CSR2CSC_ALG1, tbuf.p));
   if (spgemm_run(x, &t, x->A, P, &ap) || spgemm_run(x, &t, &PT, &ap.C, &c) || elapsed_ms(x, ms)) goto done;
   if (probe) {
     track_report(&t, r);
@@ -838,7 +683,7 @@ static double median(double *t, int n)
 /* The probe (first warm-up), the other warm-ups, then the timed repetitions; the median into r. */
 static void time_method(RunFn run, void *ctx, const Options *o, BenchResult *r)
 {
-  double first, *t = (double *)bench_xmalloc((size_t)o->reps * sizeof(double));
+  double first, *t = (double *)GenMalloc((size_t)o->reps * sizeof(double));
   int    slow = 0, reps = o->reps, ok = !run(ctx, 1, &first);
   if (ok) r->first_ms = first;
   if (ok && first > SLOW_RUN_MS) slow = 1, reps = reps < 3 ? reps : 3;
@@ -855,7 +700,9 @@ static void time_method(RunFn run, void *ctx, const Options *o, BenchResult *r)
 static const struct {
   const char         *method;
   cusparseSpGEMMAlg_t alg;
-} cusparse_algs[] = {{"cusparse_alg1", CUSPARSE_SPGEMM_ALG1}, {"cusparse_alg2", CUSPARSE_SPGEMM_ALG2}, {"cusparse_alg3", CUSPARSE_SPGEMM_ALG3}};
+} cusparse_algs[] = {{"cusparse_alg1", CUSPARSE_SPGEMM_ALG1},
+                     {"cusparse_alg2", CUSPARSE_SPGEMM_ALG2},
+                     {"cusparse_alg3", CUSPARSE_SPGEMM_ALG3}};
 
 /* Numeric-only reuse, with the default algorithm (the one cusparseSpGEMMreuse documents). */
 static void bench_cusparse_reuse(SpgemmCtx *x, const Options *o)
@@ -909,7 +756,8 @@ static void workflow_name(const OceanStats *st, char *buf, size_t len)
 {
 #ifdef OCEAN_BENCH_OURS
   if (st->workflow == OCEAN_WORKFLOW_ESTIMATE)
-    snprintf(buf, len, "%s(%d reg x%.1f)", OceanWorkflowName(st->workflow), st->hll_registers, st->estimate_coefficient);
+    snprintf(buf, len, "%s(%d reg x%.1f)", OceanWorkflowName(st->workflow), st->hll_registers,
+             st->estimate_coefficient);
   else snprintf(buf, len, "%s%s", OceanWorkflowName(st->workflow), st->switched_to_exact ? " (switched)" : "");
 #else /* not linked with the core */
   snprintf(buf, len, "workflow %d", (int)st->workflow);
@@ -923,27 +771,33 @@ static void print_ocean_phases(const Summary *s)
   char              wf[64];
   workflow_name(st, wf, sizeof(wf));
   if (st->sampled_rows)
-    printf("  %-15s %s, ER %.1f, sampled CR %.2f (conservative %.2f), overflow rows %lld, allocated %.2f x nnz(C)\n", "ocean workflow", wf, st->er, st->cr_sampled, st->cr_conservative,
-           (long long)st->overflow_rows, st->nnz_c ? (double)st->allocated_entries / (double)st->nnz_c : 0.0);
+    printf("  %-15s %s, ER %.1f, sampled CR %.2f (conservative %.2f), overflow rows %lld, allocated %.2f x nnz(C)\n",
+           "ocean workflow", wf, st->er, st->cr_sampled, st->cr_conservative, (long long)st->overflow_rows,
+           st->nnz_c ? (double)st->allocated_entries / (double)st->nnz_c : 0.0);
   else
-    printf("  %-15s %s, ER %.1f, not sampled (tight upper bound: CR >= %.2f), overflow rows %lld, allocated %.2f x nnz(C)\n", "ocean workflow", wf, st->er,
-           st->bound_nnz ? (double)st->products / (double)st->bound_nnz : 0.0, (long long)st->overflow_rows, st->nnz_c ? (double)st->allocated_entries / (double)st->nnz_c : 0.0);
-  printf("  %-15s analysis %.3f, estimate %.3f, symbolic %.3f, numeric %.3f, fallback %.3f, compact %.3f ms; numeric-only %.3f ms\n", "ocean phases",
-         1e3 * st->t_analysis, 1e3 * st->t_estimate, 1e3 * st->t_symbolic, 1e3 * st->t_numeric, 1e3 * st->t_fallback, 1e3 * st->t_compact,
-         1e3 * s->ostats_reuse.t_numeric);
+    printf(
+      "  %-15s %s, ER %.1f, not sampled (tight upper bound: CR >= %.2f), overflow rows %lld, allocated %.2f x nnz(C)\n",
+      "ocean workflow", wf, st->er, st->bound_nnz ? (double)st->products / (double)st->bound_nnz : 0.0,
+      (long long)st->overflow_rows, st->nnz_c ? (double)st->allocated_entries / (double)st->nnz_c : 0.0);
+  printf("  %-15s analysis %.3f, estimate %.3f, symbolic %.3f, numeric %.3f, fallback %.3f, compact %.3f ms; "
+         "numeric-only %.3f ms\n",
+         "ocean phases", 1e3 * st->t_analysis, 1e3 * st->t_estimate, 1e3 * st->t_symbolic, 1e3 * st->t_numeric,
+         1e3 * st->t_fallback, 1e3 * st->t_compact, 1e3 * s->ostats_reuse.t_numeric);
   if (s->ptap)
     for (int k = 0; k < 2; k++) {
       const OceanStats *g = &s->ostage[k];
       workflow_name(g, wf, sizeof(wf));
-      printf("  %-15s %s %s: %lld products, nnz %lld; analysis %.3f, estimate %.3f, symbolic %.3f, numeric %.3f, fallback %.3f, compact %.3f, transpose %.3f ms\n", "ocean stage",
-             k ? "1 (P^T*(AP))" : "0 (A*P)", wf, (long long)g->products, (long long)g->nnz_c, 1e3 * g->t_analysis, 1e3 * g->t_estimate, 1e3 * g->t_symbolic, 1e3 * g->t_numeric,
-             1e3 * g->t_fallback, 1e3 * g->t_compact, 1e3 * g->t_transpose);
+      printf("  %-15s %s %s: %lld products, nnz %lld; analysis %.3f, estimate %.3f, symbolic %.3f, numeric %.3f, "
+             "fallback %.3f, compact %.3f, transpose %.3f ms\n",
+             "ocean stage", k ? "1 (P^T*(AP))" : "0 (A*P)", wf, (long long)g->products, (long long)g->nnz_c,
+             1e3 * g->t_analysis, 1e3 * g->t_estimate, 1e3 * g->t_symbolic, 1e3 * g->t_numeric, 1e3 * g->t_fallback,
+             1e3 * g->t_compact, 1e3 * g->t_transpose);
     }
   fflush(stdout);
 }
 
 /* The cuSPARSE methods on device copies of A and B (int32 offsets), each C verified when ref has values. */
-static void bench_cusparse(const Options *o, const Gpu *g, const BenchCSR *A, const BenchCSR *B, const RefC *ref,
+static void bench_cusparse(const Options *o, const Gpu *g, const GenCSR *A, const GenCSR *B, const GenRef *ref,
                            Summary *s)
 {
   BenchResult *res = s->res;
@@ -977,7 +831,7 @@ static void bench_cusparse(const Options *o, const Gpu *g, const BenchCSR *A, co
       print_result(s, x.r);
     }
   }
-  for (int m = M_ALG1; m <= M_REUSE; m++) bench_csr_free(&res[m].c);
+  for (int m = M_ALG1; m <= M_REUSE; m++) GenFree(&res[m].c);
   free_dev_csr(&inputs, &dA);
   free_dev_csr(&inputs, &dB);
 }
@@ -1018,10 +872,10 @@ typedef struct {
   DevBuf rowptr, colidx, values, values_half;
 } DevCSR64;
 
-static int upload_csr64(const BenchCSR *M, MemTrack *t, DevCSR64 *d)
+static int upload_csr64(const GenCSR *M, MemTrack *t, DevCSR64 *d)
 {
-  int64_t nnz = bench_csr_nnz(M);
-  double *vh  = (double *)bench_xmalloc((size_t)nnz * sizeof(double));
+  int64_t nnz = GenNnz(M);
+  double *vh  = (double *)GenMalloc((size_t)nnz * sizeof(double));
 #pragma omp parallel for schedule(static)
   for (int64_t p = 0; p < nnz; p++) vh[p] = 0.5 * M->values[p];
   int err = upload_array(t, &d->rowptr, M->rowptr, (size_t)(M->nrows + 1) * sizeof(int64_t)) ||
@@ -1078,21 +932,24 @@ static int ocean_download_c(OceanProduct p, BenchResult *r)
   const int64_t *rp;
   const int32_t *ci;
   const double  *v;
-  BenchCSR      *C = &r->c;
+  GenCSR        *C         = &r->c;
   const int      on_device = OceanProductGetDeviceC(p, &m, &n, &nnz, &rp, &ci, &v) == OCEAN_SUCCESS;
   if (!on_device) TRY_OCEAN(r, OceanProductGetC(p, &m, &n, &nnz, &rp, &ci, &v));
-  bench_csr_free(C);
+  GenFree(C);
   C->nrows  = m;
   C->ncols  = n;
-  C->rowptr = (int64_t *)bench_xmalloc((size_t)(m + 1) * sizeof(int64_t));
-  C->colidx = (int32_t *)bench_xmalloc((size_t)(nnz ? nnz : 1) * sizeof(int32_t));
-  C->values = (double *)bench_xmalloc((size_t)(nnz ? nnz : 1) * sizeof(double));
-  TRY_CUDA(r, cudaMemcpy(C->rowptr, rp, (size_t)(m + 1) * sizeof(int64_t), on_device ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost));
-  TRY_CUDA(r, cudaMemcpy(C->colidx, ci, (size_t)nnz * sizeof(int32_t), on_device ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost));
-  TRY_CUDA(r, cudaMemcpy(C->values, v, (size_t)nnz * sizeof(double), on_device ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost));
+  C->rowptr = (int64_t *)GenMalloc((size_t)(m + 1) * sizeof(int64_t));
+  C->colidx = (int32_t *)GenMalloc((size_t)(nnz ? nnz : 1) * sizeof(int32_t));
+  C->values = (double *)GenMalloc((size_t)(nnz ? nnz : 1) * sizeof(double));
+  TRY_CUDA(r, cudaMemcpy(C->rowptr, rp, (size_t)(m + 1) * sizeof(int64_t),
+                         on_device ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost));
+  TRY_CUDA(r, cudaMemcpy(C->colidx, ci, (size_t)nnz * sizeof(int32_t),
+                         on_device ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost));
+  TRY_CUDA(r, cudaMemcpy(C->values, v, (size_t)nnz * sizeof(double),
+                         on_device ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost));
   return 0;
 done:
-  bench_csr_free(C);
+  GenFree(C);
   return 1;
 }
 
@@ -1151,8 +1008,10 @@ static int ocean_once(void *ctx, int probe, double *ms)
     r->peak_bytes    = (double)(peak - x->base);
     r->meminfo_bytes = fr <= x->free0 ? (double)(x->free0 - fr) : -1;
     r->nnz_c         = nnz;
-    if (m != (x->type == OCEAN_PRODUCT_PtAP ? x->b.ncols : x->a.nrows) || n != x->b.ncols || (nnz && (!ci || !v)) || !rp) {
-      set_status(r, RES_FAIL, "fail(device C is %lldx%lld with %lld nonzeros)", (long long)m, (long long)n, (long long)nnz);
+    if (m != (x->type == OCEAN_PRODUCT_PtAP ? x->b.ncols : x->a.nrows) || n != x->b.ncols || (nnz && (!ci || !v)) ||
+        !rp) {
+      set_status(r, RES_FAIL, "fail(device C is %lldx%lld with %lld nonzeros)", (long long)m, (long long)n,
+                 (long long)nnz);
       goto done;
     }
     if (r->want_c && ocean_download_c(p, r)) goto done;
@@ -1184,7 +1043,7 @@ done:
   return err;
 }
 
-static void ocean_view(const BenchCSR *M, const DevCSR64 *d, const DevBuf *values, OceanCSR *v)
+static void ocean_view(const GenCSR *M, const DevCSR64 *d, const DevBuf *values, OceanCSR *v)
 {
   memset(v, 0, sizeof(*v));
   v->nrows  = M->nrows;
@@ -1196,7 +1055,7 @@ static void ocean_view(const BenchCSR *M, const DevCSR64 *d, const DevBuf *value
 #endif
 
 /* Ours on one matrix: r filled (and verified here, against ref when it has values), or r's status says why not. */
-static void bench_ocean(const Options *o, const Gpu *g, const BenchCSR *A, const BenchCSR *B, const RefC *ref, Summary *s)
+static void bench_ocean(const Options *o, const Gpu *g, const GenCSR *A, const GenCSR *B, const GenRef *ref, Summary *s)
 {
   BenchResult *r = &s->res[M_OCEAN];
 #ifdef OCEAN_BENCH_OURS
@@ -1231,7 +1090,7 @@ static void bench_ocean(const Options *o, const Gpu *g, const BenchCSR *A, const
   s->ostage[1]   = x.stage[1];
   s->have_ostats = 1;
   verify_result(ref, r);
-  bench_csr_free(&r->c);
+  GenFree(&r->c);
 
   /* numeric-only: ids promise that the structure stays (A and B share one when B is A) */
   ru.want_c        = r->want_c;
@@ -1254,7 +1113,7 @@ static void bench_ocean(const Options *o, const Gpu *g, const BenchCSR *A, const
   } else fprintf(stderr, "bench: ocean numeric-only on %s: %s\n", s->name, ru.status);
 done:
   if (ru.state != RES_OK && r->state == RES_OK) r->reuse_ms = -1; /* printed as a failure */
-  bench_csr_free(&ru.c);
+  GenFree(&ru.c);
   OceanProductDestroy(&x.reuse);
   free_dev_csr64(&inputs, &dA);
   free_dev_csr64(&inputs, &dB);
@@ -1268,30 +1127,32 @@ done:
 
 /* Every method on one matrix; C is verified against the host reference when the host can hold it.  PtAP (s->ptap):
    ops are host_ptap_operands', the reference P^T*(AP) with the bound of |P|^T |A| |P|. */
-static void bench_matrix(const Options *o, const Gpu *g, const BenchCSR *A, const BenchCSR *B, const BenchCSR *ops, Summary *s)
+static void bench_matrix(const Options *o, const Gpu *g, const GenCSR *A, const GenCSR *B, const GenCSR *ops,
+                         Summary *s)
 {
-  RefC   ref;
+  GenRef ref;
   double t0 = omp_get_wtime(), gb, gb_copy;
 
   memset(&ref, 0, sizeof(ref));
-  host_count(ops ? &ops[0] : A, ops ? &ops[1] : B, &ref.C);
-  s->nnz_c    = bench_csr_nnz(&ref.C);
+  GenRefCount(ops ? &ops[0] : A, ops ? &ops[1] : B, &ref.C);
+  s->nnz_c    = GenNnz(&ref.C);
   ref.c_nrows = ref.C.nrows;
   if (!host_holds(s->nnz_c, 32, &gb) && !ops && host_holds(s->nnz_c, 12, &gb_copy)) {
-    host_spgemm_sampled(A, B, &ref);
+    GenRefSample(A, B, REF_SAMPLE_HEAD, REF_SAMPLE_SPREAD, &ref);
     s->t_ref = omp_get_wtime() - t0;
-    printf("  host reference: nnz(C) %lld; a whole reference and a copy of C need %.0f GB of host memory, so C is verified in %lld sampled rows (%lld entries; the first %d rows and the rest evenly spread), made in %.2f s\n",
-           (long long)s->nnz_c, gb, (long long)ref.C.nrows, (long long)bench_csr_nnz(&ref.C), REF_SAMPLE_HEAD, s->t_ref);
+    printf(
+      "  host reference: nnz(C) %lld; a whole reference and a copy of C need %.0f GB of host memory, so C is verified "
+      "in %lld sampled rows (%lld entries; the first %d rows and the rest evenly spread), made in %.2f s\n",
+      (long long)s->nnz_c, gb, (long long)ref.C.nrows, (long long)GenNnz(&ref.C), REF_SAMPLE_HEAD, s->t_ref);
   } else if (host_holds(s->nnz_c, 32, &gb)) {
-    host_spgemm(ops ? &ops[0] : A, ops ? &ops[1] : B, &ref);
+    GenRefFill(ops ? &ops[0] : A, ops ? &ops[1] : B, &ref);
     if (ops) {
-      RefC abs_ref;
+      GenRef abs_ref;
       memset(&abs_ref, 0, sizeof(abs_ref));
-      host_count(&ops[2], &ops[3], &abs_ref.C);
-      host_spgemm(&ops[2], &ops[3], &abs_ref);
+      GenRefCount(&ops[2], &ops[3], &abs_ref.C);
+      GenRefFill(&ops[2], &ops[3], &abs_ref);
       memcpy(ref.bound, abs_ref.C.values, (size_t)s->nnz_c * sizeof(double)); /* same structure */
-      bench_csr_free(&abs_ref.C);
-      free(abs_ref.bound);
+      GenRefFree(&abs_ref);
     }
     s->t_ref = omp_get_wtime() - t0;
     printf("  host reference: nnz(C) %lld in %.2f s\n", (long long)s->nnz_c, s->t_ref);
@@ -1301,13 +1162,11 @@ static void bench_matrix(const Options *o, const Gpu *g, const BenchCSR *A, cons
 
   s->res[M_OCEAN].want_c = ref.C.values != NULL;
   bench_ocean(o, g, A, B, &ref, s);
-  bench_csr_free(&s->res[M_OCEAN].c);
+  GenFree(&s->res[M_OCEAN].c);
   print_result(s, &s->res[M_OCEAN]);
   if (s->have_ostats) print_ocean_phases(s);
   bench_cusparse(o, g, A, B, &ref, s);
-  bench_csr_free(&ref.C);
-  free(ref.bound);
-  free(ref.rows);
+  GenRefFree(&ref);
 }
 
 /* ---- the matrices ------------------------------------------------------------------------------------------- */
@@ -1334,8 +1193,9 @@ static void file_name(const char *arg, char *name, size_t len)
   else snprintf(name, len, "%s", tmp[0]);
 }
 
-/* Reads file argument arg into A (and B for "A.mtx:B.mtx" and "ptap:A.bin:P.bin"; otherwise *B = A).  Returns 0 or 1. */
-static int read_inputs(const char *arg, BenchCSR *A, BenchCSR *B, int *two, int *ptap)
+/* Reads file argument arg into A (and B for "A.mtx:B.mtx" and "ptap:A.bin:P.bin"; otherwise *B = A).  Returns 0 or 1.
+ */
+static int read_inputs(const char *arg, GenCSR *A, GenCSR *B, int *two, int *ptap)
 {
   char        path[2][4096], err[256];
   const char *colon;
@@ -1348,14 +1208,15 @@ static int read_inputs(const char *arg, BenchCSR *A, BenchCSR *B, int *two, int 
     snprintf(path[0], sizeof(path[0]), "%.*s", (int)(colon - arg), arg);
     snprintf(path[1], sizeof(path[1]), "%s", colon + 1);
     for (int k = 0; k < 2; k++)
-      if (bench_read_petsc(path[k], k ? B : A, err, sizeof(err))) {
+      if (GenReadPetscBinary(path[k], k ? B : A, err, sizeof(err))) {
         fprintf(stderr, "bench: %s: %s\n", path[k], err);
-        if (k) bench_csr_free(A);
+        if (k) GenFree(A);
         return 1;
       }
     if (A->nrows != A->ncols || A->ncols != B->nrows) {
-      fprintf(stderr, "bench: ptap:%s: A is %lld x %lld, P %lld x %lld\n", arg, (long long)A->nrows, (long long)A->ncols, (long long)B->nrows, (long long)B->ncols);
-      bench_csr_free(A), bench_csr_free(B);
+      fprintf(stderr, "bench: ptap:%s: A is %lld x %lld, P %lld x %lld\n", arg, (long long)A->nrows,
+              (long long)A->ncols, (long long)B->nrows, (long long)B->ncols);
+      GenFree(A), GenFree(B);
       return 1;
     }
     return 0;
@@ -1365,26 +1226,26 @@ static int read_inputs(const char *arg, BenchCSR *A, BenchCSR *B, int *two, int 
   snprintf(path[0], sizeof(path[0]), "%.*s", colon ? (int)(colon - arg) : (int)strlen(arg), arg);
   if (colon) snprintf(path[1], sizeof(path[1]), "%s", colon + 1);
   for (int k = 0; k < 1 + *two; k++)
-    if (bench_read_mm(path[k], BENCH_SEED + 100 + (uint64_t)k, k ? B : A, err, sizeof(err))) {
+    if (GenReadMatrixMarket(path[k], GEN_BENCH_SEED + 100 + (uint64_t)k, k ? B : A, err, sizeof(err))) {
       fprintf(stderr, "bench: %s: %s\n", path[k], err);
-      if (k) bench_csr_free(A);
+      if (k) GenFree(A);
       return 1;
     }
   if (*two && A->ncols != B->nrows) {
     fprintf(stderr, "bench: %s: A has %lld columns, B %lld rows\n", arg, (long long)A->ncols, (long long)B->nrows);
-    bench_csr_free(A), bench_csr_free(B);
+    GenFree(A), GenFree(B);
     return 1;
   }
   return 0;
 }
 
-static void matrix_stats(const BenchCSR *A, const BenchCSR *B, Summary *s)
+static void matrix_stats(const GenCSR *A, const GenCSR *B, Summary *s)
 {
   s->rows     = A->nrows;
   s->a_rows   = A->nrows;
   s->cols     = B->ncols;
-  s->nnz_a    = bench_csr_nnz(A);
-  s->nnz_b    = bench_csr_nnz(B);
+  s->nnz_a    = GenNnz(A);
+  s->nnz_b    = GenNnz(B);
   s->products = host_products(A, B);
   int64_t mx  = 0;
 #pragma omp parallel for reduction(max : mx)
@@ -1394,14 +1255,14 @@ static void matrix_stats(const BenchCSR *A, const BenchCSR *B, Summary *s)
 }
 
 /* --list: nnz(C) from the host's symbolic count, no GPU. */
-static void list_matrix(const BenchCSR *A, const BenchCSR *B, const BenchCSR *ops, Summary *s)
+static void list_matrix(const GenCSR *A, const GenCSR *B, const GenCSR *ops, Summary *s)
 {
-  BenchCSR C;
+  GenCSR   C;
   double   t0 = omp_get_wtime();
-  host_count(ops ? &ops[0] : A, ops ? &ops[1] : B, &C);
-  s->nnz_c = bench_csr_nnz(&C);
+  GenRefCount(ops ? &ops[0] : A, ops ? &ops[1] : B, &C);
+  s->nnz_c = GenNnz(&C);
   s->t_ref = omp_get_wtime() - t0;
-  bench_csr_free(&C);
+  GenFree(&C);
 }
 
 /* ---- output ------------------------------------------------------------------------------------------------- */
@@ -1429,7 +1290,8 @@ static void csv_rows(FILE *f, const Summary *s)
   for (int m = 0; m < M_COUNT; m++) {
     const BenchResult *r = &s->res[m];
     fprintf(f, "%s,%lld,%lld,%lld,%lld,%lld,%lld,%s,%s,", s->name, (long long)s->rows, (long long)s->cols,
-            (long long)s->nnz_a, (long long)s->nnz_b, (long long)s->products, (long long)s->nnz_c, r->method, r->status);
+            (long long)s->nnz_a, (long long)s->nnz_b, (long long)s->products, (long long)s->nnz_c, r->method,
+            r->status);
     if (r->state == RES_OK)
       fprintf(f, "%.4f,%.3f,%d,%.1f,%.1f,", r->ms, gflops(s, r->ms), r->reps, r->peak_bytes / 1e6,
               r->meminfo_bytes / 1e6);
@@ -1514,7 +1376,8 @@ static void summary_row(Table *t, int row, const Summary *s)
     cell_status(t, row, 8, &s->res[M_ALG1]);
     cell_status(t, row, 9, &s->res[M_ALG1]);
   }
-  for (int m = M_ALG1; m <= M_ALG3; m++) cell_result(t, row, 10 + m - M_ALG1, &s->res[m], "%.1f", s->res[m].peak_bytes / 1e6);
+  for (int m = M_ALG1; m <= M_ALG3; m++)
+    cell_result(t, row, 10 + m - M_ALG1, &s->res[m], "%.1f", s->res[m].peak_bytes / 1e6);
   if (best && oc->state == RES_OK) table_set(t, row, 13, "%.2f", best->ms / oc->ms);
   else table_set(t, row, 13, "n/a");
   if (oc->state == RES_OK && oc->reuse_ms < 0) table_set(t, row, 14, "fail");
@@ -1528,7 +1391,7 @@ static void print_summary(const Summary *sums, int n)
                                        "ocean peak MB", "cuSPARSE best (alg) ms", "GFLOPS", "ALG1 peak MB", "ALG2 MB",
                                        "ALG3 MB", "ratio", "reuse ocean ms", "reuse cuSPARSE ms"};
   Table t = {n + 1, TAB_COLS, NULL};
-  t.cell  = bench_xmalloc((size_t)(n + 1) * sizeof(*t.cell));
+  t.cell                            = GenMalloc((size_t)(n + 1) * sizeof(*t.cell));
   for (int j = 0; j < TAB_COLS; j++) table_set(&t, 0, j, "%s", head[j]);
   for (int i = 0; i < n; i++) summary_row(&t, i + 1, &sums[i]);
   printf("\nSummary (ms: median end-to-end; GFLOPS = 2 * products / time; ratio = cuSPARSE best / ocean;\n"
@@ -1541,12 +1404,14 @@ static void print_summary(const Summary *sums, int n)
    creation, host statistics, per-row copies, synchronisations), so that one can see where the time goes. */
 static void print_ocean_phase_summary(const Summary *sums, int n)
 {
-  static const char *head[] = {"name", "workflow", "overflow rows", "alloc/nnz(C)", "analysis", "estimate", "symbolic", "numeric",
-                               "fallback", "compact", "other", "ocean ms", "numeric-only ms", "(its kernels)", "first numeric-only ms", "map MB"};
+  static const char *head[] = {"name",     "workflow", "overflow rows",   "alloc/nnz(C)",  "analysis",
+                               "estimate", "symbolic", "numeric",         "fallback",      "compact",
+                               "other",    "ocean ms", "numeric-only ms", "(its kernels)", "first numeric-only ms",
+                               "map MB"};
   const int ncol = (int)(sizeof(head) / sizeof(head[0]));
   Table     t    = {n + 1, ncol, NULL};
   int       rows = 1;
-  t.cell         = bench_xmalloc((size_t)(n + 1) * sizeof(*t.cell));
+  t.cell                    = GenMalloc((size_t)(n + 1) * sizeof(*t.cell));
   for (int j = 0; j < ncol; j++) table_set(&t, 0, j, "%s", head[j]);
   for (int i = 0; i < n; i++) {
     const Summary     *s  = &sums[i];
@@ -1554,7 +1419,8 @@ static void print_ocean_phase_summary(const Summary *sums, int n)
     const BenchResult *oc = &s->res[M_OCEAN];
     char               wf[64];
     if (!s->have_ostats || oc->state != RES_OK) continue;
-    double phases = 1e3 * (st->t_analysis + st->t_estimate + st->t_symbolic + st->t_numeric + st->t_fallback + st->t_compact);
+    double phases =
+      1e3 * (st->t_analysis + st->t_estimate + st->t_symbolic + st->t_numeric + st->t_fallback + st->t_compact);
     workflow_name(st, wf, sizeof(wf));
     table_set(&t, rows, 0, "%s", s->name);
     table_set(&t, rows, 1, "%s", wf);
@@ -1578,7 +1444,8 @@ static void print_ocean_phase_summary(const Summary *sums, int n)
   }
   t.nrows = rows;
   if (rows > 1) {
-    printf("\nOcean phases (ms of the last timed run; other = ocean ms - phases: plan, host statistics, per-row copies, syncs;\n"
+    printf("\nOcean phases (ms of the last timed run; other = ocean ms - phases: plan, host statistics, per-row "
+           "copies, syncs;\n"
            "the first numeric-only call makes the product map, map MB; the numeric-only median sums through it)\n");
     table_print(&t);
   }
@@ -1588,8 +1455,9 @@ static void print_ocean_phase_summary(const Summary *sums, int n)
 static void print_list(const Summary *sums, int n)
 {
   Table t = {n + 1, 10, NULL};
-  t.cell  = bench_xmalloc((size_t)(n + 1) * sizeof(*t.cell));
-  const char *head[] = {"name", "rows", "cols", "nnz(A)", "nnz/row", "max row", "products", "nnz(C)", "products/nnz(C)", "gen+host s"};
+  t.cell             = GenMalloc((size_t)(n + 1) * sizeof(*t.cell));
+  const char *head[] = {"name",    "rows",     "cols",   "nnz(A)",          "nnz/row",
+                        "max row", "products", "nnz(C)", "products/nnz(C)", "gen+host s"};
   for (int j = 0; j < 10; j++) table_set(&t, 0, j, "%s", head[j]);
   for (int i = 0; i < n; i++) {
     const Summary *s = &sums[i];
@@ -1627,7 +1495,8 @@ static int gpu_init(Gpu *g)
   TRY_SPARSE(&r, cusparseGetVersion(g->handle, &sp));
   TRY_CUDA(&r, cudaEventCreate(&g->start));
   TRY_CUDA(&r, cudaEventCreate(&g->stop));
-  printf("device %d: %s, %d SMs, %.1f GB, compute capability %d.%d\n", dev, p.name, sms, p.totalGlobalMem / 1e9, p.major, p.minor);
+  printf("device %d: %s, %d SMs, %.1f GB, compute capability %d.%d\n", dev, p.name, sms, p.totalGlobalMem / 1e9,
+         p.major, p.minor);
 #ifdef OCEAN_BENCH_OURS
   {
     OceanOptions opts;
@@ -1663,21 +1532,21 @@ static void gpu_finalize(Gpu *g)
 }
 
 /* Builds input k (built-in specs first, then the files): 0 when built, 1 when not selected, 2 on error. */
-static int make_inputs(const Options *o, int k, BenchCSR *A, BenchCSR *B, int *two, Summary *s)
+static int make_inputs(const Options *o, int k, GenCSR *A, GenCSR *B, int *two, Summary *s)
 {
   double t0 = omp_get_wtime();
   int    ptap = 0;
   memset(A, 0, sizeof(*A)), memset(B, 0, sizeof(*B));
   *two = 0;
-  if (k < BENCH_NUM_SPECS) {
+  if (k < GenBenchNumSpecs) {
     char name[64];
-    snprintf(name, sizeof(name), "%s%s", bench_specs[k].name, o->small ? "_small" : "");
-    if (!selected(o->only, bench_specs[k].name) && !selected(o->only, name)) return 1;
-    bench_generate(k, o->small, A);
+    snprintf(name, sizeof(name), "%s%s", GenBenchSpecs[k].name, o->small ? "_small" : "");
+    if (!selected(o->only, GenBenchSpecs[k].name) && !selected(o->only, name)) return 1;
+    GenBenchMatrix(k, o->small, A);
   } else {
-    file_name(o->files[k - BENCH_NUM_SPECS], A->name, sizeof(A->name));
+    file_name(o->files[k - GenBenchNumSpecs], A->name, sizeof(A->name));
     if (!selected(o->only, A->name)) return 1;
-    if (read_inputs(o->files[k - BENCH_NUM_SPECS], A, B, two, &ptap)) return 2;
+    if (read_inputs(o->files[k - GenBenchNumSpecs], A, B, two, &ptap)) return 2;
   }
   memset(s, 0, sizeof(*s));
   s->ptap = ptap;
@@ -1701,10 +1570,10 @@ int main(int argc, char **argv)
     return 1;
   }
   if (csv) csv_header(csv);
-  ntotal = BENCH_NUM_SPECS + o.nfiles;
-  sums   = (Summary *)bench_xmalloc((size_t)ntotal * sizeof(Summary));
+  ntotal = GenBenchNumSpecs + o.nfiles;
+  sums   = (Summary *)GenMalloc((size_t)ntotal * sizeof(Summary));
   for (int k = 0; k < ntotal; k++) {
-    BenchCSR A, B, ops[4];
+    GenCSR   A, B, ops[4];
     int      two;
     Summary *s = &sums[n];
     int      made = make_inputs(&o, k, &A, &B, &two, s);
@@ -1715,19 +1584,23 @@ int main(int argc, char **argv)
     matrix_stats(&A, two ? &B : &A, s);
     if (s->ptap) s->rows = ops[0].nrows, s->products += host_products(&ops[0], &ops[1]);
     if (s->ptap)
-      printf("%s: C %lld x %lld from A %lld x %lld (nnz %lld) and P %lld x %lld (nnz %lld), products %lld (read in %.2f s)\n", s->name, (long long)s->rows, (long long)s->cols,
-             (long long)A.nrows, (long long)A.ncols, (long long)s->nnz_a, (long long)B.nrows, (long long)B.ncols, (long long)s->nnz_b, (long long)s->products, s->t_gen);
+      printf("%s: C %lld x %lld from A %lld x %lld (nnz %lld) and P %lld x %lld (nnz %lld), products %lld (read in "
+             "%.2f s)\n",
+             s->name, (long long)s->rows, (long long)s->cols, (long long)A.nrows, (long long)A.ncols,
+             (long long)s->nnz_a, (long long)B.nrows, (long long)B.ncols, (long long)s->nnz_b, (long long)s->products,
+             s->t_gen);
     else
-      printf("%s: %lld x %lld, nnz(A) %lld, products %lld (generated in %.2f s)\n", s->name, (long long)s->rows, (long long)s->cols, (long long)s->nnz_a,
-             (long long)s->products, s->t_gen);
+      printf("%s: %lld x %lld, nnz(A) %lld, products %lld (generated in %.2f s)\n", s->name, (long long)s->rows,
+             (long long)s->cols, (long long)s->nnz_a, (long long)s->products, s->t_gen);
     fflush(stdout);
-    static const char *methods[M_COUNT] = {"ocean", "cusparse_alg1", "cusparse_alg2", "cusparse_alg3", "cusparse_reuse"};
+    static const char *methods[M_COUNT] = {"ocean", "cusparse_alg1", "cusparse_alg2", "cusparse_alg3",
+                                           "cusparse_reuse"};
     for (int m = 0; m < M_COUNT; m++) result_init(&s->res[m], methods[m]);
     if (o.list) list_matrix(&A, two ? &B : &A, s->ptap ? ops : NULL, s);
     else bench_matrix(&o, &g, &A, two ? &B : &A, s->ptap ? ops : NULL, s), csv_rows(csv, s);
-    bench_csr_free(&A);
-    if (two) bench_csr_free(&B);
-    for (int q = 0; q < 4; q++) bench_csr_free(&ops[q]);
+    GenFree(&A);
+    if (two) GenFree(&B);
+    for (int q = 0; q < 4; q++) GenFree(&ops[q]);
     n++;
   }
   if (o.list) print_list(sums, n);

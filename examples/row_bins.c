@@ -1,6 +1,6 @@
 /*
   row_bins - where a benchmark matrix's rows and intermediate products go: C = A*A of the benchmark's generated
-  matrices (bench_gen.h) through the CPU backend with the H200's default profile, whose per-row decisions are the
+  matrices (tests/common/gen.h) through the CPU backend with the H200's default profile, whose per-row decisions are the
   GPU backend's (the GPU tests check that), then per bin: rows and products; for LONG (the rows accumulated in
   global memory on the GPU): the largest rows, the share of the largest, their outputs and accumulators.  No GPU
   needed: it says which kernel a GPU profile should look at, and whether a few rows could hold the tail.
@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#pragma GCC diagnostic ignored "-Wunused-function" /* bench_gen.h's file readers: the benchmark's, not used here */
-#include "bench_gen.h"
+#include "gen.h" /* tests/common: the benchmark's set */
 #include "ocean.h"
+#include "view.h"
 
 static int CompareDescending(const void *a, const void *b)
 {
@@ -21,29 +21,25 @@ static int CompareDescending(const void *a, const void *b)
 }
 
 /* The bins of C = M*M's rows, as the pipeline takes them. */
-static int ReportRows(OceanContext ctx, const BenchCSR *M)
+static int ReportRows(OceanContext ctx, const GenCSR *M)
 {
   OceanProduct        p = NULL;
   OceanCSR            a;
   const OceanRowInfo *rows;
   OceanBinConfig      n4, lng;
-  int64_t             n, i, nlong = 0, long_products = 0, long_nnz = 0, long_max_nnz = 0, rows_in[OCEAN_NUM_BINS] = {0}, products_in[OCEAN_NUM_BINS] = {0},
-          acc[OCEAN_ACC_GLOBAL_DENSE + 1] = {0}, *longest = NULL, sum = 0;
+  int64_t             n, i, nlong = 0, long_products = 0, long_nnz = 0, long_max_nnz = 0, rows_in[OCEAN_NUM_BINS] = {0},
+                products_in[OCEAN_NUM_BINS] = {0}, acc[OCEAN_ACC_GLOBAL_DENSE + 1] = {0}, *longest = NULL, sum = 0;
   const int64_t blocks = 264; /* the H200's resident 1024-thread LONG blocks: 132 SMs x 2 */
 
-  memset(&a, 0, sizeof(a));
-  a.nrows  = M->nrows;
-  a.ncols  = M->ncols;
-  a.rowptr = M->rowptr;
-  a.colidx = M->colidx;
-  a.values = M->values;
-  if (OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &p) || OceanProductSymbolic(p, &a, &a) || OceanProductGetRowInfo(p, 0, &rows, &n) ||
-      OceanContextGetBinConfig(ctx, OCEAN_BIN_N4, &n4) || OceanContextGetBinConfig(ctx, OCEAN_BIN_LONG, &lng)) {
+  a = GenView(M);
+  if (OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &p) || OceanProductSymbolic(p, &a, &a) ||
+      OceanProductGetRowInfo(p, 0, &rows, &n) || OceanContextGetBinConfig(ctx, OCEAN_BIN_N4, &n4) ||
+      OceanContextGetBinConfig(ctx, OCEAN_BIN_LONG, &lng)) {
     fprintf(stderr, "row_bins: %s: %s\n", M->name, OceanGetLastErrorMessage());
     OceanProductDestroy(&p);
     return 1;
   }
-  longest = (int64_t *)bench_xmalloc((size_t)(n ? n : 1) * sizeof(int64_t));
+  longest = (int64_t *)GenMalloc((size_t)(n ? n : 1) * sizeof(int64_t));
   for (i = 0; i < n; i++) {
     rows_in[rows[i].bin]++;
     products_in[rows[i].bin] += rows[i].products;
@@ -57,19 +53,26 @@ static int ReportRows(OceanContext ctx, const BenchCSR *M)
   }
   printf("%s: %lld rows, %lld products\n", M->name, (long long)n, (long long)sum);
   for (i = 0; i < OCEAN_NUM_BINS; i++)
-    if (rows_in[i]) printf("  %-6s %9lld rows %13lld products (%5.1f%%)\n", OceanBinName((OceanBin)i), (long long)rows_in[i], (long long)products_in[i], sum ? 100.0 * products_in[i] / sum : 0.0);
-  printf("  N4 holds a hash of %lld entries or a span of %lld columns; LONG's dense bitmap %lld columns\n", (long long)n4.hash_limit, (long long)n4.dense_columns, (long long)lng.dense_columns);
+    if (rows_in[i])
+      printf("  %-6s %9lld rows %13lld products (%5.1f%%)\n", OceanBinName((OceanBin)i), (long long)rows_in[i],
+             (long long)products_in[i], sum ? 100.0 * products_in[i] / sum : 0.0);
+  printf("  N4 holds a hash of %lld entries or a span of %lld columns; LONG's dense bitmap %lld columns\n",
+         (long long)n4.hash_limit, (long long)n4.dense_columns, (long long)lng.dense_columns);
   if (nlong) {
     int64_t acc_sum = 0;
     qsort(longest, (size_t)nlong, sizeof(int64_t), CompareDescending);
-    printf("  LONG: %lld rows, nnz(C) per row mean %.0f, max %lld; accumulators: global hash %lld, global dense %lld\n", (long long)nlong, (double)long_nnz / (double)nlong,
-           (long long)long_max_nnz, (long long)acc[OCEAN_ACC_GLOBAL_HASH], (long long)acc[OCEAN_ACC_GLOBAL_DENSE]);
+    printf("  LONG: %lld rows, nnz(C) per row mean %.0f, max %lld; accumulators: global hash %lld, global dense %lld\n",
+           (long long)nlong, (double)long_nnz / (double)nlong, (long long)long_max_nnz,
+           (long long)acc[OCEAN_ACC_GLOBAL_HASH], (long long)acc[OCEAN_ACC_GLOBAL_DENSE]);
     printf("  LONG products: largest rows");
     for (i = 0; i < nlong && i < 8; i++) printf(" %lld", (long long)longest[i]);
-    printf("; the largest is %.2f of a block's share over %lld blocks\n", (double)longest[0] / ((double)long_products / (double)blocks), (long long)blocks);
+    printf("; the largest is %.2f of a block's share over %lld blocks\n",
+           (double)longest[0] / ((double)long_products / (double)blocks), (long long)blocks);
     for (i = 0; i < nlong; i++) {
       acc_sum += longest[i];
-      if (i == 9 || i == 99 || i == blocks - 1) printf("  the largest %lld rows: %.1f%% of LONG's products\n", (long long)i + 1, 100.0 * (double)acc_sum / (double)long_products);
+      if (i == 9 || i == 99 || i == blocks - 1)
+        printf("  the largest %lld rows: %.1f%% of LONG's products\n", (long long)i + 1,
+               100.0 * (double)acc_sum / (double)long_products);
     }
   }
   free(longest);
@@ -98,18 +101,18 @@ int main(int argc, char **argv)
       small = 1;
       continue;
     }
-    for (k = 0; k < BENCH_NUM_SPECS; k++)
-      if (!strcmp(argv[a], bench_specs[k].name)) {
-        BenchCSR M;
-        bench_generate(k, small, &M);
+    for (k = 0; k < GenBenchNumSpecs; k++)
+      if (!strcmp(argv[a], GenBenchSpecs[k].name)) {
+        GenCSR M;
+        GenBenchMatrix(k, small, &M);
         rc |= ReportRows(ctx, &M);
-        bench_csr_free(&M);
+        GenFree(&M);
         found++;
       }
   }
   if (!found) {
     fprintf(stderr, "usage: row_bins [--small] NAME [NAME ...], NAME one of:");
-    for (k = 0; k < BENCH_NUM_SPECS; k++) fprintf(stderr, " %s", bench_specs[k].name);
+    for (k = 0; k < GenBenchNumSpecs; k++) fprintf(stderr, " %s", GenBenchSpecs[k].name);
     fprintf(stderr, "\n");
     rc = 1;
   }

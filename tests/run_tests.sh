@@ -28,7 +28,10 @@ run_case() { # name np program args...
   if [ "$np" -gt 1 ]; then out=$($MPI -n "$np" "$@" $PETSC_COMMON 2>&1); rc=$?
   else out=$("$@" $PETSC_COMMON 2>&1); rc=$?; fi
   if [ $rc -eq 0 ] && [ -z "$out" ]; then pass=$((pass+1)); printf 'ok   %-44s %3ds\n' "$name" $((SECONDS-start))
-  else fail=$((fail+1)); printf 'FAIL %-44s (exit %d)\n' "$name" $rc; { echo "=== $name: $*"; echo "$out"; } >> "$LOG"; echo "$out" | head -n 15 | sed 's/^/     | /'; fi
+  else
+    fail=$((fail+1)); printf 'FAIL %-44s (exit %d)\n' "$name" $rc
+    { echo "=== $name: $*"; echo "$out"; } >> "$LOG"; echo "$out" | head -n 15 | sed 's/^/     | /'
+  fi
 }
 
 run_script() { # name command (bash), passes on exit 0
@@ -37,71 +40,120 @@ run_script() { # name command (bash), passes on exit 0
   local out rc start=$SECONDS
   out=$(bash -c "$*" 2>&1); rc=$?
   if [ $rc -eq 0 ]; then pass=$((pass+1)); printf 'ok   %-44s %3ds\n' "$name" $((SECONDS-start))
-  else fail=$((fail+1)); printf 'FAIL %-44s (exit %d)\n' "$name" $rc; { echo "=== $name: $*"; echo "$out"; } >> "$LOG"; echo "$out" | tail -n 15 | sed 's/^/     | /'; fi
+  else
+    fail=$((fail+1)); printf 'FAIL %-44s (exit %d)\n' "$name" $rc
+    { echo "=== $name: $*"; echo "$out"; } >> "$LOG"; echo "$out" | tail -n 15 | sed 's/^/     | /'
+  fi
 }
 
 P=$T/test_products
 # ---- core (no PETSc) ----
 run_script core/all "$T/test_core"
 # the accuracy bounds (<= 0.15 at 32 registers, <= 0.12 at 64) are asserted inside; the figures land in the file
-run_script core/hll-accuracy "$T/test_core -v > $T/core_verbose.txt && grep -A2 'HLL mean relative error' $T/core_verbose.txt | tee $T/hll_accuracy.txt | grep -q elasticity"
-run_script core/valgrind "OMP_NUM_THREADS=2 valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite $T/test_core -small"
+run_script core/hll-accuracy "$T/test_core -v > $T/core_verbose.txt && \
+  grep -A2 'HLL mean relative error' $T/core_verbose.txt | tee $T/hll_accuracy.txt | grep -q elasticity"
+run_script core/valgrind "OMP_NUM_THREADS=2 valgrind -q --error-exitcode=1 --leak-check=full \
+  --errors-for-leak-kinds=definite $T/test_core -small"
+
+# ---- the CUDA backend against the CPU backend (built with it; only where a CUDA device is, else not counted) ----
+if ! skip_test gpu/all; then
+  if [ ! -x $T/test_gpu ]; then
+    echo "skip gpu/all: no $T/test_gpu (the CUDA backend is not built)"
+  elif ! nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+    echo "skip gpu/all: no CUDA device (nvidia-smi -L lists none)"
+  else run_script gpu/all "$T/test_gpu"; fi
+fi
 
 # ---- sequential products against PETSc's SeqAIJ ----
-run_case seq/AB-lap2d            1 $P -product AB -gen_a lap2d -size_a 30 -gen_b lap2d -size_b 30 -expect_workflow upper_bound
-run_case seq/AB-lap3d            1 $P -product AB -gen_a lap3d -size_a 12 -gen_b lap3d -size_b 12 -expect_workflow upper_bound
+run_case seq/AB-lap2d            1 $P -product AB -gen_a lap2d -size_a 30 \
+  -gen_b lap2d -size_b 30 -expect_workflow upper_bound
+run_case seq/AB-lap3d            1 $P -product AB -gen_a lap3d -size_a 12 \
+  -gen_b lap3d -size_b 12 -expect_workflow upper_bound
 run_case seq/AB-lap3d27          1 $P -product AB -gen_a lap3d27 -size_a 10 -gen_b lap3d27 -size_b 10
-run_case seq/AB-elast-estimate   1 $P -product AB -gen_a elast -size_a 8 -gen_b elast -size_b 8 -expect_workflow estimate
+run_case seq/AB-elast-estimate   1 $P -product AB -gen_a elast -size_a 8 \
+  -gen_b elast -size_b 8 -expect_workflow estimate
 run_case seq/AB-rmat             1 $P -product AB -gen_a rmat -size_a 11 -degree_a 8 -gen_b rmat -size_b 11 -degree_b 8
-run_case seq/AB-rect             1 $P -product AB -gen_a random -size_a 300 -n_a 500 -degree_a 6 -gen_b random -size_b 500 -n_b 200 -degree_b 5
-run_case seq/AB-emptyrows        1 $P -product AB -gen_a emptyrows -size_a 400 -n_a 300 -gen_b random -size_b 300 -n_b 350 -degree_b 4
-run_case seq/AB-denserow         1 $P -product AB -gen_a random -size_a 600 -n_a 600 -degree_a 3 -dense_row_a 17 -gen_b random -size_b 600 -n_b 600 -degree_b 4
-run_case seq/AB-empty            1 $P -product AB -gen_a empty -size_a 50 -n_a 40 -gen_b random -size_b 40 -n_b 30 -expect_workflow upper_bound
+run_case seq/AB-rect             1 $P -product AB -gen_a random -size_a 300 -n_a 500 -degree_a 6 \
+  -gen_b random -size_b 500 -n_b 200 -degree_b 5
+run_case seq/AB-emptyrows        1 $P -product AB -gen_a emptyrows -size_a 400 -n_a 300 \
+  -gen_b random -size_b 300 -n_b 350 -degree_b 4
+run_case seq/AB-denserow         1 $P -product AB -gen_a random -size_a 600 -n_a 600 -degree_a 3 -dense_row_a 17 \
+  -gen_b random -size_b 600 -n_b 600 -degree_b 4
+run_case seq/AB-empty            1 $P -product AB -gen_a empty -size_a 50 -n_a 40 \
+  -gen_b random -size_b 40 -n_b 30 -expect_workflow upper_bound
 run_case seq/AB-zeroB            1 $P -product AB -gen_a random -size_a 50 -n_a 40 -gen_b empty -size_b 40 -n_b 30
-run_case seq/AB-onerow           1 $P -product AB -gen_a random -size_a 1 -n_a 60 -degree_a 20 -gen_b random -size_b 60 -n_b 70 -degree_b 5
-run_case seq/AB-1x1              1 $P -product AB -gen_a random -size_a 1 -n_a 1 -degree_a 1 -gen_b random -size_b 1 -n_b 1 -degree_b 1
+run_case seq/AB-onerow           1 $P -product AB -gen_a random -size_a 1 -n_a 60 -degree_a 20 \
+  -gen_b random -size_b 60 -n_b 70 -degree_b 5
+run_case seq/AB-1x1              1 $P -product AB -gen_a random -size_a 1 -n_a 1 -degree_a 1 \
+  -gen_b random -size_b 1 -n_b 1 -degree_b 1
 run_case seq/AB-0x0              1 $P -product AB -gen_a empty -size_a 0 -n_a 0 -gen_b empty -size_b 0 -n_b 0
 for wf in upper_bound estimate exact; do
-  run_case seq/AB-elast-forced-$wf 1 $P -product AB -gen_a elast -size_a 6 -gen_b elast -size_b 6 -mat_ocean_workflow $wf -expect_workflow $wf
-  run_case seq/AB-rmat-forced-$wf  1 $P -product AB -gen_a rmat -size_a 10 -degree_a 16 -gen_b rmat -size_b 10 -degree_b 16 -mat_ocean_workflow $wf -expect_workflow $wf
+  run_case seq/AB-elast-forced-$wf 1 $P -product AB -gen_a elast -size_a 6 \
+    -gen_b elast -size_b 6 -mat_ocean_workflow $wf -expect_workflow $wf
+  run_case seq/AB-rmat-forced-$wf  1 $P -product AB -gen_a rmat -size_a 10 -degree_a 16 \
+    -gen_b rmat -size_b 10 -degree_b 16 -mat_ocean_workflow $wf -expect_workflow $wf
 done
-run_case seq/AB-estimate-overflow 1 $P -product AB -gen_a rmat -size_a 10 -degree_a 16 -gen_b rmat -size_b 10 -degree_b 16 -mat_ocean_workflow estimate -mat_ocean_hll_registers 16 -mat_ocean_estimate_coefficient 0.5 -expect_overflow
-run_case seq/AB-small-smem       1 $P -product AB -gen_a elast -size_a 6 -gen_b elast -size_b 6 -mat_ocean_acc_smem_per_sm 16384
-run_case seq/AtB-rect            1 $P -product AtB -gen_a random -size_a 400 -n_a 300 -degree_a 5 -gen_b random -size_b 400 -n_b 250 -degree_b 4
+run_case seq/AB-estimate-overflow 1 $P -product AB -gen_a rmat -size_a 10 -degree_a 16 \
+  -gen_b rmat -size_b 10 -degree_b 16 -mat_ocean_workflow estimate -mat_ocean_hll_registers 16 \
+  -mat_ocean_estimate_coefficient 0.5 -expect_overflow
+run_case seq/AB-small-smem       1 $P -product AB -gen_a elast -size_a 6 \
+  -gen_b elast -size_b 6 -mat_ocean_acc_smem_per_sm 16384
+run_case seq/AtB-rect            1 $P -product AtB -gen_a random -size_a 400 -n_a 300 -degree_a 5 \
+  -gen_b random -size_b 400 -n_b 250 -degree_b 4
 run_case seq/AtB-elast           1 $P -product AtB -gen_a elast -size_a 6 -gen_b elast -size_b 6
 run_case seq/PtAP-agg            1 $P -product PtAP -gen_a lap3d27 -size_a 10 -gen_b agg -size_b 1000 -degree_b 8
-run_case seq/PtAP-elast-rect     1 $P -product PtAP -gen_a elast -size_a 6 -gen_b random -size_b 648 -n_b 90 -degree_b 3 -expect_stage 1
-run_case seq/PtAP-maij           1 $P -product PtAP -gen_a elast -size_a 6 -gen_b agg -size_b 216 -degree_b 4 -maij_dof 3 -reuse
+run_case seq/PtAP-elast-rect     1 $P -product PtAP -gen_a elast -size_a 6 \
+  -gen_b random -size_b 648 -n_b 90 -degree_b 3 -expect_stage 1
+run_case seq/PtAP-maij           1 $P -product PtAP -gen_a elast -size_a 6 \
+  -gen_b agg -size_b 216 -degree_b 4 -maij_dof 3 -reuse
 # a coarse level: P with 40 well-filled columns takes the narrow workflow in both stages
-run_case seq/AB-narrow           1 $P -product AB -gen_a random -size_a 300 -n_a 300 -degree_a 60 -gen_b random -size_b 300 -n_b 40 -degree_b 16 -expect_workflow narrow -reuse
-run_case seq/PtAP-narrow         1 $P -product PtAP -gen_a random -size_a 300 -n_a 300 -degree_a 60 -gen_b random -size_b 300 -n_b 40 -degree_b 16 -expect_workflow narrow -expect_stage 1 -reuse
-run_case seq/AB-mixed-aij-ocean  1 $P -product AB -gen_a lap3d -size_a 10 -type_a aij -gen_b lap3d -size_b 10 -type_b aijocean
-run_case seq/AB-mixed-ocean-aij  1 $P -product AB -gen_a lap3d -size_a 10 -type_a aijocean -gen_b lap3d -size_b 10 -type_b aij
-run_case seq/PtAP-mixed-ocean-aij 1 $P -product PtAP -gen_a lap3d27 -size_a 8 -gen_b agg -size_b 512 -degree_b 8 -type_b aij
+run_case seq/AB-narrow           1 $P -product AB -gen_a random -size_a 300 -n_a 300 -degree_a 60 \
+  -gen_b random -size_b 300 -n_b 40 -degree_b 16 -expect_workflow narrow -reuse
+run_case seq/PtAP-narrow         1 $P -product PtAP -gen_a random -size_a 300 -n_a 300 -degree_a 60 \
+  -gen_b random -size_b 300 -n_b 40 -degree_b 16 -expect_workflow narrow -expect_stage 1 -reuse
+run_case seq/AB-mixed-aij-ocean  1 $P -product AB -gen_a lap3d -size_a 10 -type_a aij \
+  -gen_b lap3d -size_b 10 -type_b aijocean
+run_case seq/AB-mixed-ocean-aij  1 $P -product AB -gen_a lap3d -size_a 10 -type_a aijocean \
+  -gen_b lap3d -size_b 10 -type_b aij
+run_case seq/PtAP-mixed-ocean-aij 1 $P -product PtAP -gen_a lap3d27 -size_a 8 \
+  -gen_b agg -size_b 512 -degree_b 8 -type_b aij
 run_case seq/AB-reuse            1 $P -product AB -gen_a elast -size_a 6 -gen_b elast -size_b 6 -reuse
 # with the CUDA backend: numeric reuse without the product map (the search in C's rows); the CPU backend ignores it
-run_case seq/AB-reuse-no-map     1 $P -product AB -gen_a elast -size_a 6 -gen_b elast -size_b 6 -reuse -mat_ocean_reuse_map_mb 0
-# 1 MB of device memory: on the GPU machine's CUDA run C (124,416 entries, 1.5 MB) is made in chunks of rows on the host, and the
-# numeric reuse runs them again (the CPU backend ignores the option)
-run_case seq/AB-device-memory-chunks 1 $P -product AB -gen_a elast -size_a 6 -gen_b elast -size_b 6 -reuse -mat_ocean_workflow exact -mat_ocean_device_memory_mb 1 -expect_row_chunks
-run_case seq/PtAP-reuse-mult-api 1 $P -product PtAP -api mult -gen_a lap3d27 -size_a 8 -gen_b agg -size_b 512 -degree_b 8 -reuse
-run_case seq/AtB-reuse           1 $P -product AtB -gen_a random -size_a 300 -n_a 200 -degree_a 5 -gen_b random -size_b 300 -n_b 100 -degree_b 6 -reuse
-run_case seq/AB-sparsity-change  1 $P -product AB -api mult -gen_a lap3d -size_a 8 -gen_b lap3d -size_b 8 -sparsity_change
-run_case seq/PtAP-sparsity-change 1 $P -product PtAP -gen_a lap3d -size_a 8 -gen_b agg -size_b 512 -degree_b 8 -sparsity_change
-run_case seq/AB-sketch-reuse     1 $P -product AB -gen_a elast -size_a 6 -gen_b elast -size_b 6 -mat_ocean_workflow estimate -sketch_reuse
+run_case seq/AB-reuse-no-map     1 $P -product AB -gen_a elast -size_a 6 \
+  -gen_b elast -size_b 6 -reuse -mat_ocean_reuse_map_mb 0
+# 1 MB of device memory: on the GPU machine's CUDA run C (124,416 entries, 1.5 MB) is made in chunks of rows on the
+# host, and the numeric reuse runs them again (the CPU backend ignores the option)
+run_case seq/AB-device-memory-chunks 1 $P -product AB -gen_a elast -size_a 6 \
+  -gen_b elast -size_b 6 -reuse -mat_ocean_workflow exact -mat_ocean_device_memory_mb 1 -expect_row_chunks
+run_case seq/PtAP-reuse-mult-api 1 $P -product PtAP -api mult -gen_a lap3d27 -size_a 8 \
+  -gen_b agg -size_b 512 -degree_b 8 -reuse
+run_case seq/AtB-reuse           1 $P -product AtB -gen_a random -size_a 300 -n_a 200 -degree_a 5 \
+  -gen_b random -size_b 300 -n_b 100 -degree_b 6 -reuse
+run_case seq/AB-sparsity-change  1 $P -product AB -api mult -gen_a lap3d -size_a 8 \
+  -gen_b lap3d -size_b 8 -sparsity_change
+run_case seq/PtAP-sparsity-change 1 $P -product PtAP -gen_a lap3d -size_a 8 \
+  -gen_b agg -size_b 512 -degree_b 8 -sparsity_change
+run_case seq/AB-sketch-reuse     1 $P -product AB -gen_a elast -size_a 6 \
+  -gen_b elast -size_b 6 -mat_ocean_workflow estimate -sketch_reuse
 
 # ---- parallel products against PETSc's MPIAIJ (every rank has off-process columns) ----
 for np in 2 3 4; do
   run_case mpi$np/AB-lap3d27     $np $P -product AB -gen_a lap3d27 -size_a 10 -gen_b lap3d27 -size_b 10 -reuse
   run_case mpi$np/PtAP-agg       $np $P -product PtAP -gen_a elast -size_a 6 -gen_b agg -size_b 648 -degree_b 6 -reuse
-  run_case mpi$np/AtB-rect       $np $P -product AtB -gen_a random -size_a 400 -n_a 300 -degree_a 5 -gen_b random -size_b 400 -n_b 250 -degree_b 4
+  run_case mpi$np/AtB-rect       $np $P -product AtB -gen_a random -size_a 400 -n_a 300 -degree_a 5 \
+    -gen_b random -size_b 400 -n_b 250 -degree_b 4
 done
-run_case mpi2/AB-rmat-mixed      2 $P -product AB -gen_a rmat -size_a 11 -degree_a 8 -type_a aijocean -gen_b rmat -size_b 11 -degree_b 8 -type_b aij
+run_case mpi2/AB-rmat-mixed      2 $P -product AB -gen_a rmat -size_a 11 -degree_a 8 -type_a aijocean \
+  -gen_b rmat -size_b 11 -degree_b 8 -type_b aij
 run_case mpi3/AB-sparsity-change 3 $P -product AB -gen_a lap3d -size_a 8 -gen_b lap3d -size_b 8 -sparsity_change
-run_case mpi2/PtAP-maij          2 $P -product PtAP -gen_a elast -size_a 6 -gen_b agg -size_b 216 -degree_b 4 -maij_dof 3 -reuse
-run_case mpi2/PtAP-narrow        2 $P -product PtAP -gen_a random -size_a 300 -n_a 300 -degree_a 60 -gen_b random -size_b 300 -n_b 40 -degree_b 16 -reuse
-run_case mpi4/PtAP-narrow        4 $P -product PtAP -gen_a random -size_a 300 -n_a 300 -degree_a 60 -gen_b random -size_b 300 -n_b 40 -degree_b 16 -reuse
-run_case mpi4/AB-emptyrows       4 $P -product AB -gen_a emptyrows -size_a 400 -n_a 300 -gen_b random -size_b 300 -n_b 350 -degree_b 4
+run_case mpi2/PtAP-maij          2 $P -product PtAP -gen_a elast -size_a 6 \
+  -gen_b agg -size_b 216 -degree_b 4 -maij_dof 3 -reuse
+run_case mpi2/PtAP-narrow        2 $P -product PtAP -gen_a random -size_a 300 -n_a 300 -degree_a 60 \
+  -gen_b random -size_b 300 -n_b 40 -degree_b 16 -reuse
+run_case mpi4/PtAP-narrow        4 $P -product PtAP -gen_a random -size_a 300 -n_a 300 -degree_a 60 \
+  -gen_b random -size_b 300 -n_b 40 -degree_b 16 -reuse
+run_case mpi4/AB-emptyrows       4 $P -product AB -gen_a emptyrows -size_a 400 -n_a 300 \
+  -gen_b random -size_b 300 -n_b 350 -degree_b 4
 
 # ---- bad input and fallbacks ----
 for c in sizes unassembled nnz_limit switch_exact abt rart bad_option cuda_backend device narrow; do
@@ -135,7 +187,9 @@ run_case hostile/blocksizes               1 $H -case blocksizes
 run_case hostile/blocksizes-np3           3 $H -case blocksizes
 run_case hostile/inf                      1 $H -case inf
 run_case hostile/inf-np3                  3 $H -case inf
-for np in 2 3 4; do run_case hostile/mixed-ptap-aij-ocean-np$np $np $H -case mixed_ptap -types aij,aijocean,aij -expect_products 2; done
+for np in 2 3 4; do
+  run_case hostile/mixed-ptap-aij-ocean-np$np $np $H -case mixed_ptap -types aij,aijocean,aij -expect_products 2
+done
 run_case hostile/mixed-ptap-replaced-np2  2 $H -case mixed_ptap -types aijocean,aijocean,aij
 for p in AB PtAP ABt RARt; do run_case hostile/dense-$p 1 $H -case dense -product $p; done
 for p in AB PtAP RARt; do run_case hostile/dense-$p-np2 2 $H -case dense -product $p; done
@@ -147,32 +201,48 @@ S=$T/test_solvers
 run_case solve/gamg-elasticity      1 $S -problem elasticity -size 6 -pc_type gamg
 run_case solve/gamg-elasticity-np2  2 $S -problem elasticity -size 6 -pc_type gamg
 run_case solve/gamg-elasticity-np4  4 $S -problem elasticity -size 6 -pc_type gamg
-run_case solve/gamg-resetup-reuse   1 $S -problem elasticity -size 6 -pc_type gamg -resetup -pc_gamg_reuse_interpolation -expect_numeric_reuse
-run_case solve/gamg-resetup-np3     3 $S -problem elasticity -size 6 -pc_type gamg -resetup -pc_gamg_reuse_interpolation -expect_numeric_reuse
+run_case solve/gamg-resetup-reuse   1 $S -problem elasticity -size 6 -pc_type gamg -resetup \
+  -pc_gamg_reuse_interpolation -expect_numeric_reuse
+run_case solve/gamg-resetup-np3     3 $S -problem elasticity -size 6 -pc_type gamg -resetup \
+  -pc_gamg_reuse_interpolation -expect_numeric_reuse
 run_case solve/pcmg-galerkin        1 $S -problem laplace -size 17 -pc_type mg -pc_mg_levels 3 -pc_mg_galerkin pmat
 run_case solve/pcmg-galerkin-np4    4 $S -problem laplace -size 17 -pc_type mg -pc_mg_levels 3 -pc_mg_galerkin pmat
-run_case solve/hmg-boomeramg        1 $S -problem elasticity -size 5 -pc_type hmg -hmg_inner_pc_type hypre -pc_mg_galerkin pmat
-run_case solve/hmg-boomeramg-maij   1 $S -problem elasticity -size 5 -pc_type hmg -hmg_inner_pc_type hypre -pc_mg_galerkin pmat -pc_hmg_use_subspace_coarsening
+run_case solve/hmg-boomeramg        1 $S -problem elasticity -size 5 -pc_type hmg -hmg_inner_pc_type hypre \
+  -pc_mg_galerkin pmat
+run_case solve/hmg-boomeramg-maij   1 $S -problem elasticity -size 5 -pc_type hmg -hmg_inner_pc_type hypre \
+  -pc_mg_galerkin pmat -pc_hmg_use_subspace_coarsening
 
 # ---- an unmodified PETSc tutorial with -dll_append ----
 LIBSO=$(pwd)/lib/libpetscocean.so
-run_script dll/ex2-gamg "out=\$($T/ksp_ex2 -m 40 -n 40 -dll_append $LIBSO -mat_type aijocean -pc_type gamg -ksp_view -mat_ocean_view 2>&1) || { echo \"\$out\"; exit 1; }; echo \"\$out\" | grep -q 'type: seqaijocean' && echo \"\$out\" | grep -q 'petsc-ocean PtAP' || { echo \"\$out\" | tail -40; exit 1; }"
+run_script dll/ex2-gamg "out=\$($T/ksp_ex2 -m 40 -n 40 -dll_append $LIBSO -mat_type aijocean -pc_type gamg -ksp_view \
+  -mat_ocean_view 2>&1) || { echo \"\$out\"; exit 1; }; \
+  echo \"\$out\" | grep -q 'type: seqaijocean' && echo \"\$out\" | grep -q 'petsc-ocean PtAP' || \
+  { echo \"\$out\" | tail -40; exit 1; }"
 
 # PETSc's ex56 (3D elasticity, GAMG, a second setup after MatScale with reused interpolation): the same iterations
-EX56="build/examples/ksp_ex56 -ne 7 -alpha 1.e-3 -ksp_type cg -pc_type gamg -pc_gamg_agg_nsmooths 1 -pc_gamg_reuse_interpolation true -two_solves -use_mat_nearnullspace -ksp_converged_reason"
-run_script dll/ex56-gamg "a=\$($EX56 2>&1 | grep 'Linear solve'); o=\$($EX56 -dll_append $LIBSO -mat_type aijocean -mat_ocean_view 2>&1); echo \"\$o\" | grep -q 'petsc-ocean PtAP' || { echo \"\$o\" | tail -20; exit 1; }; o=\$(echo \"\$o\" | grep 'Linear solve'); [ -n \"\$a\" ] && [ \"\$a\" = \"\$o\" ] || { echo \"aij: \$a\"; echo \"aijocean: \$o\"; exit 1; }"
+EX56="build/examples/ksp_ex56 -ne 7 -alpha 1.e-3 -ksp_type cg -pc_type gamg -pc_gamg_agg_nsmooths 1 \
+  -pc_gamg_reuse_interpolation true -two_solves -use_mat_nearnullspace -ksp_converged_reason"
+run_script dll/ex56-gamg "a=\$($EX56 2>&1 | grep 'Linear solve'); \
+  o=\$($EX56 -dll_append $LIBSO -mat_type aijocean -mat_ocean_view 2>&1); \
+  echo \"\$o\" | grep -q 'petsc-ocean PtAP' || { echo \"\$o\" | tail -20; exit 1; }; \
+  o=\$(echo \"\$o\" | grep 'Linear solve'); \
+  [ -n \"\$a\" ] && [ \"\$a\" = \"\$o\" ] || { echo \"aij: \$a\"; echo \"aijocean: \$o\"; exit 1; }"
 
 # PETSc's ex56 test nns_gdsw (PCMG with a GDSW coarse space: MatConvert to MATIS, submatrices): the same residuals
-GDSW="build/examples/ksp_ex56 -use_mat_nearnullspace -ksp_monitor_short -pc_type mg -pc_mg_levels 2 -pc_mg_adapt_interp_coarse_space gdsw -pc_mg_galerkin -mg_levels_pc_type bjacobi -ne 3"
+GDSW="build/examples/ksp_ex56 -use_mat_nearnullspace -ksp_monitor_short -pc_type mg -pc_mg_levels 2 \
+  -pc_mg_adapt_interp_coarse_space gdsw -pc_mg_galerkin -mg_levels_pc_type bjacobi -ne 3"
 for np in 1 2; do
-  run_script dll/ex56-nns-gdsw-np$np "a=\$($MPI -n $np $GDSW 2>&1); o=\$($MPI -n $np $GDSW -dll_append $LIBSO -mat_type aijocean 2>&1); [ -n \"\$a\" ] && [ \"\$a\" = \"\$o\" ] || { echo \"aij: \$a\"; echo \"aijocean: \$o\" | tail -20; exit 1; }"
+  run_script dll/ex56-nns-gdsw-np$np "a=\$($MPI -n $np $GDSW 2>&1); \
+    o=\$($MPI -n $np $GDSW -dll_append $LIBSO -mat_type aijocean 2>&1); \
+    [ -n \"\$a\" ] && [ \"\$a\" = \"\$o\" ] || { echo \"aij: \$a\"; echo \"aijocean: \$o\" | tail -20; exit 1; }"
 done
 
 # ---- the Galerkin benchmark's inputs (dump + PETSc binary reader + host PtAP count; needs the CUDA-linked bench) ----
 [ -x build/examples/bench_spgemm ] && run_script examples/galerkin-list "bash tests/galerkin_list.sh"
 
 # ---- valgrind on a product test (PETSc checks its own memory with -malloc_dump as well) ----
-run_script valgrind/seq-products "OMP_NUM_THREADS=2 valgrind -q --error-exitcode=1 $P -product PtAP -gen_a lap3d27 -size_a 6 -gen_b agg -size_b 216 -degree_b 8 -reuse -malloc 0"
+run_script valgrind/seq-products "OMP_NUM_THREADS=2 valgrind -q --error-exitcode=1 $P -product PtAP \
+  -gen_a lap3d27 -size_a 6 -gen_b agg -size_b 216 -degree_b 8 -reuse -malloc 0"
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -42,7 +42,8 @@ static void Say(const char *fmt, ...)
   do { \
     OceanError call_err_ = (expr); \
     if (call_err_ != OCEAN_SUCCESS) { \
-      fprintf(stderr, "FAIL %s:%d: %s returned %s: %s\n", __FILE__, __LINE__, #expr, OceanErrorString(call_err_), OceanGetLastErrorMessage()); \
+      fprintf(stderr, "FAIL %s:%d: %s returned %s: %s\n", __FILE__, __LINE__, #expr, OceanErrorString(call_err_), \
+              OceanGetLastErrorMessage()); \
       return 1; \
     } \
   } while (0)
@@ -54,10 +55,12 @@ static void Say(const char *fmt, ...)
 
 /* ------------------------------------------------------------------------------------------------ matrices */
 
-#include "gen.h"
+#include "gen.h" /* tests/common: the matrices, the reference product, the library's view */
+#include "ref.h"
+#include "view.h"
 
 /* The plan's C against the reference: identical sorted structure, |c - r| <= 1e-12 (|A||B|)_ij. */
-static int CompareC(OceanProduct prod, const Mat *R, const double *absval, const char *what)
+static int CompareC(OceanProduct prod, const GenCSR *R, const double *absval, const char *what)
 {
   int64_t        m, n, nnz, i, t;
   const int64_t *rp;
@@ -65,49 +68,55 @@ static int CompareC(OceanProduct prod, const Mat *R, const double *absval, const
   const double  *v;
 
   CALL(OceanProductGetC(prod, &m, &n, &nnz, &rp, &ci, &v));
-  CHECK(m == R->m && n == R->n, "%s: C is %lld x %lld, reference %lld x %lld", what, (long long)m, (long long)n, (long long)R->m, (long long)R->n);
-  CHECK(nnz == Nnz(R), "%s: nnz(C) %lld, reference %lld", what, (long long)nnz, (long long)Nnz(R));
-  for (i = 0; i < m; i++) CHECK(rp[i + 1] == R->rp[i + 1], "%s: row %lld ends at %lld, reference %lld", what, (long long)i, (long long)rp[i + 1], (long long)R->rp[i + 1]);
+  CHECK(m == R->nrows && n == R->ncols, "%s: C is %lld x %lld, reference %lld x %lld", what, (long long)m, (long long)n,
+        (long long)R->nrows, (long long)R->ncols);
+  CHECK(nnz == GenNnz(R), "%s: nnz(C) %lld, reference %lld", what, (long long)nnz, (long long)GenNnz(R));
+  for (i = 0; i < m; i++)
+    CHECK(rp[i + 1] == R->rowptr[i + 1], "%s: row %lld ends at %lld, reference %lld", what, (long long)i,
+          (long long)rp[i + 1], (long long)R->rowptr[i + 1]);
   for (t = 0; t < nnz; t++) {
-    CHECK(ci[t] == R->ci[t], "%s: entry %lld has column %d, reference %d", what, (long long)t, ci[t], R->ci[t]);
-    CHECK(fabs(v[t] - R->v[t]) <= 1e-12 * absval[t], "%s: entry %lld (column %d) is %.17g, reference %.17g", what, (long long)t, ci[t], v[t], R->v[t]);
+    CHECK(ci[t] == R->colidx[t], "%s: entry %lld has column %d, reference %d", what, (long long)t, ci[t], R->colidx[t]);
+    CHECK(fabs(v[t] - R->values[t]) <= 1e-12 * absval[t], "%s: entry %lld (column %d) is %.17g, reference %.17g", what,
+          (long long)t, ci[t], v[t], R->values[t]);
   }
   return 0;
 }
 
 /* C = A*B through a fresh AB plan with the given options, compared with the reference; stats returned. */
-static int CheckAB(OceanContext ctx, const OceanOptions *opts, const Mat *A, const Mat *B, const char *what, OceanStats *stats)
+static int CheckAB(OceanContext ctx, const OceanOptions *opts, const GenCSR *A, const GenCSR *B, const char *what,
+                   OceanStats *stats)
 {
   OceanProduct prod;
-  OceanCSR     a = View(A), b = View(B);
-  Mat          R;
+  OceanCSR     a = GenView(A), b = GenView(B);
+  GenCSR       R;
   double      *absval;
   int64_t      i, sum = 0;
 
   if (opts) CALL(OceanContextSetOptions(ctx, opts));
   CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &prod));
   CALL(OceanProductSymbolic(prod, &a, &b));
-  RefMultiply(A, B, &R, &absval);
+  GenRefMultiply(A, B, &R, &absval);
   TRY(CompareC(prod, &R, absval, what));
   CALL(OceanProductGetStats(prod, 0, stats));
   for (i = 0; i < OCEAN_NUM_BINS; i++) sum += stats->rows_per_bin[i];
-  CHECK(sum == A->m, "%s: rows per bin sum to %lld, not %lld", what, (long long)sum, (long long)A->m);
-  CHECK(stats->nnz_c == Nnz(&R), "%s: stats nnz_c %lld", what, (long long)stats->nnz_c);
-  Say("  %-34s %-11s ER %7.2f CR %6.2f (sampled %6.2f) nnz(C) %9lld overflow %lld retry %lld\n", what, OceanWorkflowName(stats->workflow), stats->er, stats->cr, stats->cr_sampled,
-      (long long)stats->nnz_c, (long long)stats->overflow_rows, (long long)stats->symbolic_retry_rows);
+  CHECK(sum == A->nrows, "%s: rows per bin sum to %lld, not %lld", what, (long long)sum, (long long)A->nrows);
+  CHECK(stats->nnz_c == GenNnz(&R), "%s: stats nnz_c %lld", what, (long long)stats->nnz_c);
+  Say("  %-34s %-11s ER %7.2f CR %6.2f (sampled %6.2f) nnz(C) %9lld overflow %lld retry %lld\n", what,
+      OceanWorkflowName(stats->workflow), stats->er, stats->cr, stats->cr_sampled, (long long)stats->nnz_c,
+      (long long)stats->overflow_rows, (long long)stats->symbolic_retry_rows);
   CALL(OceanProductDestroy(&prod));
-  MatFree(&R);
+  GenFree(&R);
   free(absval);
   return 0;
 }
 
 /* Every workflow forced, and auto: each C checked against the reference and all bitwise identical (the CPU
    accumulators add in product order).  NARROW forced where B is too wide must fail with OCEAN_ERR_ARG. */
-static int CheckAllWorkflows(OceanContext ctx, const Mat *A, const Mat *B, const char *what)
+static int CheckAllWorkflows(OceanContext ctx, const GenCSR *A, const GenCSR *B, const char *what)
 {
   OceanOptions opts;
   OceanStats   stats;
-  OceanCSR     a = View(A), b = View(B);
+  OceanCSR     a = GenView(A), b = GenView(B);
   double      *first = NULL;
   int64_t      nnz0 = 0;
   int          w;
@@ -120,28 +129,32 @@ static int CheckAllWorkflows(OceanContext ctx, const Mat *A, const Mat *B, const
     OceanOptionsDefault(&opts);
     opts.workflow = (OceanWorkflow)w;
     snprintf(name, sizeof(name), "%s [%s]", what, OceanWorkflowName((OceanWorkflow)w));
-    if (w == OCEAN_WORKFLOW_NARROW && (B->n > OCEAN_NARROW_MAX_COLUMNS || (double)A->m * (double)B->n > (double)opts.narrow_max_entries)) {
+    if (w == OCEAN_WORKFLOW_NARROW && (B->ncols > OCEAN_NARROW_MAX_COLUMNS ||
+                                       (double)A->nrows * (double)B->ncols > (double)opts.narrow_max_entries)) {
       OceanError err;
       CALL(OceanContextSetOptions(ctx, &opts));
       CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &prod));
       err = OceanProductSymbolic(prod, &a, &b);
-      CHECK(err == OCEAN_ERR_ARG && strstr(OceanGetLastErrorMessage(), "narrow workflow was forced"), "%s: B with %lld columns accepted (%s: %s)", name, (long long)B->n,
-            OceanErrorString(err), OceanGetLastErrorMessage());
+      CHECK(err == OCEAN_ERR_ARG && strstr(OceanGetLastErrorMessage(), "narrow workflow was forced"),
+            "%s: B with %lld columns accepted (%s: %s)", name, (long long)B->ncols, OceanErrorString(err),
+            OceanGetLastErrorMessage());
       CALL(OceanProductDestroy(&prod));
       continue;
     }
     TRY(CheckAB(ctx, &opts, A, B, name, &stats));
-    CHECK(w == OCEAN_WORKFLOW_AUTO || stats.workflow == (OceanWorkflow)w, "%s: took %s", name, OceanWorkflowName(stats.workflow));
+    CHECK(w == OCEAN_WORKFLOW_AUTO || stats.workflow == (OceanWorkflow)w, "%s: took %s", name,
+          OceanWorkflowName(stats.workflow));
     CHECK(stats.workflow_forced == (w != OCEAN_WORKFLOW_AUTO), "%s: workflow_forced %d", name, stats.workflow_forced);
     CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &prod));
     CALL(OceanProductSymbolic(prod, &a, &b));
     CALL(OceanProductGetC(prod, NULL, NULL, &nnz, NULL, NULL, &v));
     if (!first) {
       nnz0  = nnz;
-      first = Alloc((size_t)nnz * sizeof(double));
+      first = GenCalloc((size_t)nnz * sizeof(double));
       memcpy(first, v, (size_t)nnz * sizeof(double));
     } else {
-      CHECK(nnz == nnz0 && !memcmp(first, v, (size_t)nnz * sizeof(double)), "%s: values differ from the auto workflow's", name);
+      CHECK(nnz == nnz0 && !memcmp(first, v, (size_t)nnz * sizeof(double)),
+            "%s: values differ from the auto workflow's", name);
     }
     CALL(OceanProductDestroy(&prod));
   }
@@ -164,23 +177,28 @@ static int TestBins(void)
   CALL(OceanContextCreate(OCEAN_BACKEND_CPU, NULL, &ctx));
   for (b = OCEAN_BIN_N0; b <= OCEAN_BIN_N4; b++) {
     CALL(OceanContextGetBinConfig(ctx, (OceanBin)b, &c));
-    CHECK(c.smem_bytes == (int64_t)4096 << (b - OCEAN_BIN_N0) && c.threads == 64 << (b - OCEAN_BIN_N0), "bin %s: %lld bytes, %d threads", OceanBinName((OceanBin)b),
-          (long long)c.smem_bytes, c.threads);
-    CHECK(c.hash_capacity == c.smem_bytes / 12 && c.hash_limit == (int64_t)(0.8 * (double)c.hash_capacity) && c.dense_columns == c.smem_bytes * 8 / 65, "bin %s capacities",
-          OceanBinName((OceanBin)b));
-    CHECK(c.symbolic_hash_capacity == c.smem_bytes / 4 && c.symbolic_dense_columns == c.smem_bytes * 8, "bin %s symbolic capacities", OceanBinName((OceanBin)b));
+    CHECK(c.smem_bytes == (int64_t)4096 << (b - OCEAN_BIN_N0) && c.threads == 64 << (b - OCEAN_BIN_N0),
+          "bin %s: %lld bytes, %d threads", OceanBinName((OceanBin)b), (long long)c.smem_bytes, c.threads);
+    CHECK(c.hash_capacity == c.smem_bytes / 12 && c.hash_limit == (int64_t)(0.8 * (double)c.hash_capacity) &&
+            c.dense_columns == c.smem_bytes * 8 / 65,
+          "bin %s capacities", OceanBinName((OceanBin)b));
+    CHECK(c.symbolic_hash_capacity == c.smem_bytes / 4 && c.symbolic_dense_columns == c.smem_bytes * 8,
+          "bin %s symbolic capacities", OceanBinName((OceanBin)b));
   }
   CALL(OceanContextGetBinConfig(ctx, OCEAN_BIN_N4, &c));
-  CHECK(c.hash_capacity == 5461 && c.hash_limit == 4368 && c.dense_columns == 8065, "N4: %lld %lld %lld", (long long)c.hash_capacity, (long long)c.hash_limit, (long long)c.dense_columns);
+  CHECK(c.hash_capacity == 5461 && c.hash_limit == 4368 && c.dense_columns == 8065, "N4: %lld %lld %lld",
+        (long long)c.hash_capacity, (long long)c.hash_limit, (long long)c.dense_columns);
   CALL(OceanContextGetBinConfig(ctx, OCEAN_BIN_SHORT, &c));
-  CHECK(c.rows_per_block == 8 && c.hash_capacity == 42 && c.hash_limit == 33 && c.smem_bytes == 4096 && c.threads == 64, "SHORT: %d rows, capacity %lld, limit %lld", c.rows_per_block,
-        (long long)c.hash_capacity, (long long)c.hash_limit);
+  CHECK(c.rows_per_block == 8 && c.hash_capacity == 42 && c.hash_limit == 33 && c.smem_bytes == 4096 && c.threads == 64,
+        "SHORT: %d rows, capacity %lld, limit %lld", c.rows_per_block, (long long)c.hash_capacity,
+        (long long)c.hash_limit);
   CALL(OceanContextGetBinConfig(ctx, OCEAN_BIN_ESC4, &c));
   CHECK(c.threads == 64 && c.rows_per_block == 4 && c.max_products == 32 && c.smem_bytes == 4 * 32 * 12, "ESC4");
   CALL(OceanContextGetBinConfig(ctx, OCEAN_BIN_ESC2, &c));
   CHECK(c.threads == 64 && c.rows_per_block == 2 && c.max_products == 64 && c.smem_bytes == 2 * 64 * 12, "ESC2");
   CALL(OceanContextGetBinConfig(ctx, OCEAN_BIN_LONG, &c));
-  CHECK(c.smem_bytes == 226 * 1024 && c.threads == 1024 && c.hash_capacity == 5461, "LONG: its bitmap may take the opt-in 227 KB less 1 KB; global hash tables at least N4's");
+  CHECK(c.smem_bytes == 226 * 1024 && c.threads == 1024 && c.hash_capacity == 5461,
+        "LONG: its bitmap may take the opt-in 227 KB less 1 KB; global hash tables at least N4's");
   CHECK(OceanContextGetBinConfig(ctx, OCEAN_NUM_BINS, &c) == OCEAN_ERR_ARG, "bin out of range accepted");
 
   /* a 48 KB SM: 24 KB for N4, and SHORT packs fewer rows so that a row still holds a warp */
@@ -190,8 +208,10 @@ static int TestBins(void)
   CALL(OceanContextGetBinConfig(ctx48, OCEAN_BIN_N4, &c48));
   CHECK(c48.smem_bytes == 24 * 1024 && c48.hash_capacity == 2048, "48 KB N4: %lld bytes", (long long)c48.smem_bytes);
   CALL(OceanContextGetBinConfig(ctx48, OCEAN_BIN_SHORT, &c48));
-  CHECK(c48.rows_per_block == 2 && c48.hash_limit >= 32, "48 KB SHORT: %d rows per block, limit %lld", c48.rows_per_block, (long long)c48.hash_limit);
-  Say("  H200 N4 %lld B/%d thr; 48 KB profile: N4 24 KB, SHORT %d rows/block, limit %lld\n", (long long)65536, 1024, c48.rows_per_block, (long long)c48.hash_limit);
+  CHECK(c48.rows_per_block == 2 && c48.hash_limit >= 32, "48 KB SHORT: %d rows per block, limit %lld",
+        c48.rows_per_block, (long long)c48.hash_limit);
+  Say("  H200 N4 %lld B/%d thr; 48 KB profile: N4 24 KB, SHORT %d rows/block, limit %lld\n", (long long)65536, 1024,
+      c48.rows_per_block, (long long)c48.hash_limit);
 
   /* options move the bins too; bad options are refused */
   OceanOptionsDefault(&opts);
@@ -200,7 +220,8 @@ static int TestBins(void)
   CALL(OceanContextGetBinConfig(ctx, OCEAN_BIN_N4, &c));
   CHECK(c.smem_bytes == 32 * 1024, "acc_smem_per_sm 64 KB gives N4 %lld bytes", (long long)c.smem_bytes);
   opts.hll_registers = 48;
-  CHECK(OceanContextSetOptions(ctx, &opts) == OCEAN_ERR_ARG && strstr(OceanGetLastErrorMessage(), "48"), "48 registers accepted: %s", OceanGetLastErrorMessage());
+  CHECK(OceanContextSetOptions(ctx, &opts) == OCEAN_ERR_ARG && strstr(OceanGetLastErrorMessage(), "48"),
+        "48 registers accepted: %s", OceanGetLastErrorMessage());
 
   /* CUDA: a context where a device is present; elsewhere "not available", with a message */
   {
@@ -208,14 +229,18 @@ static int TestBins(void)
     CALL(OceanCudaDeviceCount(&count));
     int          device = 0;
     /* the device index: checked for every backend; a CPU context has none */
-    CHECK(OceanContextCreateOnDevice(OCEAN_BACKEND_CPU, -1, NULL, &cu) == OCEAN_ERR_ARG && cu == NULL && strstr(OceanGetLastErrorMessage(), "-1"), "device -1 accepted: %s",
-          OceanGetLastErrorMessage());
+    CHECK(OceanContextCreateOnDevice(OCEAN_BACKEND_CPU, -1, NULL, &cu) == OCEAN_ERR_ARG && cu == NULL &&
+            strstr(OceanGetLastErrorMessage(), "-1"),
+          "device -1 accepted: %s", OceanGetLastErrorMessage());
     CALL(OceanContextGetDevice(ctx, &device));
     CHECK(device == -1, "a CPU context reports device %d", device);
-    CHECK(OceanContextCreateOnDevice(OCEAN_BACKEND_CUDA, count + 3, NULL, &cu) == (count ? OCEAN_ERR_ARG : OCEAN_ERR_NOT_AVAILABLE) && cu == NULL,
+    CHECK(OceanContextCreateOnDevice(OCEAN_BACKEND_CUDA, count + 3, NULL, &cu) ==
+              (count ? OCEAN_ERR_ARG : OCEAN_ERR_NOT_AVAILABLE) &&
+            cu == NULL,
           "CUDA device %d of %d: %s", count + 3, count, OceanGetLastErrorMessage());
     if (count == 0) {
-      CHECK(OceanContextCreate(OCEAN_BACKEND_CUDA, NULL, &cu) == OCEAN_ERR_NOT_AVAILABLE && cu == NULL, "CUDA context without a device");
+      CHECK(OceanContextCreate(OCEAN_BACKEND_CUDA, NULL, &cu) == OCEAN_ERR_NOT_AVAILABLE && cu == NULL,
+            "CUDA context without a device");
       CHECK(strstr(OceanGetLastErrorMessage(), "CUDA") != NULL, "message: %s", OceanGetLastErrorMessage());
       CHECK(OceanCudaDeviceProfile(0, &prof) == OCEAN_ERR_NOT_AVAILABLE, "device profile without a device");
     } else {
@@ -223,7 +248,8 @@ static int TestBins(void)
       CALL(OceanContextCreateOnDevice(OCEAN_BACKEND_CUDA, count - 1, NULL, &cu));
       CALL(OceanContextGetBackend(cu, &backend));
       CALL(OceanContextGetDevice(cu, &device));
-      CHECK(backend == OCEAN_BACKEND_CUDA && device == count - 1, "CUDA context reports backend %d, device %d", (int)backend, device);
+      CHECK(backend == OCEAN_BACKEND_CUDA && device == count - 1, "CUDA context reports backend %d, device %d",
+            (int)backend, device);
       CALL(OceanContextDestroy(&cu));
     }
   }
@@ -235,56 +261,57 @@ static int TestBins(void)
 
 static int TestRandom(OceanContext ctx)
 {
-  Mat A, B;
-  MatRandom(&A, small ? 300 : 1500, small ? 400 : 2000, 12, 0, 11, 0);
-  MatRandom(&B, A.n, small ? 350 : 1800, 12, 0, 12, 0);
+  GenCSR A, B;
+  GenRandomRows(&A, small ? 300 : 1500, small ? 400 : 2000, 12, 0, 11, 0);
+  GenRandomRows(&B, A.ncols, small ? 350 : 1800, 12, 0, 12, 0);
   TRY(CheckAllWorkflows(ctx, &A, &B, "random"));
-  MatFree(&A);
-  MatFree(&B);
+  GenFree(&A);
+  GenFree(&B);
   return 0;
 }
 
 static int TestRectangular(OceanContext ctx)
 {
-  Mat A, B;
-  MatRandom(&A, 250, 700, 20, 0, 21, 0);
-  MatRandom(&B, 700, 90, 6, 0, 22, 0);
+  GenCSR A, B;
+  GenRandomRows(&A, 250, 700, 20, 0, 21, 0);
+  GenRandomRows(&B, 700, 90, 6, 0, 22, 0);
   TRY(CheckAllWorkflows(ctx, &A, &B, "rectangular 250x700 * 700x90"));
-  MatFree(&B);
-  MatRandom(&B, 700, 5000, 30, 0, 23, 0);
+  GenFree(&B);
+  GenRandomRows(&B, 700, 5000, 30, 0, 23, 0);
   TRY(CheckAllWorkflows(ctx, &A, &B, "rectangular 250x700 * 700x5000"));
-  MatFree(&A);
-  MatFree(&B);
+  GenFree(&A);
+  GenFree(&B);
   return 0;
 }
 
 static int TestStencils(OceanContext ctx)
 {
-  Mat        L2, L3, E;
+  GenCSR     L2, L3, E;
   OceanStats stats;
   int        n2 = small ? 24 : 64, n3 = small ? 8 : 14, ne = small ? 5 : 8;
 
-  MatStencil(&L2, n2, n2, 1, 1, 0, 31, 0);
+  GenStencil(&L2, n2, n2, 1, 1, 0, GEN_VALUES_STREAM_DIAG, 31, 0);
   TRY(CheckAllWorkflows(ctx, &L2, &L2, "2D 5-point Laplacian squared"));
   TRY(CheckAB(ctx, NULL, &L2, &L2, "2D 5-point (auto)", &stats));
-  CHECK(stats.workflow == OCEAN_WORKFLOW_UPPER_BOUND && stats.overflow_rows == 0 && stats.allocated_entries >= stats.nnz_c, "2D Laplacian squared took %s",
-        OceanWorkflowName(stats.workflow));
-  MatStencil(&L3, n3, n3, n3, 1, 1, 32, 0);
+  CHECK(stats.workflow == OCEAN_WORKFLOW_UPPER_BOUND && stats.overflow_rows == 0 &&
+          stats.allocated_entries >= stats.nnz_c,
+        "2D Laplacian squared took %s", OceanWorkflowName(stats.workflow));
+  GenStencil(&L3, n3, n3, n3, 1, 1, GEN_VALUES_STREAM_DIAG, 32, 0);
   TRY(CheckAllWorkflows(ctx, &L3, &L3, "3D 27-point Laplacian squared"));
-  MatStencil(&E, ne, ne, ne, 3, 1, 33, 0);
+  GenStencil(&E, ne, ne, ne, 3, 1, GEN_VALUES_STREAM_DIAG, 33, 0);
   TRY(CheckAllWorkflows(ctx, &E, &E, "elasticity 3-dof squared"));
-  MatFree(&L2);
-  MatFree(&L3);
-  MatFree(&E);
+  GenFree(&L2);
+  GenFree(&L3);
+  GenFree(&E);
   return 0;
 }
 
 static int TestRMAT(OceanContext ctx)
 {
-  Mat G;
-  MatRMAT(&G, small ? 9 : 11, 8, 41, 0);
+  GenCSR G;
+  GenRmatStream(&G, small ? 9 : 11, 8, 41, 0);
   TRY(CheckAllWorkflows(ctx, &G, &G, "R-MAT squared"));
-  MatFree(&G);
+  GenFree(&G);
   return 0;
 }
 
@@ -292,42 +319,44 @@ static int TestRMAT(OceanContext ctx)
 static int TestEmpty(OceanContext ctx)
 {
   OceanStats stats;
-  Mat        Z, A, B, one, Y;
+  GenCSR     Z, A, B, one, Y;
   int64_t    zero = 0;
 
-  MatAlloc(&Z, 0, 0, 0, 0);
+  GenAlloc(&Z, 0, 0, 0, 0);
   TRY(CheckAllWorkflows(ctx, &Z, &Z, "0x0"));
-  MatFree(&Z);
-  MatAlloc(&Z, 0, 5, 0, 0); /* 0 x 5 times 5 x 3 */
-  MatAlloc(&Y, 5, 3, 0, 0);
+  GenFree(&Z);
+  GenAlloc(&Z, 0, 5, 0, 0); /* 0 x 5 times 5 x 3 */
+  GenAlloc(&Y, 5, 3, 0, 0);
   TRY(CheckAllWorkflows(ctx, &Z, &Y, "0x5 * 5x3 (no nonzeros)"));
-  MatFree(&Y);
-  MatFree(&Z);
-  MatAlloc(&Z, 4, 0, 0, 0); /* 4 x 0 times 0 x 6: a 4 x 6 zero matrix */
-  MatAlloc(&Y, 0, 6, 0, 0);
+  GenFree(&Y);
+  GenFree(&Z);
+  GenAlloc(&Z, 4, 0, 0, 0); /* 4 x 0 times 0 x 6: a 4 x 6 zero matrix */
+  GenAlloc(&Y, 0, 6, 0, 0);
   TRY(CheckAllWorkflows(ctx, &Z, &Y, "4x0 * 0x6"));
-  MatFree(&Y);
-  MatFree(&Z);
-  MatRandom(&A, 200, 300, 8, 0, 51, 0);
-  MatAlloc(&Z, 300, 100, 0, 0); /* B without nonzeros */
+  GenFree(&Y);
+  GenFree(&Z);
+  GenRandomRows(&A, 200, 300, 8, 0, 51, 0);
+  GenAlloc(&Z, 300, 100, 0, 0); /* B without nonzeros */
   TRY(CheckAllWorkflows(ctx, &A, &Z, "A * zero B"));
-  MatFree(&Z);
-  MatAlloc(&Z, 100, 200, 0, 0); /* A without nonzeros */
+  GenFree(&Z);
+  GenAlloc(&Z, 100, 200, 0, 0); /* A without nonzeros */
   TRY(CheckAllWorkflows(ctx, &Z, &A, "zero A * B"));
-  CHECK(CheckAB(ctx, NULL, &Z, &A, "zero A * B", &stats) == 0 && stats.workflow == OCEAN_WORKFLOW_UPPER_BOUND && stats.er == 0 && stats.cr == 0 && stats.nnz_c == 0, "zero A");
+  CHECK(CheckAB(ctx, NULL, &Z, &A, "zero A * B", &stats) == 0 && stats.workflow == OCEAN_WORKFLOW_UPPER_BOUND &&
+          stats.er == 0 && stats.cr == 0 && stats.nnz_c == 0,
+        "zero A");
   CHECK(stats.rows_per_bin[OCEAN_BIN_EMPTY] == 100, "empty rows %lld", (long long)stats.rows_per_bin[OCEAN_BIN_EMPTY]);
-  MatFree(&Z);
-  MatFree(&A);
-  MatRandom(&A, 300, 300, 10, 3, 52, 0); /* every third row empty */
-  MatRandom(&B, 300, 400, 10, 4, 53, 0);
+  GenFree(&Z);
+  GenFree(&A);
+  GenRandomRows(&A, 300, 300, 10, 3, 52, 0); /* every third row empty */
+  GenRandomRows(&B, 300, 400, 10, 4, 53, 0);
   TRY(CheckAllWorkflows(ctx, &A, &B, "empty rows"));
-  MatFree(&A);
-  MatFree(&B);
-  MatAlloc(&one, 1, 1, 1, 0);
-  one.rp[1] = 1;
-  one.v[0]  = 3.0;
+  GenFree(&A);
+  GenFree(&B);
+  GenAlloc(&one, 1, 1, 1, 0);
+  one.rowptr[1] = 1;
+  one.values[0] = 3.0;
   TRY(CheckAllWorkflows(ctx, &one, &one, "1x1"));
-  MatFree(&one);
+  GenFree(&one);
   { /* an empty matrix may come without row offsets */
     OceanCSR     e = {0, 0, NULL, NULL, NULL, 0, 0};
     OceanProduct prod;
@@ -350,30 +379,32 @@ static int TestDenseRow(OceanContext ctx)
   OceanProduct        prod;
   const OceanRowInfo *rows;
   int64_t             nrows, t;
-  Mat                 A, B, Bw, Bx, D;
+  GenCSR              A, B, Bw, Bx, D;
   OceanBinConfig      lc;
   OceanStats          stats;
   OceanCSR            a, b;
   int                 k;
 
-  MatRandom(&A, 300, 2000, 6, 0, 61, 0);
-  MatAlloc(&D, A.m, A.n, Nnz(&A) + A.n, 0); /* row 0 replaced by a full row */
-  for (k = 0; k < A.n; k++) {
-    D.ci[k] = k;
-    D.v[k]  = RandValue();
+  GenRandomRows(&A, 300, 2000, 6, 0, 61, 0);
+  GenAlloc(&D, A.nrows, A.ncols, GenNnz(&A) + A.ncols, 0); /* row 0 replaced by a full row */
+  for (k = 0; k < A.ncols; k++) {
+    D.colidx[k] = k;
+    D.values[k] = GenRandValue();
   }
-  D.rp[1] = A.n;
-  for (t = 1; t <= A.m - 1; t++) D.rp[t + 1] = D.rp[t] + (A.rp[t + 1] - A.rp[t]);
-  memcpy(D.ci + D.rp[1], A.ci + A.rp[1], (size_t)(Nnz(&A) - A.rp[1]) * sizeof(int32_t));
-  memcpy(D.v + D.rp[1], A.v + A.rp[1], (size_t)(Nnz(&A) - A.rp[1]) * sizeof(double));
-  MatRandom(&B, 2000, 3000, 5, 0, 62, 0);
-  MatRandom(&Bw, 2000, 20000, 5, 0, 63, 0);
+  D.rowptr[1] = A.ncols;
+  for (t = 1; t <= A.nrows - 1; t++) D.rowptr[t + 1] = D.rowptr[t] + (A.rowptr[t + 1] - A.rowptr[t]);
+  memcpy(D.colidx + D.rowptr[1], A.colidx + A.rowptr[1], (size_t)(GenNnz(&A) - A.rowptr[1]) * sizeof(int32_t));
+  memcpy(D.values + D.rowptr[1], A.values + A.rowptr[1], (size_t)(GenNnz(&A) - A.rowptr[1]) * sizeof(double));
+  GenRandomRows(&B, 2000, 3000, 5, 0, 62, 0);
+  GenRandomRows(&Bw, 2000, 20000, 5, 0, 63, 0);
   CALL(OceanContextGetBinConfig(ctx, OCEAN_BIN_LONG, &lc));
-  CHECK(lc.dense_columns == lc.smem_bytes * 8 && lc.symbolic_dense_columns == lc.dense_columns, "LONG's dense columns %lld for %lld bytes", (long long)lc.dense_columns,
-        (long long)lc.smem_bytes);
-  /* the H200 profile: the bitmap may take the opt-in 227 KB less 1 KB for the kernel's own shared memory (R-MAT scale 20's 2^20 columns fit) */
-  CHECK(lc.smem_bytes == 226 * 1024 && lc.dense_columns >= (1 << 20), "LONG's bitmap %lld bytes, %lld columns", (long long)lc.smem_bytes, (long long)lc.dense_columns);
-  MatRandom(&Bx, 2000, lc.dense_columns + 100000, 5, 0, 64, 0);
+  CHECK(lc.dense_columns == lc.smem_bytes * 8 && lc.symbolic_dense_columns == lc.dense_columns,
+        "LONG's dense columns %lld for %lld bytes", (long long)lc.dense_columns, (long long)lc.smem_bytes);
+  /* the H200 profile: the bitmap may take the opt-in 227 KB less 1 KB for the kernel's own shared memory (R-MAT scale
+   * 20's 2^20 columns fit) */
+  CHECK(lc.smem_bytes == 226 * 1024 && lc.dense_columns >= (1 << 20), "LONG's bitmap %lld bytes, %lld columns",
+        (long long)lc.smem_bytes, (long long)lc.dense_columns);
+  GenRandomRows(&Bx, 2000, lc.dense_columns + 100000, 5, 0, 64, 0);
 
   OceanOptionsDefault(&opts);
   opts.record_rows = 1;
@@ -386,45 +417,52 @@ static int TestDenseRow(OceanContext ctx)
   opts.workflow    = OCEAN_WORKFLOW_EXACT;
   CALL(OceanContextSetOptions(ctx, &opts));
   CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &prod));
-  a = View(&D);
-  b = View(&B);
+  a = GenView(&D);
+  b = GenView(&B);
   CALL(OceanProductSymbolic(prod, &a, &b));
   CALL(OceanProductGetRowInfo(prod, 0, &rows, &nrows));
-  CHECK(rows[0].accumulator == OCEAN_ACC_DENSE, "dense row over 3000 columns went to %s/%s", OceanBinName((OceanBin)rows[0].bin), OceanAccumulatorName((OceanAccumulator)rows[0].accumulator));
-  Say("  dense row, narrow B: %s/%s (nnz %lld)\n", OceanBinName((OceanBin)rows[0].bin), OceanAccumulatorName((OceanAccumulator)rows[0].accumulator), (long long)rows[0].nnz);
-  b = View(&Bw);
+  CHECK(rows[0].accumulator == OCEAN_ACC_DENSE, "dense row over 3000 columns went to %s/%s",
+        OceanBinName((OceanBin)rows[0].bin), OceanAccumulatorName((OceanAccumulator)rows[0].accumulator));
+  Say("  dense row, narrow B: %s/%s (nnz %lld)\n", OceanBinName((OceanBin)rows[0].bin),
+      OceanAccumulatorName((OceanAccumulator)rows[0].accumulator), (long long)rows[0].nnz);
+  b = GenView(&Bw);
   CALL(OceanProductSymbolic(prod, &a, &b));
   CALL(OceanProductGetRowInfo(prod, 0, &rows, &nrows));
-  CHECK(rows[0].bin == OCEAN_BIN_LONG && rows[0].accumulator == OCEAN_ACC_GLOBAL_DENSE, "dense row over 20000 columns went to %s/%s", OceanBinName((OceanBin)rows[0].bin),
+  CHECK(rows[0].bin == OCEAN_BIN_LONG && rows[0].accumulator == OCEAN_ACC_GLOBAL_DENSE,
+        "dense row over 20000 columns went to %s/%s", OceanBinName((OceanBin)rows[0].bin),
         OceanAccumulatorName((OceanAccumulator)rows[0].accumulator));
   CALL(OceanProductGetStats(prod, 0, &stats));
   CHECK(stats.global_rows >= 1 && stats.rows_per_bin[OCEAN_BIN_LONG] >= 1, "no LONG row");
-  Say("  dense row, wide B: %s/%s (nnz %lld)\n", OceanBinName((OceanBin)rows[0].bin), OceanAccumulatorName((OceanAccumulator)rows[0].accumulator), (long long)rows[0].nnz);
-  b = View(&Bx);
+  Say("  dense row, wide B: %s/%s (nnz %lld)\n", OceanBinName((OceanBin)rows[0].bin),
+      OceanAccumulatorName((OceanAccumulator)rows[0].accumulator), (long long)rows[0].nnz);
+  b = GenView(&Bx);
   CALL(OceanProductSymbolic(prod, &a, &b));
   CALL(OceanProductGetRowInfo(prod, 0, &rows, &nrows));
-  CHECK(rows[0].bin == OCEAN_BIN_LONG && rows[0].accumulator == OCEAN_ACC_GLOBAL_HASH, "dense row over %lld columns went to %s/%s", (long long)Bx.n, OceanBinName((OceanBin)rows[0].bin),
+  CHECK(rows[0].bin == OCEAN_BIN_LONG && rows[0].accumulator == OCEAN_ACC_GLOBAL_HASH,
+        "dense row over %lld columns went to %s/%s", (long long)Bx.ncols, OceanBinName((OceanBin)rows[0].bin),
         OceanAccumulatorName((OceanAccumulator)rows[0].accumulator));
-  Say("  dense row, B wider than LONG's bitmap: %s/%s (nnz %lld)\n", OceanBinName((OceanBin)rows[0].bin), OceanAccumulatorName((OceanAccumulator)rows[0].accumulator), (long long)rows[0].nnz);
+  Say("  dense row, B wider than LONG's bitmap: %s/%s (nnz %lld)\n", OceanBinName((OceanBin)rows[0].bin),
+      OceanAccumulatorName((OceanAccumulator)rows[0].accumulator), (long long)rows[0].nnz);
   CALL(OceanProductDestroy(&prod));
   OceanOptionsDefault(&opts);
   CALL(OceanContextSetOptions(ctx, &opts));
-  MatFree(&A);
-  MatFree(&D);
-  MatFree(&B);
-  MatFree(&Bw);
-  MatFree(&Bx);
+  GenFree(&A);
+  GenFree(&D);
+  GenFree(&B);
+  GenFree(&Bw);
+  GenFree(&Bx);
   return 0;
 }
 
 /* Rows with far more products than outputs (coarse Galerkin levels: thousands of products into a few dozen columns)
    move up to a bin with a bigger team, keeping their accumulator kind and slot; C is right on every workflow. */
-static int CheckHeavyRows(OceanContext ctx, const Mat *A, const Mat *B, OceanBin expect_bin, OceanAccumulator expect_acc, const char *what)
+static int CheckHeavyRows(OceanContext ctx, const GenCSR *A, const GenCSR *B, OceanBin expect_bin,
+                          OceanAccumulator expect_acc, const char *what)
 {
   OceanOptions        opts;
   OceanProduct        prod;
   const OceanRowInfo *rows;
-  OceanCSR            a = View(A), b = View(B);
+  OceanCSR            a = GenView(A), b = GenView(B);
   int64_t             nrows, i, moved = 0;
 
   TRY(CheckAllWorkflows(ctx, A, B, what));
@@ -436,10 +474,12 @@ static int CheckHeavyRows(OceanContext ctx, const Mat *A, const Mat *B, OceanBin
   CALL(OceanProductSymbolic(prod, &a, &b));
   CALL(OceanProductGetRowInfo(prod, 0, &rows, &nrows));
   for (i = 0; i < nrows; i++) {
-    CHECK(rows[i].slot == rows[i].predicted, "%s, row %lld: slot %lld, its bound %lld (a promotion keeps the slot)", what, (long long)i, (long long)rows[i].slot, (long long)rows[i].predicted);
+    CHECK(rows[i].slot == rows[i].predicted, "%s, row %lld: slot %lld, its bound %lld (a promotion keeps the slot)",
+          what, (long long)i, (long long)rows[i].slot, (long long)rows[i].predicted);
     moved += rows[i].bin == expect_bin && rows[i].accumulator == expect_acc;
   }
-  CHECK(moved == nrows, "%s: %lld of %lld rows in %s/%s", what, (long long)moved, (long long)nrows, OceanBinName(expect_bin), OceanAccumulatorName(expect_acc));
+  CHECK(moved == nrows, "%s: %lld of %lld rows in %s/%s", what, (long long)moved, (long long)nrows,
+        OceanBinName(expect_bin), OceanAccumulatorName(expect_acc));
   Say("  %s: every row in %s/%s\n", what, OceanBinName(expect_bin), OceanAccumulatorName(expect_acc));
   CALL(OceanProductDestroy(&prod));
   OceanOptionsDefault(&opts);
@@ -450,7 +490,7 @@ static int CheckHeavyRows(OceanContext ctx, const Mat *A, const Mat *B, OceanBin
 static int TestHeavyRows(OceanContext ctx)
 {
   OceanBinConfig n0;
-  Mat            A, B40, B16;
+  GenCSR         A, B40, B16;
   int            r = 0;
 
   int64_t        i, k;
@@ -458,37 +498,41 @@ static int TestHeavyRows(OceanContext ctx)
   CALL(OceanContextGetBinConfig(ctx, OCEAN_BIN_N0, &n0));
   /* every row of A full (2000 entries): each row's products are nnz(B), about 24,000 (12 per row of B), more than
      256 per thread of N0's 64 threads, fewer than N1's 128 take */
-  MatAlloc(&A, 40, 2000, 40 * 2000, 0);
-  rng_state = 131;
-  for (i = 0; i < A.m; i++) {
-    for (k = 0; k < A.n; k++) {
-      A.ci[i * A.n + k] = (int32_t)k;
-      A.v[i * A.n + k]  = RandValue();
+  GenAlloc(&A, 40, 2000, 40 * 2000, 0);
+  GenRandSeed(131);
+  for (i = 0; i < A.nrows; i++) {
+    for (k = 0; k < A.ncols; k++) {
+      A.colidx[i * A.ncols + k] = (int32_t)k;
+      A.values[i * A.ncols + k] = GenRandValue();
     }
-    A.rp[i + 1] = (i + 1) * A.n;
+    A.rowptr[i + 1] = (i + 1) * A.ncols;
   }
-  MatRandom(&B40, 2000, 40, 12, 0, 132, 0); /* 40 columns: dense in N0, moved to N1 */
-  MatRandom(&B16, 2000, 16, 12, 0, 133, 0); /* 16 columns: a SHORT hash row, moved past N0 to N1 */
-  CHECK(Nnz(&B40) > 256 * 64 && Nnz(&B40) <= 256 * 128 && Nnz(&B16) > 256 * 64 && Nnz(&B16) <= 256 * 128, "B has %lld and %lld nonzeros", (long long)Nnz(&B40), (long long)Nnz(&B16));
-  CHECK(n0.threads == 64 && n0.dense_columns >= 40, "N0: %d threads, %lld dense columns (the H200 profile expected)", n0.threads, (long long)n0.dense_columns);
-  if (CheckHeavyRows(ctx, &A, &B40, OCEAN_BIN_N1, OCEAN_ACC_DENSE, "heavy rows, 40 columns") || CheckHeavyRows(ctx, &A, &B16, OCEAN_BIN_N1, OCEAN_ACC_HASH, "heavy rows, 16 columns")) r = 1;
-  MatFree(&A);
-  MatFree(&B40);
-  MatFree(&B16);
+  GenRandomRows(&B40, 2000, 40, 12, 0, 132, 0); /* 40 columns: dense in N0, moved to N1 */
+  GenRandomRows(&B16, 2000, 16, 12, 0, 133, 0); /* 16 columns: a SHORT hash row, moved past N0 to N1 */
+  CHECK(GenNnz(&B40) > 256 * 64 && GenNnz(&B40) <= 256 * 128 && GenNnz(&B16) > 256 * 64 && GenNnz(&B16) <= 256 * 128,
+        "B has %lld and %lld nonzeros", (long long)GenNnz(&B40), (long long)GenNnz(&B16));
+  CHECK(n0.threads == 64 && n0.dense_columns >= 40, "N0: %d threads, %lld dense columns (the H200 profile expected)",
+        n0.threads, (long long)n0.dense_columns);
+  if (CheckHeavyRows(ctx, &A, &B40, OCEAN_BIN_N1, OCEAN_ACC_DENSE, "heavy rows, 40 columns") ||
+      CheckHeavyRows(ctx, &A, &B16, OCEAN_BIN_N1, OCEAN_ACC_HASH, "heavy rows, 16 columns"))
+    r = 1;
+  GenFree(&A);
+  GenFree(&B40);
+  GenFree(&B16);
   return r;
 }
 
 /* Rows given in any order give the sorted C of the sorted operands. */
 static int TestUnsorted(OceanContext ctx)
 {
-  Mat A, B;
-  MatStencil(&A, 6, 6, 6, 3, 1, 71, 0);
-  MatRandom(&B, A.n, 900, 15, 0, 72, 0);
-  MatShuffleRows(&A, 73);
-  MatShuffleRows(&B, 74);
+  GenCSR A, B;
+  GenStencil(&A, 6, 6, 6, 3, 1, GEN_VALUES_STREAM_DIAG, 71, 0);
+  GenRandomRows(&B, A.ncols, 900, 15, 0, 72, 0);
+  GenShuffleRows(&A, 73);
+  GenShuffleRows(&B, 74);
   TRY(CheckAllWorkflows(ctx, &A, &B, "unsorted rows"));
-  MatFree(&A);
-  MatFree(&B);
+  GenFree(&A);
+  GenFree(&B);
   return 0;
 }
 
@@ -500,32 +544,35 @@ static int TestOverflow(OceanContext ctx)
   OceanProduct        prod;
   const OceanRowInfo *rows;
   int64_t             nrows, i, over = 0;
-  Mat                 E;
+  GenCSR              E;
   OceanCSR            e;
 
-  MatStencil(&E, small ? 6 : 8, small ? 6 : 8, small ? 6 : 8, 3, 1, 81, 0);
+  GenStencil(&E, small ? 6 : 8, small ? 6 : 8, small ? 6 : 8, 3, 1, GEN_VALUES_STREAM_DIAG, 81, 0);
   OceanOptionsDefault(&opts);
   opts.workflow             = OCEAN_WORKFLOW_ESTIMATE;
   opts.hll_registers        = 16;
   opts.estimate_coefficient = 0.1;
   opts.record_rows          = 1;
   TRY(CheckAB(ctx, &opts, &E, &E, "elasticity, coefficient 0.1", &stats));
-  CHECK(stats.workflow == OCEAN_WORKFLOW_ESTIMATE && stats.overflow_rows > 0 && stats.hll_registers == 16, "overflow rows %lld", (long long)stats.overflow_rows);
+  CHECK(stats.workflow == OCEAN_WORKFLOW_ESTIMATE && stats.overflow_rows > 0 && stats.hll_registers == 16,
+        "overflow rows %lld", (long long)stats.overflow_rows);
   CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &prod));
-  e = View(&E);
+  e = GenView(&E);
   CALL(OceanProductSymbolic(prod, &e, &e));
   CALL(OceanProductGetRowInfo(prod, 0, &rows, &nrows));
   for (i = 0; i < nrows; i++) {
-    CHECK(!rows[i].overflowed == (rows[i].nnz <= rows[i].slot), "row %lld: nnz %lld, slot %lld, overflowed %d", (long long)i, (long long)rows[i].nnz, (long long)rows[i].slot,
-          rows[i].overflowed);
+    CHECK(!rows[i].overflowed == (rows[i].nnz <= rows[i].slot), "row %lld: nnz %lld, slot %lld, overflowed %d",
+          (long long)i, (long long)rows[i].nnz, (long long)rows[i].slot, rows[i].overflowed);
     over += rows[i].overflowed;
   }
-  CHECK(over == stats.overflow_rows, "row records count %lld overflows, stats %lld", (long long)over, (long long)stats.overflow_rows);
-  Say("  coefficient 0.1, 16 registers: %lld of %lld rows overflowed and were recomputed\n", (long long)over, (long long)nrows);
+  CHECK(over == stats.overflow_rows, "row records count %lld overflows, stats %lld", (long long)over,
+        (long long)stats.overflow_rows);
+  Say("  coefficient 0.1, 16 registers: %lld of %lld rows overflowed and were recomputed\n", (long long)over,
+      (long long)nrows);
   CALL(OceanProductDestroy(&prod));
   OceanOptionsDefault(&opts);
   CALL(OceanContextSetOptions(ctx, &opts));
-  MatFree(&E);
+  GenFree(&E);
   return 0;
 }
 
@@ -535,84 +582,94 @@ static int TestStats(OceanContext ctx)
   OceanStats   stats, s2;
   OceanProduct p1, p2;
   OceanOptions opts;
-  Mat          L, E, R, B, A2;
+  GenCSR       L, E, R, B, A2;
   OceanCSR     b, a2;
   int64_t      built0, reused0, built, reused;
 
-  MatStencil(&L, 40, 40, 1, 1, 0, 91, 0);
+  GenStencil(&L, 40, 40, 1, 1, 0, GEN_VALUES_STREAM_DIAG, 91, 0);
   TRY(CheckAB(ctx, NULL, &L, &L, "2D 5-point squared", &stats));
-  CHECK(stats.workflow == OCEAN_WORKFLOW_UPPER_BOUND && !stats.workflow_forced && stats.hll_registers == 0, "2D Laplacian: %s", OceanWorkflowName(stats.workflow));
+  CHECK(stats.workflow == OCEAN_WORKFLOW_UPPER_BOUND && !stats.workflow_forced && stats.hll_registers == 0,
+        "2D Laplacian: %s", OceanWorkflowName(stats.workflow));
 
-  MatStencil(&E, 8, 8, 8, 3, 1, 92, 0); /* at 6^3 its 648 columns would bound the rows tightly: not an estimate case */
+  GenStencil(&E, 8, 8, 8, 3, 1, GEN_VALUES_STREAM_DIAG, 92,
+             0); /* at 6^3 its 648 columns would bound the rows tightly: not an estimate case */
   TRY(CheckAB(ctx, NULL, &E, &E, "elasticity squared", &stats));
   CHECK(stats.er >= 8 && stats.cr_sampled >= 8, "elasticity: ER %g, sampled CR %g", stats.er, stats.cr_sampled);
-  CHECK(stats.workflow == OCEAN_WORKFLOW_ESTIMATE && stats.hll_registers == 64 && stats.estimate_coefficient == 1.5, "elasticity: %s with %d registers", OceanWorkflowName(stats.workflow),
-        stats.hll_registers);
-  CHECK(stats.bitmap_query && stats.packed_sort_keys && stats.cr_conservative >= 1 && stats.cr_conservative <= stats.cr_mean, "elasticity stats");
-  CHECK(stats.estimate_mean_rel_error > 0 && stats.estimate_mean_rel_error < 0.2, "elasticity: estimate error %g", stats.estimate_mean_rel_error);
+  CHECK(stats.workflow == OCEAN_WORKFLOW_ESTIMATE && stats.hll_registers == 64 && stats.estimate_coefficient == 1.5,
+        "elasticity: %s with %d registers", OceanWorkflowName(stats.workflow), stats.hll_registers);
+  CHECK(stats.bitmap_query && stats.packed_sort_keys && stats.cr_conservative >= 1 &&
+          stats.cr_conservative <= stats.cr_mean,
+        "elasticity stats");
+  CHECK(stats.estimate_mean_rel_error > 0 && stats.estimate_mean_rel_error < 0.2, "elasticity: estimate error %g",
+        stats.estimate_mean_rel_error);
   CHECK(fabs(stats.cr_sampled / stats.cr - 1) < 0.1, "sampled CR %g, exact %g", stats.cr_sampled, stats.cr);
 
-  MatRandom(&R, 2000, 2000, 10, 0, 93, 0);
+  GenRandomRows(&R, 2000, 2000, 10, 0, 93, 0);
   TRY(CheckAB(ctx, NULL, &R, &R, "random, low CR", &stats));
-  CHECK(stats.workflow == OCEAN_WORKFLOW_EXACT && stats.cr < 2 && !stats.bitmap_query, "random: %s, CR %g", OceanWorkflowName(stats.workflow), stats.cr);
+  CHECK(stats.workflow == OCEAN_WORKFLOW_EXACT && stats.cr < 2 && !stats.bitmap_query, "random: %s, CR %g",
+        OceanWorkflowName(stats.workflow), stats.cr);
   CHECK(stats.sampled_rows == 600 && stats.t_symbolic > 0, "random: sampled %lld rows", (long long)stats.sampled_rows);
-  CHECK(stats.allocated_entries == stats.nnz_c, "exact workflow allocated %lld entries for %lld", (long long)stats.allocated_entries, (long long)stats.nnz_c);
+  CHECK(stats.allocated_entries == stats.nnz_c, "exact workflow allocated %lld entries for %lld",
+        (long long)stats.allocated_entries, (long long)stats.nnz_c);
 
   /* narrow B (a coarse level's P: 24 columns): the upper bound is tight, taken without a sample; forced, it samples */
   {
-    Mat N, W;
-    MatRandom(&W, 700, 900, 120, 0, 97, 0);
-    MatRandom(&N, 900, 24, 6, 0, 98, 0);
+    GenCSR N, W;
+    GenRandomRows(&W, 700, 900, 120, 0, 97, 0);
+    GenRandomRows(&N, 900, 24, 6, 0, 98, 0);
     OceanOptionsDefault(&opts);
     opts.narrow_max_columns = 0; /* the upper bound's own case: not the NARROW workflow */
     TRY(CheckAB(ctx, &opts, &W, &N, "wide A times narrow B", &stats));
-    CHECK(stats.workflow == OCEAN_WORKFLOW_UPPER_BOUND && !stats.workflow_forced && stats.sampled_rows == 0 && stats.bitmap_query, "narrow B: %s, %lld sampled rows",
-          OceanWorkflowName(stats.workflow), (long long)stats.sampled_rows);
-    CHECK(stats.bound_nnz <= 700 * 24 && stats.products >= 8 * stats.bound_nnz && stats.nnz_c <= stats.bound_nnz && stats.allocated_entries == stats.bound_nnz,
-          "narrow B: bound %lld for %lld products, nnz(C) %lld, allocated %lld", (long long)stats.bound_nnz, (long long)stats.products, (long long)stats.nnz_c,
-          (long long)stats.allocated_entries);
+    CHECK(stats.workflow == OCEAN_WORKFLOW_UPPER_BOUND && !stats.workflow_forced && stats.sampled_rows == 0 &&
+            stats.bitmap_query,
+          "narrow B: %s, %lld sampled rows", OceanWorkflowName(stats.workflow), (long long)stats.sampled_rows);
+    CHECK(stats.bound_nnz <= 700 * 24 && stats.products >= 8 * stats.bound_nnz && stats.nnz_c <= stats.bound_nnz &&
+            stats.allocated_entries == stats.bound_nnz,
+          "narrow B: bound %lld for %lld products, nnz(C) %lld, allocated %lld", (long long)stats.bound_nnz,
+          (long long)stats.products, (long long)stats.nnz_c, (long long)stats.allocated_entries);
     OceanOptionsDefault(&opts);
     opts.workflow = OCEAN_WORKFLOW_EXACT;
     TRY(CheckAB(ctx, &opts, &W, &N, "wide A times narrow B, exact", &stats));
     CHECK(stats.sampled_rows == 600, "narrow B, forced exact: %lld sampled rows", (long long)stats.sampled_rows);
-    MatFree(&W);
-    MatFree(&N);
+    GenFree(&W);
+    GenFree(&N);
   }
 
   /* the same B (structure id 77) under a second plan and another A: sketches come from the cache */
-  MatRandom(&B, 1000, 1000, 40, 0, 94, 77);
-  MatRandom(&A2, 800, 1000, 30, 0, 95, 78);
+  GenRandomRows(&B, 1000, 1000, 40, 0, 94, 77);
+  GenRandomRows(&A2, 800, 1000, 30, 0, 95, 78);
   OceanOptionsDefault(&opts);
   opts.workflow = OCEAN_WORKFLOW_ESTIMATE;
   CALL(OceanContextSetOptions(ctx, &opts));
   CALL(OceanContextGetSketchCounts(ctx, &built0, &reused0));
-  b  = View(&B);
-  a2 = View(&A2);
+  b  = GenView(&B);
+  a2 = GenView(&A2);
   CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &p1));
   CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &p2));
   {
-    Mat A1;
+    GenCSR   A1;
     OceanCSR a1;
-    MatRandom(&A1, 500, 1000, 30, 0, 96, 79);
-    a1 = View(&A1);
+    GenRandomRows(&A1, 500, 1000, 30, 0, 96, 79);
+    a1 = GenView(&A1);
     CALL(OceanProductSymbolic(p1, &a1, &b));
     CALL(OceanProductGetStats(p1, 0, &stats));
     CALL(OceanProductSymbolic(p2, &a2, &b));
     CALL(OceanProductGetStats(p2, 0, &s2));
-    MatFree(&A1);
+    GenFree(&A1);
   }
   CALL(OceanContextGetSketchCounts(ctx, &built, &reused));
-  CHECK(!stats.sketches_reused && s2.sketches_reused && built == built0 + 1 && reused == reused0 + 1, "sketches: reused %d/%d, built %lld, reused %lld", stats.sketches_reused,
-        s2.sketches_reused, (long long)(built - built0), (long long)(reused - reused0));
+  CHECK(!stats.sketches_reused && s2.sketches_reused && built == built0 + 1 && reused == reused0 + 1,
+        "sketches: reused %d/%d, built %lld, reused %lld", stats.sketches_reused, s2.sketches_reused,
+        (long long)(built - built0), (long long)(reused - reused0));
   CALL(OceanProductDestroy(&p1));
   CALL(OceanProductDestroy(&p2));
   OceanOptionsDefault(&opts);
   CALL(OceanContextSetOptions(ctx, &opts));
-  MatFree(&L);
-  MatFree(&E);
-  MatFree(&R);
-  MatFree(&B);
-  MatFree(&A2);
+  GenFree(&L);
+  GenFree(&E);
+  GenFree(&R);
+  GenFree(&B);
+  GenFree(&A2);
   return 0;
 }
 
@@ -620,18 +677,18 @@ static int TestAtB(OceanContext ctx)
 {
   OceanProduct prod;
   OceanOptions opts;
-  Mat          A, B, At, R, Bad;
+  GenCSR       A, B, At, R, Bad;
   OceanCSR     a, b, bad;
   double      *absval;
   OceanStats   stats;
   int          w;
 
-  MatRandom(&A, 600, 250, 8, 0, 101, 101);
-  MatRandom(&B, 600, 400, 9, 0, 102, 102);
-  MatTranspose(&A, &At);
-  RefMultiply(&At, &B, &R, &absval);
-  a = View(&A);
-  b = View(&B);
+  GenRandomRows(&A, 600, 250, 8, 0, 101, 101);
+  GenRandomRows(&B, 600, 400, 9, 0, 102, 102);
+  GenTranspose(&A, &At);
+  GenRefMultiply(&At, &B, &R, &absval);
+  a = GenView(&A);
+  b = GenView(&B);
   for (w = OCEAN_WORKFLOW_AUTO; w <= OCEAN_WORKFLOW_EXACT; w++) {
     OceanOptionsDefault(&opts);
     opts.workflow = (OceanWorkflow)w;
@@ -640,7 +697,7 @@ static int TestAtB(OceanContext ctx)
     CALL(OceanProductSymbolic(prod, &a, &b));
     TRY(CompareC(prod, &R, absval, "AtB"));
     CALL(OceanProductGetStats(prod, 0, &stats));
-    CHECK(stats.nrows == 250 && stats.ncols == 400 && stats.nnz_a == Nnz(&A), "AtB stats");
+    CHECK(stats.nrows == 250 && stats.ncols == 400 && stats.nnz_a == GenNnz(&A), "AtB stats");
     CALL(OceanProductDestroy(&prod));
   }
   OceanOptionsDefault(&opts);
@@ -649,24 +706,25 @@ static int TestAtB(OceanContext ctx)
   /* new values of A, same structure: numeric refreshes the cached transpose's values */
   CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AtB, &prod));
   CALL(OceanProductSymbolic(prod, &a, &b));
-  MatNewValues(&A, 103);
-  MatFree(&At);
-  MatFree(&R);
+  GenFillValues(&A, GEN_VALUES_STREAM, 103);
+  GenFree(&At);
+  GenFree(&R);
   free(absval);
-  MatTranspose(&A, &At);
-  RefMultiply(&At, &B, &R, &absval);
+  GenTranspose(&A, &At);
+  GenRefMultiply(&At, &B, &R, &absval);
   CALL(OceanProductNumeric(prod, &a, &b));
   TRY(CompareC(prod, &R, absval, "AtB numeric"));
 
-  MatRandom(&Bad, 599, 400, 9, 0, 104, 0);
-  bad = View(&Bad);
-  CHECK(OceanProductSymbolic(prod, &a, &bad) == OCEAN_ERR_ARG && strstr(OceanGetLastErrorMessage(), "599"), "AtB size mismatch: %s", OceanGetLastErrorMessage());
+  GenRandomRows(&Bad, 599, 400, 9, 0, 104, 0);
+  bad = GenView(&Bad);
+  CHECK(OceanProductSymbolic(prod, &a, &bad) == OCEAN_ERR_ARG && strstr(OceanGetLastErrorMessage(), "599"),
+        "AtB size mismatch: %s", OceanGetLastErrorMessage());
   CALL(OceanProductDestroy(&prod));
-  MatFree(&Bad);
-  MatFree(&A);
-  MatFree(&B);
-  MatFree(&At);
-  MatFree(&R);
+  GenFree(&Bad);
+  GenFree(&A);
+  GenFree(&B);
+  GenFree(&At);
+  GenFree(&R);
   free(absval);
   return 0;
 }
@@ -676,55 +734,56 @@ static int TestSymbolicRetry(OceanContext ctx)
 {
   OceanOptions opts;
   OceanStats   stats;
-  Mat          A, B;
+  GenCSR       A, B;
   int64_t      i, nz = 0, t;
   const int    nh = 600, nl = 30, per = 40;
 
   /* B: rows 0..999 each 50 columns of [0, 100); rows 1000..1999 each 50 columns anywhere in [0, 100000) */
-  MatAlloc(&B, 2000, 100000, 2000 * 50, 0);
-  rng_state = 191;
+  GenAlloc(&B, 2000, 100000, 2000 * 50, 0);
+  GenRandSeed(191);
   for (i = 0; i < 2000; i++) {
     int32_t span = i < 1000 ? 100 : 100000, k;
     for (k = 0; k < 50; k++) {
       int32_t c;
       do {
-        c = (int32_t)(Rand64() % (uint64_t)span);
-        for (t = B.rp[i]; t < nz && B.ci[t] != c; t++) {}
+        c = (int32_t)(GenRand64() % (uint64_t)span);
+        for (t = B.rowptr[i]; t < nz && B.colidx[t] != c; t++) {}
       } while (t < nz);
-      B.ci[nz]  = c;
-      B.v[nz++] = RandValue();
+      B.colidx[nz]   = c;
+      B.values[nz++] = GenRandValue();
     }
-    B.rp[i + 1] = nz;
+    B.rowptr[i + 1] = nz;
   }
   /* A: nh rows over the clustered rows of B (CR about 20), nl rows over the scattered ones (CR about 1) */
-  MatAlloc(&A, nh + nl, 2000, (nh + nl) * per, 0);
+  GenAlloc(&A, nh + nl, 2000, (nh + nl) * per, 0);
   for (i = 0, nz = 0; i < nh + nl; i++) {
     int32_t base = i < nh ? 0 : 1000, k;
     for (k = 0; k < per; k++) {
-      A.ci[nz]  = base + (int32_t)(k * 25 + (i * 7) % 25);
-      A.v[nz++] = RandValue();
+      A.colidx[nz]   = base + (int32_t)(k * 25 + (i * 7) % 25);
+      A.values[nz++] = GenRandValue();
     }
-    A.rp[i + 1] = nz;
+    A.rowptr[i + 1] = nz;
   }
   OceanOptionsDefault(&opts);
   opts.workflow = OCEAN_WORKFLOW_EXACT;
   TRY(CheckAB(ctx, &opts, &A, &B, "mixed CR, exact", &stats));
-  CHECK(stats.cr_conservative > 4 && stats.symbolic_retry_rows > 0 && stats.symbolic_retry_rows <= nl, "conservative CR %g, retried rows %lld", stats.cr_conservative,
-        (long long)stats.symbolic_retry_rows);
-  Say("  conservative CR %.2f (mean %.2f, std %.2f): %lld rows retried\n", stats.cr_conservative, stats.cr_mean, stats.cr_std, (long long)stats.symbolic_retry_rows);
+  CHECK(stats.cr_conservative > 4 && stats.symbolic_retry_rows > 0 && stats.symbolic_retry_rows <= nl,
+        "conservative CR %g, retried rows %lld", stats.cr_conservative, (long long)stats.symbolic_retry_rows);
+  Say("  conservative CR %.2f (mean %.2f, std %.2f): %lld rows retried\n", stats.cr_conservative, stats.cr_mean,
+      stats.cr_std, (long long)stats.symbolic_retry_rows);
   OceanOptionsDefault(&opts);
   CALL(OceanContextSetOptions(ctx, &opts));
-  MatFree(&A);
-  MatFree(&B);
+  GenFree(&A);
+  GenFree(&B);
   return 0;
 }
 
 /* PtAP against P^T (A P) of the reference, then numeric reuse with new values of A and P. */
 /* PtAP of A and P in three rounds (symbolic; numeric with new values; symbolic with the same ids, which runs as
    numeric), each C against the reference; the plan is left in *prod. */
-static int CheckPtAPRounds(OceanContext ctx, Mat *A, Mat *P, const char *what, OceanProduct *prod)
+static int CheckPtAPRounds(OceanContext ctx, GenCSR *A, GenCSR *P, const char *what, OceanProduct *prod)
 {
-  OceanCSR a = View(A), p = View(P);
+  OceanCSR a = GenView(A), p = GenView(P);
   double  *absval, *absap;
   int      ns, round;
   char     name[96];
@@ -733,37 +792,37 @@ static int CheckPtAPRounds(OceanContext ctx, Mat *A, Mat *P, const char *what, O
   CALL(OceanProductGetNumStages(*prod, &ns));
   CHECK(ns == 2, "%s: PtAP has %d stages", what, ns);
   for (round = 0; round < 3; round++) {
-    Mat Pt, AP, R;
+    GenCSR Pt, AP, R;
     if (round == 0) CALL(OceanProductSymbolic(*prod, &a, &p));
     else {
-      MatNewValues(A, 113 + (uint64_t)round);
-      MatNewValues(P, 117 + (uint64_t)round);
+      GenFillValues(A, GEN_VALUES_STREAM, 113 + (uint64_t)round);
+      GenFillValues(P, GEN_VALUES_STREAM, 117 + (uint64_t)round);
       if (round == 1) CALL(OceanProductNumeric(*prod, &a, &p));
       else CALL(OceanProductSymbolic(*prod, &a, &p)); /* same ids: runs as numeric */
     }
-    MatTranspose(P, &Pt);
-    RefMultiply(A, P, &AP, &absap);
-    RefMultiply(&Pt, &AP, &R, &absval);
+    GenTranspose(P, &Pt);
+    GenRefMultiply(A, P, &AP, &absap);
+    GenRefMultiply(&Pt, &AP, &R, &absval);
     { /* the tolerance of the second product: |P^T| (|A||P|) */
       int64_t i, t, u;
-      Mat     Ra;
+      GenCSR  Ra;
       double *dummy;
-      Mat     APabs;
-      MatCopy(&AP, &APabs);
-      memcpy(APabs.v, absap, (size_t)Nnz(&AP) * sizeof(double));
-      for (t = 0; t < Nnz(&Pt); t++) Pt.v[t] = fabs(Pt.v[t]);
-      RefMultiply(&Pt, &APabs, &Ra, &dummy);
-      for (i = 0; i < R.m; i++)
-        for (t = R.rp[i], u = Ra.rp[i]; t < R.rp[i + 1]; t++, u++) absval[t] = Ra.v[u];
-      MatFree(&Ra);
-      MatFree(&APabs);
+      GenCSR  APabs;
+      GenCopy(&AP, &APabs);
+      memcpy(APabs.values, absap, (size_t)GenNnz(&AP) * sizeof(double));
+      for (t = 0; t < GenNnz(&Pt); t++) Pt.values[t] = fabs(Pt.values[t]);
+      GenRefMultiply(&Pt, &APabs, &Ra, &dummy);
+      for (i = 0; i < R.nrows; i++)
+        for (t = R.rowptr[i], u = Ra.rowptr[i]; t < R.rowptr[i + 1]; t++, u++) absval[t] = Ra.values[u];
+      GenFree(&Ra);
+      GenFree(&APabs);
       free(dummy);
     }
     snprintf(name, sizeof(name), "%s%s", what, round == 0 ? "" : " reuse");
     TRY(CompareC(*prod, &R, absval, name));
-    MatFree(&Pt);
-    MatFree(&AP);
-    MatFree(&R);
+    GenFree(&Pt);
+    GenFree(&AP);
+    GenFree(&R);
     free(absval);
     free(absap);
   }
@@ -773,32 +832,34 @@ static int CheckPtAPRounds(OceanContext ctx, Mat *A, Mat *P, const char *what, O
 static int TestPtAP(OceanContext ctx)
 {
   OceanProduct prod;
-  Mat          A, P;
+  GenCSR       A, P;
   OceanCSR     a;
   OceanStats   s0, s1;
   int          n = small ? 6 : 9;
 
-  MatStencil(&A, n, n, n, 3, 1, 111, 111);
-  MatInterpolation(&P, A.m, A.m / 8, 112, 112);
-  a = View(&A);
+  GenStencil(&A, n, n, n, 3, 1, GEN_VALUES_STREAM_DIAG, 111, 111);
+  GenInterpolation(&P, A.nrows, A.nrows / 8, 112, 112);
+  a = GenView(&A);
   TRY(CheckPtAPRounds(ctx, &A, &P, "PtAP", &prod));
   CALL(OceanProductGetStats(prod, 0, &s0));
   CALL(OceanProductGetStats(prod, 1, &s1));
-  CHECK(s0.symbolic_calls == 1 && s0.numeric_calls == 2 && s1.symbolic_calls == 1 && s1.numeric_calls == 2, "calls: stage 0 %lld/%lld, stage 1 %lld/%lld", (long long)s0.symbolic_calls,
-        (long long)s0.numeric_calls, (long long)s1.symbolic_calls, (long long)s1.numeric_calls);
-  CHECK(s0.nrows == A.m && s0.ncols == P.n && s1.nrows == P.n && s1.ncols == P.n, "PtAP stage sizes");
-  Say("  PtAP: stage 0 %s (nnz %lld), stage 1 %s (nnz %lld)\n", OceanWorkflowName(s0.workflow), (long long)s0.nnz_c, OceanWorkflowName(s1.workflow), (long long)s1.nnz_c);
+  CHECK(s0.symbolic_calls == 1 && s0.numeric_calls == 2 && s1.symbolic_calls == 1 && s1.numeric_calls == 2,
+        "calls: stage 0 %lld/%lld, stage 1 %lld/%lld", (long long)s0.symbolic_calls, (long long)s0.numeric_calls,
+        (long long)s1.symbolic_calls, (long long)s1.numeric_calls);
+  CHECK(s0.nrows == A.nrows && s0.ncols == P.ncols && s1.nrows == P.ncols && s1.ncols == P.ncols, "PtAP stage sizes");
+  Say("  PtAP: stage 0 %s (nnz %lld), stage 1 %s (nnz %lld)\n", OceanWorkflowName(s0.workflow), (long long)s0.nnz_c,
+      OceanWorkflowName(s1.workflow), (long long)s1.nnz_c);
   {
-    Mat      Bad;
+    GenCSR   Bad;
     OceanCSR bad;
-    MatRandom(&Bad, A.m + 1, 10, 2, 0, 119, 0);
-    bad = View(&Bad);
+    GenRandomRows(&Bad, A.nrows + 1, 10, 2, 0, 119, 0);
+    bad = GenView(&Bad);
     CHECK(OceanProductSymbolic(prod, &a, &bad) == OCEAN_ERR_ARG, "PtAP size mismatch accepted");
-    MatFree(&Bad);
+    GenFree(&Bad);
   }
   CALL(OceanProductDestroy(&prod));
-  MatFree(&A);
-  MatFree(&P);
+  GenFree(&A);
+  GenFree(&P);
   return 0;
 }
 
@@ -814,83 +875,95 @@ static int TestNarrow(OceanContext ctx)
   OceanStats          stats, s1;
   OceanProduct        prod;
   const OceanRowInfo *rows;
-  Mat                 A, P, Ps, W, S;
+  GenCSR              A, P, Ps, W, S;
   OceanCSR            a, p;
   int64_t             i, nrows, empty = 0;
 
-  MatRandom(&A, 400, 300, 120, 7, 141, 141); /* every 7th row empty */
-  MatRandom(&P, 300, 40, 16, 0, 142, 142);   /* 16 of 40 columns per row on average */
-  for (i = 0; i < A.m; i++) empty += A.rp[i + 1] == A.rp[i];
+  GenRandomRows(&A, 400, 300, 120, 7, 141, 141); /* every 7th row empty */
+  GenRandomRows(&P, 300, 40, 16, 0, 142, 142);   /* 16 of 40 columns per row on average */
+  for (i = 0; i < A.nrows; i++) empty += A.rowptr[i + 1] == A.rowptr[i];
   OceanOptionsDefault(&opts);
   opts.record_rows = 1;
   TRY(CheckAB(ctx, &opts, &A, &P, "coarse level A*P", &stats));
-  CHECK(stats.workflow == OCEAN_WORKFLOW_NARROW && !stats.workflow_forced && stats.sampled_rows == 0 && stats.hll_registers == 0, "coarse A*P: %s%s, %lld sampled rows",
-        OceanWorkflowName(stats.workflow), stats.workflow_forced ? " (forced)" : "", (long long)stats.sampled_rows);
-  CHECK(stats.rows_per_bin[OCEAN_BIN_NARROW] == A.m - empty && stats.rows_per_bin[OCEAN_BIN_EMPTY] == empty && stats.dense_rows == A.m - empty && stats.overflow_rows == 0,
-        "coarse A*P: %lld narrow and %lld empty rows (want %lld and %lld)", (long long)stats.rows_per_bin[OCEAN_BIN_NARROW], (long long)stats.rows_per_bin[OCEAN_BIN_EMPTY],
-        (long long)(A.m - empty), (long long)empty);
-  CHECK(stats.allocated_entries == stats.bound_nnz && stats.nnz_c <= stats.bound_nnz && stats.bound_nnz <= A.m * P.n, "coarse A*P: bound %lld, allocated %lld, nnz(C) %lld",
-        (long long)stats.bound_nnz, (long long)stats.allocated_entries, (long long)stats.nnz_c);
-  a = View(&A);
-  p = View(&P);
+  CHECK(stats.workflow == OCEAN_WORKFLOW_NARROW && !stats.workflow_forced && stats.sampled_rows == 0 &&
+          stats.hll_registers == 0,
+        "coarse A*P: %s%s, %lld sampled rows", OceanWorkflowName(stats.workflow),
+        stats.workflow_forced ? " (forced)" : "", (long long)stats.sampled_rows);
+  CHECK(stats.rows_per_bin[OCEAN_BIN_NARROW] == A.nrows - empty && stats.rows_per_bin[OCEAN_BIN_EMPTY] == empty &&
+          stats.dense_rows == A.nrows - empty && stats.overflow_rows == 0,
+        "coarse A*P: %lld narrow and %lld empty rows (want %lld and %lld)",
+        (long long)stats.rows_per_bin[OCEAN_BIN_NARROW], (long long)stats.rows_per_bin[OCEAN_BIN_EMPTY],
+        (long long)(A.nrows - empty), (long long)empty);
+  CHECK(stats.allocated_entries == stats.bound_nnz && stats.nnz_c <= stats.bound_nnz &&
+          stats.bound_nnz <= A.nrows * P.ncols,
+        "coarse A*P: bound %lld, allocated %lld, nnz(C) %lld", (long long)stats.bound_nnz,
+        (long long)stats.allocated_entries, (long long)stats.nnz_c);
+  a = GenView(&A);
+  p = GenView(&P);
   CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &prod));
   CALL(OceanProductSymbolic(prod, &a, &p));
   CALL(OceanProductGetRowInfo(prod, 0, &rows, &nrows));
   for (i = 0; i < nrows; i++) {
     const OceanRowInfo *r = &rows[i];
-    const int           ok = r->products ? r->bin == OCEAN_BIN_NARROW && r->accumulator == OCEAN_ACC_DENSE && r->slot == r->predicted && r->nnz <= r->slot && r->nnz > 0
+    const int           ok = r->products ? r->bin == OCEAN_BIN_NARROW && r->accumulator == OCEAN_ACC_DENSE &&
+                                   r->slot == r->predicted && r->nnz <= r->slot && r->nnz > 0
                                          : r->bin == OCEAN_BIN_EMPTY && r->nnz == 0;
-    CHECK(ok && !r->overflowed && r->estimate == 0, "coarse A*P row %lld: bin %s, accumulator %s, products %lld, predicted %lld, slot %lld, nnz %lld", (long long)i,
-          OceanBinName((OceanBin)r->bin), OceanAccumulatorName((OceanAccumulator)r->accumulator), (long long)r->products, (long long)r->predicted, (long long)r->slot,
-          (long long)r->nnz);
+    CHECK(ok && !r->overflowed && r->estimate == 0,
+          "coarse A*P row %lld: bin %s, accumulator %s, products %lld, predicted %lld, slot %lld, nnz %lld",
+          (long long)i, OceanBinName((OceanBin)r->bin), OceanAccumulatorName((OceanAccumulator)r->accumulator),
+          (long long)r->products, (long long)r->predicted, (long long)r->slot, (long long)r->nnz);
   }
   CALL(OceanProductDestroy(&prod));
 
   /* not narrow: a sparse B, NARROW disabled, or dense rows beyond the entries (then forcing it is an error) */
-  MatRandom(&Ps, 300, 40, 2, 0, 143, 143);
+  GenRandomRows(&Ps, 300, 40, 2, 0, 143, 143);
   OceanOptionsDefault(&opts);
   TRY(CheckAB(ctx, &opts, &A, &Ps, "coarse level, sparse P", &stats));
-  CHECK(stats.workflow != OCEAN_WORKFLOW_NARROW, "sparse P (density %.3f) took NARROW", (double)Nnz(&Ps) / (300.0 * 40.0));
+  CHECK(stats.workflow != OCEAN_WORKFLOW_NARROW, "sparse P (density %.3f) took NARROW",
+        (double)GenNnz(&Ps) / (300.0 * 40.0));
   opts.narrow_max_columns = 0;
   TRY(CheckAB(ctx, &opts, &A, &P, "coarse level, NARROW disabled", &stats));
   CHECK(stats.workflow != OCEAN_WORKFLOW_NARROW, "narrow_max_columns 0: took NARROW");
   OceanOptionsDefault(&opts);
-  opts.narrow_max_entries = A.m * P.n - 1;
+  opts.narrow_max_entries = A.nrows * P.ncols - 1;
   TRY(CheckAB(ctx, &opts, &A, &P, "coarse level, too many entries", &stats));
   CHECK(stats.workflow != OCEAN_WORKFLOW_NARROW, "rows(A) x columns(P) beyond narrow_max_entries: took NARROW");
   opts.workflow = OCEAN_WORKFLOW_NARROW;
   CALL(OceanContextSetOptions(ctx, &opts));
   CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &prod));
-  CHECK(OceanProductSymbolic(prod, &a, &p) == OCEAN_ERR_ARG && strstr(OceanGetLastErrorMessage(), "narrow_max_entries"), "forced NARROW beyond the entries accepted: %s",
-        OceanGetLastErrorMessage());
+  CHECK(OceanProductSymbolic(prod, &a, &p) == OCEAN_ERR_ARG && strstr(OceanGetLastErrorMessage(), "narrow_max_entries"),
+        "forced NARROW beyond the entries accepted: %s", OceanGetLastErrorMessage());
   CALL(OceanProductDestroy(&prod));
 
   /* forced: on the sparse P, and on B with the most columns */
   OceanOptionsDefault(&opts);
   opts.workflow = OCEAN_WORKFLOW_NARROW;
   TRY(CheckAB(ctx, &opts, &A, &Ps, "coarse level, sparse P, forced narrow", &stats));
-  CHECK(stats.workflow == OCEAN_WORKFLOW_NARROW && stats.workflow_forced, "forced NARROW on a sparse P: %s", OceanWorkflowName(stats.workflow));
-  MatRandom(&W, 300, OCEAN_NARROW_MAX_COLUMNS, 60, 5, 144, 144);
+  CHECK(stats.workflow == OCEAN_WORKFLOW_NARROW && stats.workflow_forced, "forced NARROW on a sparse P: %s",
+        OceanWorkflowName(stats.workflow));
+  GenRandomRows(&W, 300, OCEAN_NARROW_MAX_COLUMNS, 60, 5, 144, 144);
   TRY(CheckAB(ctx, &opts, &A, &W, "B with 256 columns, forced narrow", &stats));
   CHECK(stats.workflow == OCEAN_WORKFLOW_NARROW, "256 columns: %s", OceanWorkflowName(stats.workflow));
 
   /* PtAP of a square operator and the narrow P: both stages NARROW, numeric reuse with new values */
   OceanOptionsDefault(&opts);
   CALL(OceanContextSetOptions(ctx, &opts));
-  MatRandom(&S, 300, 300, 90, 11, 145, 145);
+  GenRandomRows(&S, 300, 300, 90, 11, 145, 145);
   TRY(CheckPtAPRounds(ctx, &S, &P, "coarse level PtAP", &prod));
   CALL(OceanProductGetStats(prod, 0, &stats));
   CALL(OceanProductGetStats(prod, 1, &s1));
-  CHECK(stats.workflow == OCEAN_WORKFLOW_NARROW && s1.workflow == OCEAN_WORKFLOW_NARROW && stats.numeric_calls == 2 && s1.numeric_calls == 2,
-        "coarse PtAP: stages %s and %s, numeric calls %lld and %lld", OceanWorkflowName(stats.workflow), OceanWorkflowName(s1.workflow), (long long)stats.numeric_calls,
-        (long long)s1.numeric_calls);
-  CHECK(stats.rows_per_bin[OCEAN_BIN_NARROW] + stats.rows_per_bin[OCEAN_BIN_EMPTY] == S.m, "coarse PtAP: numeric reuse's bins");
+  CHECK(stats.workflow == OCEAN_WORKFLOW_NARROW && s1.workflow == OCEAN_WORKFLOW_NARROW && stats.numeric_calls == 2 &&
+          s1.numeric_calls == 2,
+        "coarse PtAP: stages %s and %s, numeric calls %lld and %lld", OceanWorkflowName(stats.workflow),
+        OceanWorkflowName(s1.workflow), (long long)stats.numeric_calls, (long long)s1.numeric_calls);
+  CHECK(stats.rows_per_bin[OCEAN_BIN_NARROW] + stats.rows_per_bin[OCEAN_BIN_EMPTY] == S.nrows,
+        "coarse PtAP: numeric reuse's bins");
   CALL(OceanProductDestroy(&prod));
-  MatFree(&A);
-  MatFree(&P);
-  MatFree(&Ps);
-  MatFree(&W);
-  MatFree(&S);
+  GenFree(&A);
+  GenFree(&P);
+  GenFree(&Ps);
+  GenFree(&W);
+  GenFree(&S);
   return 0;
 }
 
@@ -898,7 +971,7 @@ static int TestNarrow(OceanContext ctx)
 static int TestReuse(OceanContext ctx)
 {
   OceanProduct prod;
-  Mat          A, B, R;
+  GenCSR       A, B, R;
   OceanCSR     a, b;
   double      *absval;
   OceanStats   stats;
@@ -909,32 +982,35 @@ static int TestReuse(OceanContext ctx)
     OceanOptionsDefault(&opts);
     opts.workflow = (OceanWorkflow)w;
     CALL(OceanContextSetOptions(ctx, &opts));
-    MatStencil(&A, small ? 4 : 7, small ? 4 : 7, small ? 4 : 7, 3, 1, 121, 121);
-    MatRandom(&B, A.n, 1200, 20, 0, 122, 122);
-    a = View(&A);
-    b = View(&B);
+    GenStencil(&A, small ? 4 : 7, small ? 4 : 7, small ? 4 : 7, 3, 1, GEN_VALUES_STREAM_DIAG, 121, 121);
+    GenRandomRows(&B, A.ncols, 1200, 20, 0, 122, 122);
+    a = GenView(&A);
+    b = GenView(&B);
     CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &prod));
     CHECK(OceanProductNumeric(prod, &a, &b) == OCEAN_ERR_STATE, "numeric before symbolic accepted");
     CALL(OceanProductSymbolic(prod, &a, &b));
-    MatNewValues(&A, 123);
-    MatNewValues(&B, 124);
+    GenFillValues(&A, GEN_VALUES_STREAM, 123);
+    GenFillValues(&B, GEN_VALUES_STREAM, 124);
     CALL(OceanProductNumeric(prod, &a, &b));
-    RefMultiply(&A, &B, &R, &absval);
+    GenRefMultiply(&A, &B, &R, &absval);
     TRY(CompareC(prod, &R, absval, "numeric reuse"));
     CALL(OceanProductGetStats(prod, 0, &stats));
-    CHECK(stats.numeric_calls == 1 && stats.symbolic_calls == 1 && stats.overflow_rows == 0 && stats.allocated_entries == stats.nnz_c, "reuse stats");
+    CHECK(stats.numeric_calls == 1 && stats.symbolic_calls == 1 && stats.overflow_rows == 0 &&
+            stats.allocated_entries == stats.nnz_c,
+          "reuse stats");
     A.id = 999; /* another structure */
-    a    = View(&A);
-    CHECK(OceanProductNumeric(prod, &a, &b) == OCEAN_ERR_STATE && strstr(OceanGetLastErrorMessage(), "999"), "structure change accepted: %s", OceanGetLastErrorMessage());
+    a    = GenView(&A);
+    CHECK(OceanProductNumeric(prod, &a, &b) == OCEAN_ERR_STATE && strstr(OceanGetLastErrorMessage(), "999"),
+          "structure change accepted: %s", OceanGetLastErrorMessage());
     A.id = 0;
-    a    = View(&A);
+    a    = GenView(&A);
     CHECK(OceanProductNumeric(prod, &a, &b) == OCEAN_ERR_STATE, "structure id 0 accepted by numeric");
     CALL(OceanProductSymbolic(prod, &a, &b)); /* a full symbolic with id 0 works */
     TRY(CompareC(prod, &R, absval, "symbolic with id 0"));
     CALL(OceanProductDestroy(&prod));
-    MatFree(&A);
-    MatFree(&B);
-    MatFree(&R);
+    GenFree(&A);
+    GenFree(&B);
+    GenFree(&R);
     free(absval);
   }
   {
@@ -944,20 +1020,20 @@ static int TestReuse(OceanContext ctx)
   }
   /* a structure change under the same ids (a caller's bug) is caught: row 55 of a 10 x 10 Laplacian B gets column 0
      instead of 45, so row 55 of A*B has a product far outside its row of C */
-  MatStencil(&A, 10, 10, 1, 1, 0, 125, 125);
-  MatCopy(&A, &B);
+  GenStencil(&A, 10, 10, 1, 1, 0, GEN_VALUES_STREAM_DIAG, 125, 125);
+  GenCopy(&A, &B);
   B.id = 126;
-  a    = View(&A);
-  b    = View(&B);
+  a    = GenView(&A);
+  b    = GenView(&B);
   CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &prod));
   CALL(OceanProductSymbolic(prod, &a, &b));
-  CHECK(B.ci[B.rp[55]] == 45, "row 55 of the Laplacian starts at column %d", (int)B.ci[B.rp[55]]);
-  B.ci[B.rp[55]] = 0;
-  CHECK(OceanProductNumeric(prod, &a, &b) == OCEAN_ERR_STATE && strstr(OceanGetLastErrorMessage(), "structure"), "a product outside C's structure accepted: %s",
-        OceanGetLastErrorMessage());
+  CHECK(B.colidx[B.rowptr[55]] == 45, "row 55 of the Laplacian starts at column %d", (int)B.colidx[B.rowptr[55]]);
+  B.colidx[B.rowptr[55]] = 0;
+  CHECK(OceanProductNumeric(prod, &a, &b) == OCEAN_ERR_STATE && strstr(OceanGetLastErrorMessage(), "structure"),
+        "a product outside C's structure accepted: %s", OceanGetLastErrorMessage());
   CALL(OceanProductDestroy(&prod));
-  MatFree(&A);
-  MatFree(&B);
+  GenFree(&A);
+  GenFree(&B);
   return 0;
 }
 
@@ -967,37 +1043,41 @@ static int TestIndexOverflow(OceanContext ctx)
   OceanOptions opts;
   OceanProduct prod;
   OceanStats   stats;
-  Mat          L, R;
+  GenCSR       L, R;
   OceanCSR     l;
   double      *absval;
   int          w;
 
-  MatStencil(&L, 30, 30, 1, 1, 0, 131, 0);
-  RefMultiply(&L, &L, &R, &absval);
-  l = View(&L);
+  GenStencil(&L, 30, 30, 1, 1, 0, GEN_VALUES_STREAM_DIAG, 131, 0);
+  GenRefMultiply(&L, &L, &R, &absval);
+  l = GenView(&L);
   OceanOptionsDefault(&opts);
-  opts.max_output_nnz = Nnz(&R); /* fits C, not the upper-bound slots */
+  opts.max_output_nnz = GenNnz(&R); /* fits C, not the upper-bound slots */
   TRY(CheckAB(ctx, &opts, &L, &L, "max_output_nnz = nnz(C)", &stats));
-  CHECK(stats.switched_to_exact && stats.workflow == OCEAN_WORKFLOW_EXACT && stats.allocated_entries == Nnz(&R), "did not switch to exact");
+  CHECK(stats.switched_to_exact && stats.workflow == OCEAN_WORKFLOW_EXACT && stats.allocated_entries == GenNnz(&R),
+        "did not switch to exact");
   for (w = OCEAN_WORKFLOW_AUTO; w <= OCEAN_WORKFLOW_EXACT; w++) {
     OceanOptionsDefault(&opts);
     opts.workflow       = (OceanWorkflow)w;
-    opts.max_output_nnz = Nnz(&R) - 1;
+    opts.max_output_nnz = GenNnz(&R) - 1;
     CALL(OceanContextSetOptions(ctx, &opts));
     CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &prod));
-    CHECK(OceanProductSymbolic(prod, &l, &l) == OCEAN_ERR_INDEX_OVERFLOW, "workflow %s: limit not enforced", OceanWorkflowName((OceanWorkflow)w));
+    CHECK(OceanProductSymbolic(prod, &l, &l) == OCEAN_ERR_INDEX_OVERFLOW, "workflow %s: limit not enforced",
+          OceanWorkflowName((OceanWorkflow)w));
     {
       char num[64];
-      snprintf(num, sizeof(num), "%lld", (long long)Nnz(&R));
-      CHECK(strstr(OceanGetLastErrorMessage(), num) != NULL, "message does not name the count: %s", OceanGetLastErrorMessage());
+      snprintf(num, sizeof(num), "%lld", (long long)GenNnz(&R));
+      CHECK(strstr(OceanGetLastErrorMessage(), num) != NULL, "message does not name the count: %s",
+            OceanGetLastErrorMessage());
     }
-    CHECK(OceanProductGetC(prod, NULL, NULL, NULL, NULL, NULL, NULL) == OCEAN_ERR_STATE, "C available after a failed symbolic");
+    CHECK(OceanProductGetC(prod, NULL, NULL, NULL, NULL, NULL, NULL) == OCEAN_ERR_STATE,
+          "C available after a failed symbolic");
     CALL(OceanProductDestroy(&prod));
   }
   OceanOptionsDefault(&opts);
   CALL(OceanContextSetOptions(ctx, &opts));
-  MatFree(&L);
-  MatFree(&R);
+  GenFree(&L);
+  GenFree(&R);
   free(absval);
   return 0;
 }
@@ -1009,7 +1089,7 @@ static int TestSmallProfile(void)
   OceanContext       ctx;
   OceanStats         s48, sdef;
   OceanContext       def;
-  Mat                E;
+  GenCSR             E;
   int                b, differ = 0;
 
   OceanDeviceProfileDefault(&prof);
@@ -1018,7 +1098,7 @@ static int TestSmallProfile(void)
   prof.max_threads_per_sm                = 1536;
   CALL(OceanContextCreate(OCEAN_BACKEND_CPU, &prof, &ctx));
   CALL(OceanContextCreate(OCEAN_BACKEND_CPU, NULL, &def));
-  MatStencil(&E, small ? 4 : 6, small ? 4 : 6, small ? 4 : 6, 3, 1, 141, 0);
+  GenStencil(&E, small ? 4 : 6, small ? 4 : 6, small ? 4 : 6, 3, 1, GEN_VALUES_STREAM_DIAG, 141, 0);
   TRY(CheckAllWorkflows(ctx, &E, &E, "elasticity on 48 KB"));
   TRY(CheckAB(ctx, NULL, &E, &E, "elasticity on 48 KB (auto)", &s48));
   TRY(CheckAB(def, NULL, &E, &E, "elasticity on H200 (auto)", &sdef));
@@ -1026,7 +1106,7 @@ static int TestSmallProfile(void)
   CHECK(differ, "the 48 KB profile routes exactly like the H200");
   CALL(OceanContextDestroy(&ctx));
   CALL(OceanContextDestroy(&def));
-  MatFree(&E);
+  GenFree(&E);
   return 0;
 }
 
@@ -1034,29 +1114,32 @@ static int TestSmallProfile(void)
 static int TestErrors(OceanContext ctx)
 {
   OceanProduct prod;
-  Mat          A, B;
+  GenCSR       A, B;
   OceanCSR     a, b;
 
-  MatRandom(&A, 30, 40, 4, 0, 151, 0);
-  MatRandom(&B, 41, 50, 4, 0, 152, 0);
-  a = View(&A);
-  b = View(&B);
+  GenRandomRows(&A, 30, 40, 4, 0, 151, 0);
+  GenRandomRows(&B, 41, 50, 4, 0, 152, 0);
+  a = GenView(&A);
+  b = GenView(&B);
   CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &prod));
-  CHECK(OceanProductSymbolic(prod, &a, &b) == OCEAN_ERR_ARG && strstr(OceanGetLastErrorMessage(), "30 x 40") && strstr(OceanGetLastErrorMessage(), "41 x 50"), "size mismatch: %s",
-        OceanGetLastErrorMessage());
-  B.m = 40;
-  B.rp[40] = B.rp[40]; /* B is now 40 x 50 (its first 40 rows) */
-  b = View(&B);
-  A.ci[A.rp[7]] = 40; /* out of range in row 7 */
-  CHECK(OceanProductSymbolic(prod, &a, &b) == OCEAN_ERR_ARG && strstr(OceanGetLastErrorMessage(), "row 7"), "bad column: %s", OceanGetLastErrorMessage());
-  A.ci[A.rp[7]] = 0;
+  CHECK(OceanProductSymbolic(prod, &a, &b) == OCEAN_ERR_ARG && strstr(OceanGetLastErrorMessage(), "30 x 40") &&
+          strstr(OceanGetLastErrorMessage(), "41 x 50"),
+        "size mismatch: %s", OceanGetLastErrorMessage());
+  B.nrows               = 40;
+  B.rowptr[40]          = B.rowptr[40]; /* B is now 40 x 50 (its first 40 rows) */
+  b                     = GenView(&B);
+  A.colidx[A.rowptr[7]] = 40; /* out of range in row 7 */
+  CHECK(OceanProductSymbolic(prod, &a, &b) == OCEAN_ERR_ARG && strstr(OceanGetLastErrorMessage(), "row 7"),
+        "bad column: %s", OceanGetLastErrorMessage());
+  A.colidx[A.rowptr[7]] = 0;
   CHECK(OceanProductSymbolic(prod, &a, NULL) == OCEAN_ERR_ARG, "NULL operand accepted");
   CHECK(OceanProductGetStats(prod, 1, NULL) == OCEAN_ERR_ARG, "NULL stats accepted");
   CHECK(strcmp(OceanErrorString(OCEAN_ERR_INDEX_OVERFLOW), OceanErrorString(OCEAN_ERR_STATE)) != 0, "error strings");
-  CHECK(!strcmp(OceanPhaseName(OCEAN_PHASE_NUMERIC), "numeric") && !strcmp(OceanBinName(OCEAN_BIN_LONG), "long"), "names");
+  CHECK(!strcmp(OceanPhaseName(OCEAN_PHASE_NUMERIC), "numeric") && !strcmp(OceanBinName(OCEAN_BIN_LONG), "long"),
+        "names");
   CALL(OceanProductDestroy(&prod));
-  MatFree(&A);
-  MatFree(&B);
+  GenFree(&A);
+  GenFree(&B);
   return 0;
 }
 
@@ -1065,14 +1148,14 @@ static int TestDeterminism(OceanContext ctx)
 {
 #ifdef _OPENMP
   int          nt = omp_get_max_threads(), w;
-  Mat          E;
+  GenCSR        E;
   OceanCSR     e;
   const double *v;
   double       *v1;
   int64_t      nnz;
 
-  MatStencil(&E, small ? 4 : 6, small ? 4 : 6, small ? 4 : 6, 3, 1, 161, 0);
-  e = View(&E);
+  GenStencil(&E, small ? 4 : 6, small ? 4 : 6, small ? 4 : 6, 3, 1, GEN_VALUES_STREAM_DIAG, 161, 0);
+  e = GenView(&E);
   for (w = OCEAN_WORKFLOW_UPPER_BOUND; w <= OCEAN_WORKFLOW_EXACT; w++) {
     OceanOptions opts;
     OceanProduct p;
@@ -1083,34 +1166,35 @@ static int TestDeterminism(OceanContext ctx)
     CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &p));
     CALL(OceanProductSymbolic(p, &e, &e));
     CALL(OceanProductGetC(p, NULL, NULL, &nnz, NULL, NULL, &v));
-    v1 = Alloc((size_t)nnz * sizeof(double));
+    v1 = GenCalloc((size_t)nnz * sizeof(double));
     memcpy(v1, v, (size_t)nnz * sizeof(double));
     CALL(OceanProductDestroy(&p));
     omp_set_num_threads(nt > 1 ? nt : 2);
     CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &p));
     CALL(OceanProductSymbolic(p, &e, &e));
     CALL(OceanProductGetC(p, NULL, NULL, &nnz, NULL, NULL, &v));
-    CHECK(!memcmp(v1, v, (size_t)nnz * sizeof(double)), "%s: values depend on the thread count", OceanWorkflowName((OceanWorkflow)w));
+    CHECK(!memcmp(v1, v, (size_t)nnz * sizeof(double)), "%s: values depend on the thread count",
+          OceanWorkflowName((OceanWorkflow)w));
     CALL(OceanProductDestroy(&p));
     free(v1);
   }
   omp_set_num_threads(nt);
-  MatFree(&E);
+  GenFree(&E);
 #endif
   {
     OceanOptions opts;
     OceanStats   stats;
-    Mat          A, B;
+    GenCSR       A, B;
     OceanOptionsDefault(&opts);
     opts.workflow = OCEAN_WORKFLOW_EXACT;
-    MatRandom(&A, small ? 8 : 40, 400, 60, 0, 162, 0);
-    MatRandom(&B, 400, 1 << 22, 40, 0, 163, 0); /* 22-bit keys beside 12-13 bit table positions */
+    GenRandomRows(&A, small ? 8 : 40, 400, 60, 0, 162, 0);
+    GenRandomRows(&B, 400, 1 << 22, 40, 0, 163, 0); /* 22-bit keys beside 12-13 bit table positions */
     TRY(CheckAB(ctx, &opts, &A, &B, "4M columns (64-bit key-ptr words)", &stats));
     CHECK(!stats.packed_sort_keys && stats.hash_rows > 0, "wide rows: packed_sort_keys %d", stats.packed_sort_keys);
     OceanOptionsDefault(&opts);
     CALL(OceanContextSetOptions(ctx, &opts));
-    MatFree(&A);
-    MatFree(&B);
+    GenFree(&A);
+    GenFree(&B);
   }
   return 0;
 }
@@ -1139,48 +1223,51 @@ static int TestPhases(OceanContext ctx)
   PhaseLog     log;
   OceanProduct prod;
   OceanStats   stats;
-  Mat          A, P;
+  GenCSR       A, P;
   OceanCSR     a, p;
   int          i;
 
   memset(&log, 0, sizeof(log));
-  MatStencil(&A, 5, 5, 5, 3, 1, 171, 171);
-  MatInterpolation(&P, A.m, A.m / 6, 172, 172);
-  a = View(&A);
-  p = View(&P);
+  GenStencil(&A, 5, 5, 5, 3, 1, GEN_VALUES_STREAM_DIAG, 171, 171);
+  GenInterpolation(&P, A.nrows, A.nrows / 6, 172, 172);
+  a = GenView(&A);
+  p = GenView(&P);
   CALL(OceanContextSetPhaseCallback(ctx, PhaseRecord, &log));
   CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_PtAP, &prod));
   CALL(OceanProductSymbolic(prod, &a, &p));
   CALL(OceanProductNumeric(prod, &a, &p));
   CALL(OceanContextSetPhaseCallback(ctx, NULL, NULL));
   for (i = 0; i < OCEAN_NUM_PHASES; i++) CHECK(!log.open[i], "phase %s left open", OceanPhaseName((OceanPhase)i));
-  CHECK(!log.bad && log.begins[OCEAN_PHASE_ANALYSIS] == 2 && log.begins[OCEAN_PHASE_TRANSPOSE] == 2 && log.begins[OCEAN_PHASE_NUMERIC] == 4, "phases: %d analysis, %d transpose, %d numeric",
-        log.begins[OCEAN_PHASE_ANALYSIS], log.begins[OCEAN_PHASE_TRANSPOSE], log.begins[OCEAN_PHASE_NUMERIC]);
+  CHECK(!log.bad && log.begins[OCEAN_PHASE_ANALYSIS] == 2 && log.begins[OCEAN_PHASE_TRANSPOSE] == 2 &&
+          log.begins[OCEAN_PHASE_NUMERIC] == 4,
+        "phases: %d analysis, %d transpose, %d numeric", log.begins[OCEAN_PHASE_ANALYSIS],
+        log.begins[OCEAN_PHASE_TRANSPOSE], log.begins[OCEAN_PHASE_NUMERIC]);
   {
     OceanStats s0;
     CALL(OceanProductGetStats(prod, 0, &s0));
     CALL(OceanProductGetStats(prod, 1, &stats));
-    CHECK(log.flops[OCEAN_PHASE_NUMERIC] == 4.0 * (double)(s0.products + stats.products), "numeric flops %g, products %lld + %lld", log.flops[OCEAN_PHASE_NUMERIC],
-          (long long)s0.products, (long long)stats.products);
+    CHECK(log.flops[OCEAN_PHASE_NUMERIC] == 4.0 * (double)(s0.products + stats.products),
+          "numeric flops %g, products %lld + %lld", log.flops[OCEAN_PHASE_NUMERIC], (long long)s0.products,
+          (long long)stats.products);
   }
   CALL(OceanProductDestroy(&prod));
-  MatFree(&A);
-  MatFree(&P);
+  GenFree(&A);
+  GenFree(&P);
   return 0;
 }
 
 /* Pooled mean relative error of the sketch estimates over rows with at least 64 nonzeros. */
-static int MeasureEstimates(OceanContext ctx, const Mat *A, int registers, double *err, int64_t *rows)
+static int MeasureEstimates(OceanContext ctx, const GenCSR *A, int registers, double *err, int64_t *rows)
 {
-  OceanCSR a   = View(A);
-  double  *est = Alloc((size_t)A->m * sizeof(double));
-  int64_t *nnz = Alloc((size_t)A->m * sizeof(int64_t)), i;
+  OceanCSR a   = GenView(A);
+  double  *est = GenCalloc((size_t)A->nrows * sizeof(double));
+  int64_t *nnz = GenCalloc((size_t)A->nrows * sizeof(int64_t)), i;
   double   sum = 0;
 
   CALL(OceanEstimateRowNnz(ctx, &a, &a, registers, est));
   CALL(OceanCountRowNnz(&a, &a, nnz));
   *rows = 0;
-  for (i = 0; i < A->m; i++) {
+  for (i = 0; i < A->nrows; i++) {
     if (nnz[i] < 64) continue;
     sum += fabs(est[i] - (double)nnz[i]) / (double)nnz[i];
     (*rows)++;
@@ -1194,40 +1281,46 @@ static int MeasureEstimates(OceanContext ctx, const Mat *A, int registers, doubl
 /* Acceptance: mean relative error <= 0.15 with 32 registers and <= 0.12 with 64 on elasticity and R-MAT A*A. */
 static int TestHLLAccuracy(OceanContext ctx)
 {
-  Mat     E, G, R;
+  GenCSR   E, G, R;
   double  err[2][2], *absval;
   int64_t rows[2][2], i, *nnz;
   int     r;
   OceanCSR e;
 
-  MatStencil(&E, small ? 6 : 12, small ? 6 : 12, small ? 6 : 12, 3, 1, 181, 0);
-  MatRMAT(&G, small ? 9 : 12, 16, 12345, 0);
+  GenStencil(&E, small ? 6 : 12, small ? 6 : 12, small ? 6 : 12, 3, 1, GEN_VALUES_STREAM_DIAG, 181, 0);
+  GenRmatStream(&G, small ? 9 : 12, 16, 12345, 0);
   for (r = 0; r < 2; r++) {
     TRY(MeasureEstimates(ctx, &E, 32 << r, &err[0][r], &rows[0][r]));
     TRY(MeasureEstimates(ctx, &G, 32 << r, &err[1][r], &rows[1][r]));
   }
   Say("  HLL mean relative error (rows with >= 64 nonzeros)   32 registers   64 registers\n");
-  Say("    elasticity %2d^3 x 3 dof, A*A (%5lld rows)            %.4f         %.4f\n", small ? 6 : 12, (long long)rows[0][0], err[0][0], err[0][1]);
-  Say("    R-MAT scale %2d, 16 edges/row, A*A (%5lld rows)       %.4f         %.4f\n", small ? 9 : 12, (long long)rows[1][0], err[1][0], err[1][1]);
+  Say("    elasticity %2d^3 x 3 dof, A*A (%5lld rows)            %.4f         %.4f\n", small ? 6 : 12,
+      (long long)rows[0][0], err[0][0], err[0][1]);
+  Say("    R-MAT scale %2d, 16 edges/row, A*A (%5lld rows)       %.4f         %.4f\n", small ? 9 : 12,
+      (long long)rows[1][0], err[1][0], err[1][1]);
   if (!small) {
     for (r = 0; r < 2; r++) {
       CHECK(rows[r][0] > 1000, "too few rows measured");
-      CHECK(err[r][0] <= 0.15, "%s: 32 registers: mean relative error %.4f > 0.15", r ? "R-MAT" : "elasticity", err[r][0]);
-      CHECK(err[r][1] <= 0.12, "%s: 64 registers: mean relative error %.4f > 0.12", r ? "R-MAT" : "elasticity", err[r][1]);
+      CHECK(err[r][0] <= 0.15, "%s: 32 registers: mean relative error %.4f > 0.15", r ? "R-MAT" : "elasticity",
+            err[r][0]);
+      CHECK(err[r][1] <= 0.12, "%s: 64 registers: mean relative error %.4f > 0.12", r ? "R-MAT" : "elasticity",
+            err[r][1]);
     }
   }
   /* the reference count agrees with the reference product */
-  RefMultiply(&E, &E, &R, &absval);
-  nnz = Alloc((size_t)E.m * sizeof(int64_t));
-  e   = View(&E);
+  GenRefMultiply(&E, &E, &R, &absval);
+  nnz = GenCalloc((size_t)E.nrows * sizeof(int64_t));
+  e   = GenView(&E);
   CALL(OceanCountRowNnz(&e, &e, nnz));
-  for (i = 0; i < E.m; i++) CHECK(nnz[i] == R.rp[i + 1] - R.rp[i], "OceanCountRowNnz row %lld: %lld, reference %lld", (long long)i, (long long)nnz[i], (long long)(R.rp[i + 1] - R.rp[i]));
+  for (i = 0; i < E.nrows; i++)
+    CHECK(nnz[i] == R.rowptr[i + 1] - R.rowptr[i], "OceanCountRowNnz row %lld: %lld, reference %lld", (long long)i,
+          (long long)nnz[i], (long long)(R.rowptr[i + 1] - R.rowptr[i]));
   CHECK(OceanEstimateRowNnz(ctx, &e, &e, 24, (double *)nnz) == OCEAN_ERR_ARG, "24 registers accepted");
   free(nnz);
   free(absval);
-  MatFree(&R);
-  MatFree(&E);
-  MatFree(&G);
+  GenFree(&R);
+  GenFree(&E);
+  GenFree(&G);
   return 0;
 }
 

@@ -6,13 +6,20 @@
   the workflow and every row's decisions (bin, accumulator, overflowed, predicted size, slot) equal the CPU
   backend's, which is given the device's own profile (these cases set record_rows, so the CUDA backend also checks its
   device reductions against host sums).  Cases "no records" run without record_rows (no per-row array comes to the
-  host) and compare C and every scalar statistic with the CPU backend.  Device-resident operands (OCEAN_MEMORY_DEVICE) give the
-  decisions and C of host operands, and C's device arrays (OceanProductGetDeviceC) are its host copy.  One line per case; the last line is "N passed, N failed".
-  Exit 0 when all pass, 1 when one fails, 77 when there is no CUDA device.
+  host) and compare C and every scalar statistic with the CPU backend.  Device-resident operands (OCEAN_MEMORY_DEVICE)
+  give the decisions and C of host operands, and C's device arrays (OceanProductGetDeviceC) are its host copy.  One line
+  per case; the last line is "N passed, N failed". Exit 0 when all pass, 1 when one fails, 77 when there is no CUDA
+  device.
 */
 #include "ocean.h"
-#include "gen.h"
+#include "gen.h" /* tests/common: the matrices, the reference product, the library's view */
+#include "ref.h"
+#include "view.h"
 #include <cuda_runtime.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static int small, npass, nfail;
@@ -31,7 +38,8 @@ static char msg[1024];
   do { \
     OceanError e_ = (expr); \
     if (e_ != OCEAN_SUCCESS) { \
-      snprintf(msg, sizeof(msg), "%s:%d: %s: %s: %s", __FILE__, __LINE__, #expr, OceanErrorString(e_), OceanGetLastErrorMessage()); \
+      snprintf(msg, sizeof(msg), "%s:%d: %s: %s: %s", __FILE__, __LINE__, #expr, OceanErrorString(e_), \
+               OceanGetLastErrorMessage()); \
       return 1; \
     } \
   } while (0)
@@ -39,7 +47,7 @@ static char msg[1024];
 static OceanContext gpu, cpu;
 
 /* C of the plan against the reference. */
-static int CompareRef(OceanProduct prod, const Mat *R, const double *absval)
+static int CompareRef(OceanProduct prod, const GenCSR *R, const double *absval)
 {
   int64_t        m, n, nnz, i, t;
   const int64_t *rp;
@@ -47,12 +55,16 @@ static int CompareRef(OceanProduct prod, const Mat *R, const double *absval)
   const double  *v;
 
   CALL(OceanProductGetC(prod, &m, &n, &nnz, &rp, &ci, &v));
-  CHECK(m == R->m && n == R->n, "C is %lld x %lld, reference %lld x %lld", (long long)m, (long long)n, (long long)R->m, (long long)R->n);
-  CHECK(nnz == Nnz(R), "nnz(C) %lld, reference %lld", (long long)nnz, (long long)Nnz(R));
-  for (i = 0; i < m; i++) CHECK(rp[i + 1] == R->rp[i + 1], "row %lld ends at %lld, reference %lld", (long long)i, (long long)rp[i + 1], (long long)R->rp[i + 1]);
+  CHECK(m == R->nrows && n == R->ncols, "C is %lld x %lld, reference %lld x %lld", (long long)m, (long long)n,
+        (long long)R->nrows, (long long)R->ncols);
+  CHECK(nnz == GenNnz(R), "nnz(C) %lld, reference %lld", (long long)nnz, (long long)GenNnz(R));
+  for (i = 0; i < m; i++)
+    CHECK(rp[i + 1] == R->rowptr[i + 1], "row %lld ends at %lld, reference %lld", (long long)i, (long long)rp[i + 1],
+          (long long)R->rowptr[i + 1]);
   for (t = 0; t < nnz; t++) {
-    CHECK(ci[t] == R->ci[t], "entry %lld has column %d, reference %d", (long long)t, ci[t], R->ci[t]);
-    CHECK(fabs(v[t] - R->v[t]) <= 1e-12 * absval[t], "entry %lld (column %d): %.17g, reference %.17g", (long long)t, ci[t], v[t], R->v[t]);
+    CHECK(ci[t] == R->colidx[t], "entry %lld has column %d, reference %d", (long long)t, ci[t], R->colidx[t]);
+    CHECK(fabs(v[t] - R->values[t]) <= 1e-12 * absval[t], "entry %lld (column %d): %.17g, reference %.17g",
+          (long long)t, ci[t], v[t], R->values[t]);
   }
   return 0;
 }
@@ -70,26 +82,34 @@ static int CompareDecisions(OceanProduct pg, OceanProduct pc)
     int                 b;
     CALL(OceanProductGetStats(pg, s, &sg));
     CALL(OceanProductGetStats(pc, s, &sc));
-    CHECK(sg.workflow == sc.workflow && sg.switched_to_exact == sc.switched_to_exact, "stage %d: workflow %s (gpu) vs %s (cpu)", s, OceanWorkflowName(sg.workflow),
-          OceanWorkflowName(sc.workflow));
-    CHECK(sg.products == sc.products && sg.nnz_c == sc.nnz_c && sg.sampled_rows == sc.sampled_rows && sg.cr_sampled == sc.cr_sampled && sg.cr_conservative == sc.cr_conservative,
-          "stage %d: analysis differs (products %lld/%lld, sampled CR %.17g/%.17g)", s, (long long)sg.products, (long long)sc.products, sg.cr_sampled, sc.cr_sampled);
-    CHECK(sg.overflow_rows == sc.overflow_rows && sg.symbolic_retry_rows == sc.symbolic_retry_rows && sg.allocated_entries == sc.allocated_entries,
-          "stage %d: overflow %lld/%lld, retries %lld/%lld, allocated %lld/%lld", s, (long long)sg.overflow_rows, (long long)sc.overflow_rows, (long long)sg.symbolic_retry_rows,
-          (long long)sc.symbolic_retry_rows, (long long)sg.allocated_entries, (long long)sc.allocated_entries);
+    CHECK(sg.workflow == sc.workflow && sg.switched_to_exact == sc.switched_to_exact,
+          "stage %d: workflow %s (gpu) vs %s (cpu)", s, OceanWorkflowName(sg.workflow), OceanWorkflowName(sc.workflow));
+    CHECK(sg.products == sc.products && sg.nnz_c == sc.nnz_c && sg.sampled_rows == sc.sampled_rows &&
+            sg.cr_sampled == sc.cr_sampled && sg.cr_conservative == sc.cr_conservative,
+          "stage %d: analysis differs (products %lld/%lld, sampled CR %.17g/%.17g)", s, (long long)sg.products,
+          (long long)sc.products, sg.cr_sampled, sc.cr_sampled);
+    CHECK(sg.overflow_rows == sc.overflow_rows && sg.symbolic_retry_rows == sc.symbolic_retry_rows &&
+            sg.allocated_entries == sc.allocated_entries,
+          "stage %d: overflow %lld/%lld, retries %lld/%lld, allocated %lld/%lld", s, (long long)sg.overflow_rows,
+          (long long)sc.overflow_rows, (long long)sg.symbolic_retry_rows, (long long)sc.symbolic_retry_rows,
+          (long long)sg.allocated_entries, (long long)sc.allocated_entries);
     for (b = 0; b < OCEAN_NUM_BINS; b++)
-      CHECK(sg.rows_per_bin[b] == sc.rows_per_bin[b], "stage %d: bin %s has %lld rows (gpu), %lld (cpu)", s, OceanBinName((OceanBin)b), (long long)sg.rows_per_bin[b],
-            (long long)sc.rows_per_bin[b]);
+      CHECK(sg.rows_per_bin[b] == sc.rows_per_bin[b], "stage %d: bin %s has %lld rows (gpu), %lld (cpu)", s,
+            OceanBinName((OceanBin)b), (long long)sg.rows_per_bin[b], (long long)sc.rows_per_bin[b]);
     CALL(OceanProductGetRowInfo(pg, s, &rg, &ng));
     CALL(OceanProductGetRowInfo(pc, s, &rc, &nc));
     CHECK(ng == nc, "stage %d: %lld rows vs %lld", s, (long long)ng, (long long)nc);
     for (i = 0; i < ng; i++)
-      CHECK(rg[i].bin == rc[i].bin && rg[i].accumulator == rc[i].accumulator && rg[i].overflowed == rc[i].overflowed && rg[i].predicted == rc[i].predicted &&
-                rg[i].slot == rc[i].slot && rg[i].nnz == rc[i].nnz && rg[i].products == rc[i].products,
-            "stage %d row %lld: gpu bin %s acc %s overflowed %d predicted %lld slot %lld nnz %lld estimate %.17g; cpu bin %s acc %s overflowed %d predicted %lld slot %lld nnz %lld estimate %.17g",
-            s, (long long)i, OceanBinName((OceanBin)rg[i].bin), OceanAccumulatorName((OceanAccumulator)rg[i].accumulator), rg[i].overflowed, (long long)rg[i].predicted,
-            (long long)rg[i].slot, (long long)rg[i].nnz, rg[i].estimate, OceanBinName((OceanBin)rc[i].bin), OceanAccumulatorName((OceanAccumulator)rc[i].accumulator),
-            rc[i].overflowed, (long long)rc[i].predicted, (long long)rc[i].slot, (long long)rc[i].nnz, rc[i].estimate);
+      CHECK(rg[i].bin == rc[i].bin && rg[i].accumulator == rc[i].accumulator && rg[i].overflowed == rc[i].overflowed &&
+              rg[i].predicted == rc[i].predicted && rg[i].slot == rc[i].slot && rg[i].nnz == rc[i].nnz &&
+              rg[i].products == rc[i].products,
+            "stage %d row %lld: gpu bin %s acc %s overflowed %d predicted %lld slot %lld nnz %lld estimate %.17g; cpu "
+            "bin %s acc %s overflowed %d predicted %lld slot %lld nnz %lld estimate %.17g",
+            s, (long long)i, OceanBinName((OceanBin)rg[i].bin),
+            OceanAccumulatorName((OceanAccumulator)rg[i].accumulator), rg[i].overflowed, (long long)rg[i].predicted,
+            (long long)rg[i].slot, (long long)rg[i].nnz, rg[i].estimate, OceanBinName((OceanBin)rc[i].bin),
+            OceanAccumulatorName((OceanAccumulator)rc[i].accumulator), rc[i].overflowed, (long long)rc[i].predicted,
+            (long long)rc[i].slot, (long long)rc[i].nnz, rc[i].estimate);
   }
   return 0;
 }
@@ -148,24 +168,24 @@ static void Options(OceanOptions *o, int workflow, int registers, double coeffic
 }
 
 /* AB on both backends with the options; reference check, decisions, then numeric with new values (reuse). */
-static int RunAB(const OceanOptions *o, Mat *A, Mat *B, int expect_overflow, int reuse)
+static int RunAB(const OceanOptions *o, GenCSR *A, GenCSR *B, int expect_overflow, int reuse)
 {
   OceanProduct pg, pc;
   OceanCSR     a, b;
-  Mat          R;
+  GenCSR       R;
   double      *absval;
   OceanStats   st;
   int          r = 1;
 
   CALL(OceanContextSetOptions(gpu, o));
   CALL(OceanContextSetOptions(cpu, o));
-  a = View(A);
-  b = View(B);
+  a = GenView(A);
+  b = GenView(B);
   CALL(OceanProductCreate(gpu, OCEAN_PRODUCT_AB, &pg));
   CALL(OceanProductCreate(cpu, OCEAN_PRODUCT_AB, &pc));
   CALL(OceanProductSymbolic(pg, &a, &b));
   CALL(OceanProductSymbolic(pc, &a, &b));
-  RefMultiply(A, B, &R, &absval);
+  GenRefMultiply(A, B, &R, &absval);
   if (CompareRef(pg, &R, absval) || CompareDecisions(pg, pc)) goto out;
   CALL(OceanProductGetStats(pg, 0, &st));
   if (o->workflow != OCEAN_WORKFLOW_AUTO && !st.switched_to_exact && st.workflow != o->workflow) {
@@ -179,23 +199,25 @@ static int RunAB(const OceanOptions *o, Mat *A, Mat *B, int expect_overflow, int
   if (reuse && A->id && B->id) {
     int k;
     for (k = 0; k < 2; k++) {
-      MatNewValues(A, 1000 + (uint64_t)k);
-      MatNewValues(B, 2000 + (uint64_t)k);
-      MatFree(&R);
+      GenFillValues(A, GEN_VALUES_STREAM, 1000 + (uint64_t)k);
+      GenFillValues(B, GEN_VALUES_STREAM, 2000 + (uint64_t)k);
+      GenFree(&R);
       free(absval);
-      RefMultiply(A, B, &R, &absval);
+      GenRefMultiply(A, B, &R, &absval);
       CALL(OceanProductNumeric(pg, &a, &b));
       CALL(OceanProductNumeric(pc, &a, &b));
       if (CompareRef(pg, &R, absval) || CompareBackends(pg, pc)) goto out;
       CALL(OceanProductGetStats(pg, 0, &st));
       if (st.numeric_calls != k + 1 || st.overflow_rows) {
-        snprintf(msg, sizeof(msg), "numeric reuse: %lld numeric calls, %lld overflow rows", (long long)st.numeric_calls, (long long)st.overflow_rows);
+        snprintf(msg, sizeof(msg), "numeric reuse: %lld numeric calls, %lld overflow rows", (long long)st.numeric_calls,
+                 (long long)st.overflow_rows);
         goto out;
       }
       /* the product map unless the options forbid it (the narrow workflow has its own numeric) */
       if ((st.reuse_map_bytes > 0) != (o->reuse_map_max_bytes != 0 && st.workflow != OCEAN_WORKFLOW_NARROW)) {
-        snprintf(msg, sizeof(msg), "numeric reuse: product map of %lld bytes with reuse_map_max_bytes %lld, workflow %s", (long long)st.reuse_map_bytes, (long long)o->reuse_map_max_bytes,
-                 OceanWorkflowName(st.workflow));
+        snprintf(msg, sizeof(msg),
+                 "numeric reuse: product map of %lld bytes with reuse_map_max_bytes %lld, workflow %s",
+                 (long long)st.reuse_map_bytes, (long long)o->reuse_map_max_bytes, OceanWorkflowName(st.workflow));
         goto out;
       }
     }
@@ -205,17 +227,17 @@ static int RunAB(const OceanOptions *o, Mat *A, Mat *B, int expect_overflow, int
 out:
   OceanProductDestroy(&pg);
   OceanProductDestroy(&pc);
-  MatFree(&R);
+  GenFree(&R);
   free(absval);
   return r;
 }
 
 /* Other product types: the two backends agree (decisions and values), with one numeric reuse. */
-static int RunType(OceanProductType type, Mat *A, Mat *B)
+static int RunType(OceanProductType type, GenCSR *A, GenCSR *B)
 {
   OceanProduct pg, pc;
   OceanOptions o;
-  OceanCSR     a = View(A), b = View(B);
+  OceanCSR     a = GenView(A), b = GenView(B);
 
   Options(&o, OCEAN_WORKFLOW_AUTO, 0, 0);
   CALL(OceanContextSetOptions(gpu, &o));
@@ -225,8 +247,8 @@ static int RunType(OceanProductType type, Mat *A, Mat *B)
   CALL(OceanProductSymbolic(pg, &a, &b));
   CALL(OceanProductSymbolic(pc, &a, &b));
   if (CompareDecisions(pg, pc) || CompareBackends(pg, pc)) return 1;
-  MatNewValues(A, 77);
-  MatNewValues(B, 78);
+  GenFillValues(A, GEN_VALUES_STREAM, 77);
+  GenFillValues(B, GEN_VALUES_STREAM, 78);
   CALL(OceanProductNumeric(pg, &a, &b));
   CALL(OceanProductNumeric(pc, &a, &b));
   if (CompareBackends(pg, pc)) return 1;
@@ -237,9 +259,9 @@ static int RunType(OceanProductType type, Mat *A, Mat *B)
 
 /* A matrix copied to the device (int64 offsets): a device-resident operand. */
 typedef struct {
-  int64_t *rp;
-  int32_t *ci;
-  double  *v;
+  int64_t *rowptr;
+  int32_t *colidx;
+  double  *values;
 } DevMat;
 
 #define CUDA_CALL(expr) \
@@ -253,27 +275,27 @@ typedef struct {
 
 static void DevFree(DevMat *d)
 {
-  cudaFree(d->rp);
-  cudaFree(d->ci);
-  cudaFree(d->v);
+  cudaFree(d->rowptr);
+  cudaFree(d->colidx);
+  cudaFree(d->values);
   memset(d, 0, sizeof(*d));
 }
 
 /* Uploads M (values too) and views it as a device operand with M's structure id. */
-static int Upload(const Mat *M, DevMat *d, OceanCSR *c)
+static int Upload(const GenCSR *M, DevMat *d, OceanCSR *c)
 {
-  const int64_t nnz = Nnz(M);
+  const int64_t nnz = GenNnz(M);
   memset(d, 0, sizeof(*d));
-  CUDA_CALL(cudaMalloc((void **)&d->rp, (size_t)(M->m + 1) * sizeof(int64_t)));
-  CUDA_CALL(cudaMalloc((void **)&d->ci, (size_t)(nnz ? nnz : 1) * sizeof(int32_t)));
-  CUDA_CALL(cudaMalloc((void **)&d->v, (size_t)(nnz ? nnz : 1) * sizeof(double)));
-  CUDA_CALL(cudaMemcpy(d->rp, M->rp, (size_t)(M->m + 1) * sizeof(int64_t), cudaMemcpyHostToDevice));
-  CUDA_CALL(cudaMemcpy(d->ci, M->ci, (size_t)nnz * sizeof(int32_t), cudaMemcpyHostToDevice));
-  CUDA_CALL(cudaMemcpy(d->v, M->v, (size_t)nnz * sizeof(double), cudaMemcpyHostToDevice));
-  *c        = View(M);
-  c->rowptr = d->rp;
-  c->colidx = d->ci;
-  c->values = d->v;
+  CUDA_CALL(cudaMalloc((void **)&d->rowptr, (size_t)(M->nrows + 1) * sizeof(int64_t)));
+  CUDA_CALL(cudaMalloc((void **)&d->colidx, (size_t)(nnz ? nnz : 1) * sizeof(int32_t)));
+  CUDA_CALL(cudaMalloc((void **)&d->values, (size_t)(nnz ? nnz : 1) * sizeof(double)));
+  CUDA_CALL(cudaMemcpy(d->rowptr, M->rowptr, (size_t)(M->nrows + 1) * sizeof(int64_t), cudaMemcpyHostToDevice));
+  CUDA_CALL(cudaMemcpy(d->colidx, M->colidx, (size_t)nnz * sizeof(int32_t), cudaMemcpyHostToDevice));
+  CUDA_CALL(cudaMemcpy(d->values, M->values, (size_t)nnz * sizeof(double), cudaMemcpyHostToDevice));
+  *c        = GenView(M);
+  c->rowptr = d->rowptr;
+  c->colidx = d->colidx;
+  c->values = d->values;
   return 0;
 }
 
@@ -291,8 +313,8 @@ static int CompareDeviceC(OceanProduct p)
 
   CALL(OceanProductGetDeviceC(p, &m, &n, &nnz, &drp, &dci, &dv));
   CALL(OceanProductGetC(p, &m2, &n2, &nnz2, &rp, &ci, &v));
-  CHECK(m == m2 && n == n2 && nnz == nnz2, "device C %lld x %lld (%lld), host C %lld x %lld (%lld)", (long long)m, (long long)n, (long long)nnz, (long long)m2, (long long)n2,
-        (long long)nnz2);
+  CHECK(m == m2 && n == n2 && nnz == nnz2, "device C %lld x %lld (%lld), host C %lld x %lld (%lld)", (long long)m,
+        (long long)n, (long long)nnz, (long long)m2, (long long)n2, (long long)nnz2);
   hrp = malloc((size_t)(m + 1) * sizeof(int64_t));
   hci = malloc((size_t)(nnz ? nnz : 1) * sizeof(int32_t));
   hv  = malloc((size_t)(nnz ? nnz : 1) * sizeof(double));
@@ -300,24 +322,26 @@ static int CompareDeviceC(OceanProduct p)
         cudaMemcpy(hci, dci, (size_t)nnz * sizeof(int32_t), cudaMemcpyDeviceToHost) != cudaSuccess ||
         cudaMemcpy(hv, dv, (size_t)nnz * sizeof(double), cudaMemcpyDeviceToHost) != cudaSuccess;
   if (!bad)
-    bad = 2 * (memcmp(hrp, rp, (size_t)(m + 1) * sizeof(int64_t)) || memcmp(hci, ci, (size_t)nnz * sizeof(int32_t)) || memcmp(hv, v, (size_t)nnz * sizeof(double)));
+    bad = 2 * (memcmp(hrp, rp, (size_t)(m + 1) * sizeof(int64_t)) || memcmp(hci, ci, (size_t)nnz * sizeof(int32_t)) ||
+               memcmp(hv, v, (size_t)nnz * sizeof(double)));
   free(hrp);
   free(hci);
   free(hv);
-  CHECK(!bad, "%s", bad == 1 ? "copying the device C failed" : "OceanProductGetDeviceC's arrays differ from OceanProductGetC's");
+  CHECK(!bad, "%s",
+        bad == 1 ? "copying the device C failed" : "OceanProductGetDeviceC's arrays differ from OceanProductGetC's");
   return 0;
 }
 
 /* Device-resident operands against host operands on the GPU (AB or PtAP, whose P^T is then made from the device P):
    decisions, C (AB: the reference too), device C, numeric-only with new device values; then (AB) the refusals (CPU
    context, AtB plan, host pointers). */
-static int RunDeviceOperands(OceanProductType type, Mat *A, Mat *B)
+static int RunDeviceOperands(OceanProductType type, GenCSR *A, GenCSR *B)
 {
   OceanProduct ph = NULL, pd = NULL, pe = NULL;
   OceanOptions o;
   OceanCSR     a, b, da, db;
   DevMat       dA, dB;
-  Mat          R;
+  GenCSR       R;
   double      *absval;
   int64_t      m;
   OceanError   e;
@@ -327,42 +351,47 @@ static int RunDeviceOperands(OceanProductType type, Mat *A, Mat *B)
   absval = NULL;
   Options(&o, OCEAN_WORKFLOW_AUTO, 0, 0);
   CALL(OceanContextSetOptions(gpu, &o));
-  a = View(A);
-  b = View(B);
+  a = GenView(A);
+  b = GenView(B);
   if (Upload(A, &dA, &da) || Upload(B, &dB, &db)) return 1;
   CALL(OceanProductCreate(gpu, type, &ph));
   CALL(OceanProductCreate(gpu, type, &pd));
   CALL(OceanProductSetOperandMemType(pd, OCEAN_MEMORY_DEVICE));
   CALL(OceanProductSymbolic(ph, &a, &b));
   CALL(OceanProductSymbolic(pd, &da, &db));
-  if (type == OCEAN_PRODUCT_AB) RefMultiply(A, B, &R, &absval);
-  if (CompareDecisions(pd, ph) || (type == OCEAN_PRODUCT_AB && CompareRef(pd, &R, absval)) || CompareBackends(pd, ph) || CompareDeviceC(pd)) goto out;
+  if (type == OCEAN_PRODUCT_AB) GenRefMultiply(A, B, &R, &absval);
+  if (CompareDecisions(pd, ph) || (type == OCEAN_PRODUCT_AB && CompareRef(pd, &R, absval)) || CompareBackends(pd, ph) ||
+      CompareDeviceC(pd))
+    goto out;
   {
     /* the upload phase: host operands only; the download phase: both, once C was asked for on the host */
     OceanStats sh, sd;
     int        last = type == OCEAN_PRODUCT_PtAP ? 1 : 0;
     CALL(OceanProductGetStats(ph, 0, &sh));
     CALL(OceanProductGetStats(pd, 0, &sd));
-    CHECK(sh.t_upload > 0 && sd.t_upload == 0, "upload time %g s with host operands, %g s with device operands", sh.t_upload, sd.t_upload);
+    CHECK(sh.t_upload > 0 && sd.t_upload == 0, "upload time %g s with host operands, %g s with device operands",
+          sh.t_upload, sd.t_upload);
     CALL(OceanProductGetStats(ph, last, &sh));
     CALL(OceanProductGetStats(pd, last, &sd));
-    CHECK(sh.t_download > 0 && sd.t_download > 0, "download time %g s and %g s after OceanProductGetC", sh.t_download, sd.t_download);
+    CHECK(sh.t_download > 0 && sd.t_download > 0, "download time %g s and %g s after OceanProductGetC", sh.t_download,
+          sd.t_download);
   }
   for (k = 0; k < 2; k++) {
-    MatNewValues(A, 3000 + (uint64_t)k);
-    MatNewValues(B, 4000 + (uint64_t)k);
-    MatFree(&R);
+    GenFillValues(A, GEN_VALUES_STREAM, 3000 + (uint64_t)k);
+    GenFillValues(B, GEN_VALUES_STREAM, 4000 + (uint64_t)k);
+    GenFree(&R);
     free(absval);
     absval = NULL;
-    if (type == OCEAN_PRODUCT_AB) RefMultiply(A, B, &R, &absval);
-    if (cudaMemcpy(dA.v, A->v, (size_t)Nnz(A) * sizeof(double), cudaMemcpyHostToDevice) != cudaSuccess ||
-        cudaMemcpy(dB.v, B->v, (size_t)Nnz(B) * sizeof(double), cudaMemcpyHostToDevice) != cudaSuccess) {
+    if (type == OCEAN_PRODUCT_AB) GenRefMultiply(A, B, &R, &absval);
+    if (cudaMemcpy(dA.values, A->values, (size_t)GenNnz(A) * sizeof(double), cudaMemcpyHostToDevice) != cudaSuccess ||
+        cudaMemcpy(dB.values, B->values, (size_t)GenNnz(B) * sizeof(double), cudaMemcpyHostToDevice) != cudaSuccess) {
       snprintf(msg, sizeof(msg), "uploading new values failed");
       goto out;
     }
     CALL(OceanProductNumeric(pd, &da, &db));
     CALL(OceanProductNumeric(ph, &a, &b));
-    if ((type == OCEAN_PRODUCT_AB && CompareRef(pd, &R, absval)) || CompareDeviceC(pd) || CompareBackends(pd, ph)) goto out;
+    if ((type == OCEAN_PRODUCT_AB && CompareRef(pd, &R, absval)) || CompareDeviceC(pd) || CompareBackends(pd, ph))
+      goto out;
   }
   if (type != OCEAN_PRODUCT_AB) {
     r = 0;
@@ -381,7 +410,7 @@ static int RunDeviceOperands(OceanProductType type, Mat *A, Mat *B)
   OceanProductDestroy(&pe);
   CALL(OceanProductCreate(gpu, OCEAN_PRODUCT_AB, &pe));
   CALL(OceanProductSetOperandMemType(pe, OCEAN_MEMORY_DEVICE));
-  e = Nnz(A) ? OceanProductSymbolic(pe, &a, &b) : OCEAN_ERR_ARG; /* host pointers where device ones are promised */
+  e = GenNnz(A) ? OceanProductSymbolic(pe, &a, &b) : OCEAN_ERR_ARG; /* host pointers where device ones are promised */
   CHECK(e == OCEAN_ERR_ARG, "host arrays as device operands: %s, expected OCEAN_ERR_ARG", OceanErrorString(e));
   r = 0;
 out:
@@ -390,16 +419,16 @@ out:
   OceanProductDestroy(&pe);
   DevFree(&dA);
   DevFree(&dB);
-  MatFree(&R);
+  GenFree(&R);
   free(absval);
   return r;
 }
 
-static int CaseDevice(OceanProductType type, Mat *A, Mat *B)
+static int CaseDevice(OceanProductType type, GenCSR *A, GenCSR *B)
 {
   int r = RunDeviceOperands(type, A, B);
-  MatFree(A);
-  MatFree(B);
+  GenFree(A);
+  GenFree(B);
   return r;
 }
 
@@ -414,27 +443,39 @@ static int CompareStats(OceanProduct pg, OceanProduct pc)
     OceanStats g, c;
     CALL(OceanProductGetStats(pg, s, &g));
     CALL(OceanProductGetStats(pc, s, &c));
-    CHECK(g.workflow == c.workflow && g.switched_to_exact == c.switched_to_exact && g.workflow_forced == c.workflow_forced, "stage %d: workflow %s (gpu) vs %s (cpu)", s,
-          OceanWorkflowName(g.workflow), OceanWorkflowName(c.workflow));
-    CHECK(g.nrows == c.nrows && g.ncols == c.ncols && g.nnz_a == c.nnz_a && g.nnz_b == c.nnz_b && g.nnz_c == c.nnz_c && g.products == c.products,
-          "stage %d: sizes differ (nnz(C) %lld/%lld, products %lld/%lld)", s, (long long)g.nnz_c, (long long)c.nnz_c, (long long)g.products, (long long)c.products);
-    CHECK(g.er == c.er && g.cr == c.cr && g.sampled_rows == c.sampled_rows && g.cr_sampled == c.cr_sampled && g.cr_mean == c.cr_mean && g.cr_std == c.cr_std &&
-              g.cr_conservative == c.cr_conservative,
-          "stage %d: analysis differs: sampled %lld/%lld rows, CR sampled %.17g/%.17g mean %.17g/%.17g std %.17g/%.17g conservative %.17g/%.17g", s, (long long)g.sampled_rows,
-          (long long)c.sampled_rows, g.cr_sampled, c.cr_sampled, g.cr_mean, c.cr_mean, g.cr_std, c.cr_std, g.cr_conservative, c.cr_conservative);
-    CHECK(g.bitmap_query == c.bitmap_query && g.hll_registers == c.hll_registers && g.estimate_coefficient == c.estimate_coefficient, "stage %d: bitmap query %d/%d, registers %d/%d",
-          s, g.bitmap_query, c.bitmap_query, g.hll_registers, c.hll_registers);
-    CHECK(g.overflow_rows == c.overflow_rows && g.symbolic_retry_rows == c.symbolic_retry_rows && g.allocated_entries == c.allocated_entries,
-          "stage %d: overflow %lld/%lld, retries %lld/%lld, allocated %lld/%lld", s, (long long)g.overflow_rows, (long long)c.overflow_rows, (long long)g.symbolic_retry_rows,
-          (long long)c.symbolic_retry_rows, (long long)g.allocated_entries, (long long)c.allocated_entries);
+    CHECK(g.workflow == c.workflow && g.switched_to_exact == c.switched_to_exact &&
+            g.workflow_forced == c.workflow_forced,
+          "stage %d: workflow %s (gpu) vs %s (cpu)", s, OceanWorkflowName(g.workflow), OceanWorkflowName(c.workflow));
+    CHECK(g.nrows == c.nrows && g.ncols == c.ncols && g.nnz_a == c.nnz_a && g.nnz_b == c.nnz_b && g.nnz_c == c.nnz_c &&
+            g.products == c.products,
+          "stage %d: sizes differ (nnz(C) %lld/%lld, products %lld/%lld)", s, (long long)g.nnz_c, (long long)c.nnz_c,
+          (long long)g.products, (long long)c.products);
+    CHECK(g.er == c.er && g.cr == c.cr && g.sampled_rows == c.sampled_rows && g.cr_sampled == c.cr_sampled &&
+            g.cr_mean == c.cr_mean && g.cr_std == c.cr_std && g.cr_conservative == c.cr_conservative,
+          "stage %d: analysis differs: sampled %lld/%lld rows, CR sampled %.17g/%.17g mean %.17g/%.17g std %.17g/%.17g "
+          "conservative %.17g/%.17g",
+          s, (long long)g.sampled_rows, (long long)c.sampled_rows, g.cr_sampled, c.cr_sampled, g.cr_mean, c.cr_mean,
+          g.cr_std, c.cr_std, g.cr_conservative, c.cr_conservative);
+    CHECK(g.bitmap_query == c.bitmap_query && g.hll_registers == c.hll_registers &&
+            g.estimate_coefficient == c.estimate_coefficient,
+          "stage %d: bitmap query %d/%d, registers %d/%d", s, g.bitmap_query, c.bitmap_query, g.hll_registers,
+          c.hll_registers);
+    CHECK(g.overflow_rows == c.overflow_rows && g.symbolic_retry_rows == c.symbolic_retry_rows &&
+            g.allocated_entries == c.allocated_entries,
+          "stage %d: overflow %lld/%lld, retries %lld/%lld, allocated %lld/%lld", s, (long long)g.overflow_rows,
+          (long long)c.overflow_rows, (long long)g.symbolic_retry_rows, (long long)c.symbolic_retry_rows,
+          (long long)g.allocated_entries, (long long)c.allocated_entries);
     for (b = 0; b < OCEAN_NUM_BINS; b++)
-      CHECK(g.rows_per_bin[b] == c.rows_per_bin[b], "stage %d: bin %s has %lld rows (gpu), %lld (cpu)", s, OceanBinName((OceanBin)b), (long long)g.rows_per_bin[b],
-            (long long)c.rows_per_bin[b]);
-    CHECK(g.dense_rows == c.dense_rows && g.hash_rows == c.hash_rows && g.esc_rows == c.esc_rows && g.global_rows == c.global_rows,
-          "stage %d: dense/hash/esc/global rows %lld/%lld/%lld/%lld (gpu), %lld/%lld/%lld/%lld (cpu)", s, (long long)g.dense_rows, (long long)g.hash_rows, (long long)g.esc_rows,
-          (long long)g.global_rows, (long long)c.dense_rows, (long long)c.hash_rows, (long long)c.esc_rows, (long long)c.global_rows);
-    CHECK(fabs(g.estimate_mean_rel_error - c.estimate_mean_rel_error) <= 1e-12 * fmax(1.0, fabs(c.estimate_mean_rel_error)), "stage %d: estimate error %.17g (gpu), %.17g (cpu)", s,
-          g.estimate_mean_rel_error, c.estimate_mean_rel_error);
+      CHECK(g.rows_per_bin[b] == c.rows_per_bin[b], "stage %d: bin %s has %lld rows (gpu), %lld (cpu)", s,
+            OceanBinName((OceanBin)b), (long long)g.rows_per_bin[b], (long long)c.rows_per_bin[b]);
+    CHECK(g.dense_rows == c.dense_rows && g.hash_rows == c.hash_rows && g.esc_rows == c.esc_rows &&
+            g.global_rows == c.global_rows,
+          "stage %d: dense/hash/esc/global rows %lld/%lld/%lld/%lld (gpu), %lld/%lld/%lld/%lld (cpu)", s,
+          (long long)g.dense_rows, (long long)g.hash_rows, (long long)g.esc_rows, (long long)g.global_rows,
+          (long long)c.dense_rows, (long long)c.hash_rows, (long long)c.esc_rows, (long long)c.global_rows);
+    CHECK(fabs(g.estimate_mean_rel_error - c.estimate_mean_rel_error) <=
+            1e-12 * fmax(1.0, fabs(c.estimate_mean_rel_error)),
+          "stage %d: estimate error %.17g (gpu), %.17g (cpu)", s, g.estimate_mean_rel_error, c.estimate_mean_rel_error);
   }
   return 0;
 }
@@ -442,7 +483,7 @@ static int CompareStats(OceanProduct pg, OceanProduct pc)
 /* Without record_rows (the benchmark's setting: no per-row array comes to the host): C and the scalar statistics
    against the CPU backend, host or device-resident operands, then numeric reuse with new values; the GPU plan must
    have no row records. */
-static int RunNoRecord(Mat *A, Mat *B, int workflow, int registers, double coef, int device)
+static int RunNoRecord(GenCSR *A, GenCSR *B, int workflow, int registers, double coef, int device)
 {
   OceanProduct        pg = NULL, pc = NULL;
   OceanOptions        o;
@@ -459,8 +500,8 @@ static int RunNoRecord(Mat *A, Mat *B, int workflow, int registers, double coef,
   o.record_rows = 0;
   CALL(OceanContextSetOptions(gpu, &o));
   CALL(OceanContextSetOptions(cpu, &o));
-  a = View(A);
-  b = View(B);
+  a  = GenView(A);
+  b  = GenView(B);
   ga = a;
   gb = b;
   if (device && (Upload(A, &dA, &ga) || Upload(B, &dB, &gb))) goto out;
@@ -477,10 +518,12 @@ static int RunNoRecord(Mat *A, Mat *B, int workflow, int registers, double coef,
   }
   if (A->id && B->id)
     for (k = 0; k < 2; k++) {
-      MatNewValues(A, 5000 + (uint64_t)k);
-      MatNewValues(B, 6000 + (uint64_t)k);
-      if (device && (cudaMemcpy(dA.v, A->v, (size_t)Nnz(A) * sizeof(double), cudaMemcpyHostToDevice) != cudaSuccess ||
-                     cudaMemcpy(dB.v, B->v, (size_t)Nnz(B) * sizeof(double), cudaMemcpyHostToDevice) != cudaSuccess)) {
+      GenFillValues(A, GEN_VALUES_STREAM, 5000 + (uint64_t)k);
+      GenFillValues(B, GEN_VALUES_STREAM, 6000 + (uint64_t)k);
+      if (device && (cudaMemcpy(dA.values, A->values, (size_t)GenNnz(A) * sizeof(double), cudaMemcpyHostToDevice) !=
+                       cudaSuccess ||
+                     cudaMemcpy(dB.values, B->values, (size_t)GenNnz(B) * sizeof(double), cudaMemcpyHostToDevice) !=
+                       cudaSuccess)) {
         snprintf(msg, sizeof(msg), "uploading new values failed");
         goto out;
       }
@@ -497,11 +540,11 @@ out:
   return r;
 }
 
-static int CaseNoRecord(Mat *A, Mat *B, int workflow, int registers, double coef, int device)
+static int CaseNoRecord(GenCSR *A, GenCSR *B, int workflow, int registers, double coef, int device)
 {
   int r = RunNoRecord(A, B, workflow, registers, coef, device);
-  MatFree(A);
-  if (B != A) MatFree(B);
+  GenFree(A);
+  if (B != A) GenFree(B);
   return r;
 }
 
@@ -533,79 +576,84 @@ static double Now(void)
     Report(name, f_, Now() - t0_); \
   } while (0)
 
-static int CaseAB(Mat *A, Mat *B, int workflow, int registers, double coef, int expect_overflow, int reuse)
+static int CaseAB(GenCSR *A, GenCSR *B, int workflow, int registers, double coef, int expect_overflow, int reuse)
 {
   OceanOptions o;
   int          r;
   Options(&o, workflow, registers, coef);
   r = RunAB(&o, A, B, expect_overflow, reuse);
-  MatFree(A);
-  if (B != A) MatFree(B);
+  GenFree(A);
+  if (B != A) GenFree(B);
   return r;
 }
 
 /* D = A with the rows i % every == first replaced by full rows (every column, random values); A is freed. */
-static void MatFullRows(Mat *A, int64_t every, int64_t first, uint64_t id, Mat *D)
+static void MatFullRows(GenCSR *A, int64_t every, int64_t first, uint64_t id, GenCSR *D)
 {
-  int64_t i, nz = 0, t, nfull = A->m > first ? (A->m - 1 - first) / every + 1 : 0;
+  int64_t i, nz = 0, t, nfull = A->nrows > first ? (A->nrows - 1 - first) / every + 1 : 0;
 
-  MatAlloc(D, A->m, A->n, Nnz(A) + nfull * A->n, id);
-  for (i = 0; i < A->m; i++) {
+  GenAlloc(D, A->nrows, A->ncols, GenNnz(A) + nfull * A->ncols, id);
+  for (i = 0; i < A->nrows; i++) {
     if (i % every == first)
-      for (t = 0; t < A->n; t++) {
-        D->ci[nz]  = (int32_t)t;
-        D->v[nz++] = RandValue();
+      for (t = 0; t < A->ncols; t++) {
+        D->colidx[nz]   = (int32_t)t;
+        D->values[nz++] = GenRandValue();
       }
     else
-      for (t = A->rp[i]; t < A->rp[i + 1]; t++) {
-        D->ci[nz]  = A->ci[t];
-        D->v[nz++] = A->v[t];
+      for (t = A->rowptr[i]; t < A->rowptr[i + 1]; t++) {
+        D->colidx[nz]   = A->colidx[t];
+        D->values[nz++] = A->values[t];
       }
-    D->rp[i + 1] = nz;
+    D->rowptr[i + 1] = nz;
   }
-  MatFree(A);
+  GenFree(A);
 }
 
 /* LONG rows: full rows of A (2000 columns) over a B of ncols columns, 5 per row (10000 products each); the CPU backend
    (whose decisions the GPU's must equal) must route them to acc, then CaseAB. */
-static int CaseLong(int64_t ncols, OceanAccumulator acc, int workflow, int registers, double coef, int expect_overflow, uint64_t seed)
+static int CaseLong(int64_t ncols, OceanAccumulator acc, int workflow, int registers, double coef, int expect_overflow,
+                    uint64_t seed)
 {
-  Mat                 A, B, D;
+  GenCSR              A, B, D;
   OceanOptions        o;
   OceanProduct        p;
   OceanCSR            a, b;
   const OceanRowInfo *rows;
   int64_t             nrows, i, nacc = 0;
 
-  MatRandom(&A, 64, 2000, 4, 0, seed, 0);
+  GenRandomRows(&A, 64, 2000, 4, 0, seed, 0);
   MatFullRows(&A, 16, 3, seed, &D);
-  MatRandom(&B, 2000, ncols, 5, 0, seed + 1, seed + 1);
+  GenRandomRows(&B, 2000, ncols, 5, 0, seed + 1, seed + 1);
   Options(&o, workflow, registers, coef);
   CALL(OceanContextSetOptions(cpu, &o));
-  a = View(&D);
-  b = View(&B);
+  a = GenView(&D);
+  b = GenView(&B);
   CALL(OceanProductCreate(cpu, OCEAN_PRODUCT_AB, &p));
   CALL(OceanProductSymbolic(p, &a, &b));
   CALL(OceanProductGetRowInfo(p, 0, &rows, &nrows));
   for (i = 0; i < nrows; i++) nacc += rows[i].bin == OCEAN_BIN_LONG && rows[i].accumulator == acc;
   OceanProductDestroy(&p);
   if (nacc != 4) {
-    snprintf(msg, sizeof(msg), "%lld LONG rows with accumulator %s, expected the 4 full rows", (long long)nacc, OceanAccumulatorName(acc));
-    MatFree(&D);
-    MatFree(&B);
+    snprintf(msg, sizeof(msg), "%lld LONG rows with accumulator %s, expected the 4 full rows", (long long)nacc,
+             OceanAccumulatorName(acc));
+    GenFree(&D);
+    GenFree(&B);
     return 1;
   }
   return CaseAB(&D, &B, workflow, registers, coef, expect_overflow, 1);
 }
 
-static int64_t CsrBytes(const Mat *M) { return (M->m + 1) * (int64_t)sizeof(int64_t) + Nnz(M) * (int64_t)(sizeof(int32_t) + sizeof(double)); }
+static int64_t CsrBytes(const GenCSR *M)
+{
+  return (M->nrows + 1) * (int64_t)sizeof(int64_t) + GenNnz(M) * (int64_t)(sizeof(int32_t) + sizeof(double));
+}
 
 /* Host operands with structure ids go through the context's device mirrors: a later plan with the same ids and
    values ids uploads nothing (PtAP after A*P, as GAMG does), a new values id uploads only those values, a values id
    of 0 always uploads them, and B with A's structure but other values is not read from A's mirror. */
 static int CaseMirrors(void)
 {
-  Mat          A, B, P, R;
+  GenCSR       A, B, P, R;
   double      *absval = NULL;
   OceanCSR     a, b, p;
   OceanProduct ab = NULL, ptap = NULL, ptapc = NULL, aa = NULL;
@@ -614,24 +662,25 @@ static int CaseMirrors(void)
   int          r = 1;
 
   memset(&R, 0, sizeof(R));
-  MatStencil(&A, 12, 12, 12, 1, 1, 95, 95);
-  MatInterpolation(&P, A.m, A.m / 8, 96, 96);
+  GenStencil(&A, 12, 12, 12, 1, 1, GEN_VALUES_STREAM_DIAG, 95, 95);
+  GenInterpolation(&P, A.nrows, A.nrows / 8, 96, 96);
   Options(&o, OCEAN_WORKFLOW_AUTO, 0, 0);
   CALL(OceanContextSetOptions(gpu, &o));
   CALL(OceanContextSetOptions(cpu, &o));
   CALL(OceanContextTrimDeviceMemory(gpu)); /* no mirrors left by earlier cases */
-  a           = View(&A);
-  p           = View(&P);
+  a           = GenView(&A);
+  p           = GenView(&P);
   a.values_id = 1;
   p.values_id = 2;
   CALL(OceanProductCreate(gpu, OCEAN_PRODUCT_AB, &ab));
   CALL(OceanProductSymbolic(ab, &a, &p));
   CALL(OceanProductGetStats(ab, 0, &st));
   if (st.uploaded_bytes != CsrBytes(&A) + CsrBytes(&P)) {
-    snprintf(msg, sizeof(msg), "A*P uploaded %lld bytes, its operands have %lld", (long long)st.uploaded_bytes, (long long)(CsrBytes(&A) + CsrBytes(&P)));
+    snprintf(msg, sizeof(msg), "A*P uploaded %lld bytes, its operands have %lld", (long long)st.uploaded_bytes,
+             (long long)(CsrBytes(&A) + CsrBytes(&P)));
     goto out;
   }
-  RefMultiply(&A, &P, &R, &absval);
+  GenRefMultiply(&A, &P, &R, &absval);
   if (CompareRef(ab, &R, absval)) goto out;
 
   CALL(OceanProductCreate(gpu, OCEAN_PRODUCT_PtAP, &ptap));
@@ -645,64 +694,68 @@ static int CaseMirrors(void)
   }
   if (CompareBackends(ptap, ptapc)) goto out;
 
-  MatNewValues(&A, 97);
+  GenFillValues(&A, GEN_VALUES_STREAM, 97);
   a.values_id = 3;
   CALL(OceanProductNumeric(ab, &a, &p));
   CALL(OceanProductGetStats(ab, 0, &st));
-  if (st.uploaded_bytes != Nnz(&A) * (int64_t)sizeof(double)) {
-    snprintf(msg, sizeof(msg), "new values of A: %lld bytes uploaded, %lld expected", (long long)st.uploaded_bytes, (long long)(Nnz(&A) * (int64_t)sizeof(double)));
+  if (st.uploaded_bytes != GenNnz(&A) * (int64_t)sizeof(double)) {
+    snprintf(msg, sizeof(msg), "new values of A: %lld bytes uploaded, %lld expected", (long long)st.uploaded_bytes,
+             (long long)(GenNnz(&A) * (int64_t)sizeof(double)));
     goto out;
   }
-  MatFree(&R);
+  GenFree(&R);
   free(absval);
-  RefMultiply(&A, &P, &R, &absval);
+  GenRefMultiply(&A, &P, &R, &absval);
   if (CompareRef(ab, &R, absval)) goto out;
   CALL(OceanProductNumeric(ptap, &a, &p)); /* A's mirror is current: nothing to upload */
   CALL(OceanProductNumeric(ptapc, &a, &p));
   CALL(OceanProductGetStats(ptap, 0, &st));
   if (st.uploaded_bytes != 0 || CompareBackends(ptap, ptapc)) {
-    if (!msg[0]) snprintf(msg, sizeof(msg), "PtAP numeric after A's values went up: %lld bytes uploaded", (long long)st.uploaded_bytes);
+    if (!msg[0])
+      snprintf(msg, sizeof(msg), "PtAP numeric after A's values went up: %lld bytes uploaded",
+               (long long)st.uploaded_bytes);
     goto out;
   }
   a.values_id = 0; /* unknown values: uploaded every time */
   CALL(OceanProductNumeric(ab, &a, &p));
   CALL(OceanProductGetStats(ab, 0, &st));
-  if (st.uploaded_bytes != Nnz(&A) * (int64_t)sizeof(double)) {
-    snprintf(msg, sizeof(msg), "values id 0: %lld bytes uploaded, %lld expected", (long long)st.uploaded_bytes, (long long)(Nnz(&A) * (int64_t)sizeof(double)));
+  if (st.uploaded_bytes != GenNnz(&A) * (int64_t)sizeof(double)) {
+    snprintf(msg, sizeof(msg), "values id 0: %lld bytes uploaded, %lld expected", (long long)st.uploaded_bytes,
+             (long long)(GenNnz(&A) * (int64_t)sizeof(double)));
     goto out;
   }
 
-  MatCopy(&A, &B); /* A's structure id and structure, other values */
-  MatNewValues(&B, 98);
-  b           = View(&B);
+  GenCopy(&A, &B); /* A's structure id and structure, other values */
+  GenFillValues(&B, GEN_VALUES_STREAM, 98);
+  b           = GenView(&B);
   a.values_id = 3;
   b.values_id = 4;
   CALL(OceanProductCreate(gpu, OCEAN_PRODUCT_AB, &aa));
   CALL(OceanProductSymbolic(aa, &a, &b));
-  MatFree(&R);
+  GenFree(&R);
   free(absval);
-  RefMultiply(&A, &B, &R, &absval);
+  GenRefMultiply(&A, &B, &R, &absval);
   if (CompareRef(aa, &R, absval)) goto out;
-  MatFree(&B);
+  GenFree(&B);
   r = 0;
 out:
   OceanProductDestroy(&ab);
   OceanProductDestroy(&ptap);
   OceanProductDestroy(&ptapc);
   OceanProductDestroy(&aa);
-  MatFree(&R);
+  GenFree(&R);
   free(absval);
-  MatFree(&A);
-  MatFree(&P);
+  GenFree(&A);
+  GenFree(&P);
   return r;
 }
 
 /* Every stage of a fresh GPU plan (auto options) takes the NARROW workflow. */
-static int StagesNarrow(OceanProductType type, Mat *A, Mat *B)
+static int StagesNarrow(OceanProductType type, GenCSR *A, GenCSR *B)
 {
   OceanProduct p;
   OceanOptions o;
-  OceanCSR     a = View(A), b = View(B);
+  OceanCSR     a = GenView(A), b = GenView(B);
   OceanStats   st;
   int          ns, s;
 
@@ -713,29 +766,30 @@ static int StagesNarrow(OceanProductType type, Mat *A, Mat *B)
   CALL(OceanProductGetNumStages(p, &ns));
   for (s = 0; s < ns; s++) {
     CALL(OceanProductGetStats(p, s, &st));
-    CHECK(st.workflow == OCEAN_WORKFLOW_NARROW && !st.workflow_forced, "stage %d took %s (B %lld x %lld with %lld nonzeros)", s, OceanWorkflowName(st.workflow),
-          (long long)B->m, (long long)B->n, (long long)Nnz(B));
+    CHECK(st.workflow == OCEAN_WORKFLOW_NARROW && !st.workflow_forced,
+          "stage %d took %s (B %lld x %lld with %lld nonzeros)", s, OceanWorkflowName(st.workflow), (long long)B->nrows,
+          (long long)B->ncols, (long long)GenNnz(B));
   }
   OceanProductDestroy(&p);
   return 0;
 }
 
 /* AB of a narrow B chosen automatically: then CaseAB (reference, decisions, reuse). */
-static int CaseNarrowAB(Mat *A, Mat *B)
+static int CaseNarrowAB(GenCSR *A, GenCSR *B)
 {
   if (StagesNarrow(OCEAN_PRODUCT_AB, A, B)) return 1;
   return CaseAB(A, B, OCEAN_WORKFLOW_AUTO, 0, 0, 0, 1);
 }
 
 /* PtAP of a coarse level: both stages narrow; the backends agree (with reuse); device-resident operands too. */
-static int CaseNarrowPtAP(Mat *S, Mat *P)
+static int CaseNarrowPtAP(GenCSR *S, GenCSR *P)
 {
-  Mat Sd, Pd;
+  GenCSR Sd, Pd;
   if (StagesNarrow(OCEAN_PRODUCT_PtAP, S, P) || RunType(OCEAN_PRODUCT_PtAP, S, P)) return 1;
-  MatCopy(S, &Sd);
-  MatCopy(P, &Pd);
-  MatFree(S);
-  MatFree(P);
+  GenCopy(S, &Sd);
+  GenCopy(P, &Pd);
+  GenFree(S);
+  GenFree(P);
   return CaseDevice(OCEAN_PRODUCT_PtAP, &Sd, &Pd);
 }
 
@@ -743,11 +797,11 @@ static int CaseNarrowPtAP(Mat *S, Mat *P)
    empty rows and a full row. */
 static int CaseNarrowForced(int64_t ncols, uint64_t seed)
 {
-  Mat A, D, B;
-  MatRandom(&A, 500, 400, 30, 9, seed, 0);
+  GenCSR A, D, B;
+  GenRandomRows(&A, 500, 400, 30, 9, seed, 0);
   MatFullRows(&A, 500, 41, seed, &D);
   D.id = seed;
-  MatRandom(&B, 400, ncols, ncols < 8 ? 1 : 8, 11, seed + 1, seed + 1);
+  GenRandomRows(&B, 400, ncols, ncols < 8 ? 1 : 8, 11, seed + 1, seed + 1);
   return CaseAB(&D, &B, OCEAN_WORKFLOW_NARROW, 0, 0, 0, 1);
 }
 
@@ -756,10 +810,10 @@ static int CaseNarrowForced(int64_t ncols, uint64_t seed)
    spread over many threads, with reuse. */
 static int CaseShortRowsManyProducts(uint64_t seed)
 {
-  Mat A, D, B;
-  MatRandom(&A, 300, 40000, 20, 7, seed, 0);
+  GenCSR A, D, B;
+  GenRandomRows(&A, 300, 40000, 20, 7, seed, 0);
   MatFullRows(&A, 40, 5, seed, &D);
-  MatRandom(&B, 40000, 600, 3, 0, seed + 1, seed + 1);
+  GenRandomRows(&B, 40000, 600, 3, 0, seed + 1, seed + 1);
   return CaseAB(&D, &B, -1, 0, 0, 0, 1);
 }
 
@@ -767,7 +821,7 @@ static int CaseShortRowsManyProducts(uint64_t seed)
    C's rows instead: every class of row of the known-structure kernels.  mode ends each case's name. */
 static void ReuseCases(const char *mode)
 {
-  Mat  A, B;
+  GenCSR A, B;
   char name[200];
 
 #define REUSE_CASE(title, body) \
@@ -775,14 +829,14 @@ static void ReuseCases(const char *mode)
     snprintf(name, sizeof(name), "%s (+reuse%s)", title, mode); \
     CASE(name, body); \
   } while (0)
-  MatStencil(&A, 700, 700, 1, 1, 0, 47, 47);
-  MatCopy(&A, &B);
+  GenStencil(&A, 700, 700, 1, 1, 0, GEN_VALUES_STREAM_DIAG, 47, 47);
+  GenCopy(&A, &B);
   REUSE_CASE("AB lap2d 700^2: operands and C in several staged chunks", CaseAB(&A, &B, -1, 0, 0, 0, 1));
-  MatStencil(&A, 8, 8, 8, 3, 1, 14, 14);
-  MatCopy(&A, &B);
+  GenStencil(&A, 8, 8, 8, 3, 1, GEN_VALUES_STREAM_DIAG, 14, 14);
+  GenCopy(&A, &B);
   REUSE_CASE("AB elasticity 8^3x3", CaseAB(&A, &B, -1, 0, 0, 0, 1));
-  MatRMAT(&A, 11, 8, 15, 15);
-  MatCopy(&A, &B);
+  GenRmatStream(&A, 11, 8, 15, 15);
+  GenCopy(&A, &B);
   REUSE_CASE("AB rmat 11/8", CaseAB(&A, &B, -1, 0, 0, 0, 1));
   REUSE_CASE("AB short rows of C, some of 120000 products", CaseShortRowsManyProducts(74));
   REUSE_CASE("AB LONG rows, dense in global memory", CaseLong(30000, OCEAN_ACC_GLOBAL_DENSE, -1, 0, 0, 0, 60));
@@ -794,9 +848,10 @@ static void ReuseCases(const char *mode)
    the structure its id promises): a row of B gets its last column, b_cols - 1, which no row of B had, so C's rows
    lack it, and the first numeric call finds it (the narrow workflow's; the product map's count, or the search in C's
    rows with map_bytes 0): OCEAN_ERR_STATE. */
-static int CaseMismatch(int workflow, int64_t a_degree, int64_t b_cols, int64_t map_bytes, int64_t memory_limit, uint64_t seed)
+static int CaseMismatch(int workflow, int64_t a_degree, int64_t b_cols, int64_t map_bytes, int64_t memory_limit,
+                        uint64_t seed)
 {
-  Mat          A, B;
+  GenCSR       A, B;
   OceanOptions o;
   OceanProduct p;
   OceanCSR     da, db;
@@ -805,9 +860,9 @@ static int CaseMismatch(int workflow, int64_t a_degree, int64_t b_cols, int64_t 
   int64_t      at;
   int32_t      col = (int32_t)(b_cols - 1);
 
-  MatRandom(&A, 200, 300, a_degree, 0, seed, seed);
-  MatRandom(&B, 300, b_cols - 1, 16, 0, seed + 1, seed + 1);
-  B.n = b_cols; /* the last column empty */
+  GenRandomRows(&A, 200, 300, a_degree, 0, seed, seed);
+  GenRandomRows(&B, 300, b_cols - 1, 16, 0, seed + 1, seed + 1);
+  B.ncols = b_cols; /* the last column empty */
   Options(&o, workflow, 0, 0);
   o.reuse_map_max_bytes = map_bytes;
   o.device_memory_limit = memory_limit;
@@ -819,65 +874,72 @@ static int CaseMismatch(int workflow, int64_t a_degree, int64_t b_cols, int64_t 
   if (memory_limit) {
     OceanStats st;
     CALL(OceanProductGetStats(p, 0, &st));
-    CHECK(st.row_chunks > 1, "C of %lld entries under a %lld-byte limit: %lld row chunks", (long long)st.nnz_c, (long long)memory_limit, (long long)st.row_chunks);
+    CHECK(st.row_chunks > 1, "C of %lld entries under a %lld-byte limit: %lld row chunks", (long long)st.nnz_c,
+          (long long)memory_limit, (long long)st.row_chunks);
   }
-  at = B.rp[A.ci[0] + 1] - 1; /* the last entry of the row of B that row 0 of A reaches first */
-  CHECK(B.ci[at] < col, "row %d of B ends at column %d", (int)A.ci[0], (int)B.ci[at]);
-  CUDA_CALL(cudaMemcpy(dB.ci + at, &col, sizeof(col), cudaMemcpyHostToDevice));
+  at = B.rowptr[A.colidx[0] + 1] - 1; /* the last entry of the row of B that row 0 of A reaches first */
+  CHECK(B.colidx[at] < col, "row %d of B ends at column %d", (int)A.colidx[0], (int)B.colidx[at]);
+  CUDA_CALL(cudaMemcpy(dB.colidx + at, &col, sizeof(col), cudaMemcpyHostToDevice));
   e = OceanProductNumeric(p, &da, &db);
-  CHECK(e == OCEAN_ERR_STATE && strstr(OceanGetLastErrorMessage(), "structure"), "a changed structure accepted by the numeric (workflow %s, map bytes %lld): %s: %s",
-        OceanWorkflowName((OceanWorkflow)workflow), (long long)map_bytes, OceanErrorString(e), OceanGetLastErrorMessage());
+  CHECK(e == OCEAN_ERR_STATE && strstr(OceanGetLastErrorMessage(), "structure"),
+        "a changed structure accepted by the numeric (workflow %s, map bytes %lld): %s: %s",
+        OceanWorkflowName((OceanWorkflow)workflow), (long long)map_bytes, OceanErrorString(e),
+        OceanGetLastErrorMessage());
   OceanProductDestroy(&p);
   DevFree(&dA);
   DevFree(&dB);
-  MatFree(&A);
-  MatFree(&B);
+  GenFree(&A);
+  GenFree(&B);
   return 0;
 }
 
 /* A*B (B NULL: A*A) under a device-memory limit smaller than C: the over-allocating workflows switch to exact counting
    (reported as 2), and exact makes C in chunks of rows (each at most a quarter of the limit's entries, at least one
    row), on the host only: C is right, OceanProductGetDeviceC refuses, numeric reuse runs the chunks again. */
-static int CaseMemoryLimit(Mat *A, Mat *B, int workflow, int64_t limit)
+static int CaseMemoryLimit(GenCSR *A, GenCSR *B, int workflow, int64_t limit)
 {
   OceanOptions   o;
   OceanProduct   p;
   OceanCSR       a, b;
   OceanStats     st;
-  Mat            R;
+  GenCSR         R;
   double        *absval;
   int64_t        m, nc, nz;
   const int64_t *drp;
   const int32_t *dci;
   const double  *dv;
   int            r = 1;
-  Mat           *Bm = B ? B : A;
+  GenCSR        *Bm = B ? B : A;
 
   Options(&o, workflow, 0, 0);
   o.device_memory_limit = limit;
   CALL(OceanContextSetOptions(gpu, &o));
-  a = View(A);
-  b = View(Bm);
+  a = GenView(A);
+  b = GenView(Bm);
   CALL(OceanProductCreate(gpu, OCEAN_PRODUCT_AB, &p));
   CALL(OceanProductSymbolic(p, &a, &b));
-  RefMultiply(A, Bm, &R, &absval);
+  GenRefMultiply(A, Bm, &R, &absval);
   if (CompareRef(p, &R, absval)) goto out;
   CALL(OceanProductGetStats(p, 0, &st));
-  if (st.switched_to_exact != (workflow == OCEAN_WORKFLOW_EXACT ? 0 : 2) || st.workflow != OCEAN_WORKFLOW_EXACT || st.allocated_entries * 12 <= limit ||
-      st.row_chunks < st.allocated_entries * 12 * 4 / limit) {
-    snprintf(msg, sizeof(msg), "forced %s with %lld bytes: switched %d, workflow %s, %lld entries allocated, %lld row chunks", OceanWorkflowName((OceanWorkflow)workflow), (long long)limit,
-             st.switched_to_exact, OceanWorkflowName(st.workflow), (long long)st.allocated_entries, (long long)st.row_chunks);
+  if (st.switched_to_exact != (workflow == OCEAN_WORKFLOW_EXACT ? 0 : 2) || st.workflow != OCEAN_WORKFLOW_EXACT ||
+      st.allocated_entries * 12 <= limit || st.row_chunks < st.allocated_entries * 12 * 4 / limit) {
+    snprintf(msg, sizeof(msg),
+             "forced %s with %lld bytes: switched %d, workflow %s, %lld entries allocated, %lld row chunks",
+             OceanWorkflowName((OceanWorkflow)workflow), (long long)limit, st.switched_to_exact,
+             OceanWorkflowName(st.workflow), (long long)st.allocated_entries, (long long)st.row_chunks);
     goto out;
   }
   if (OceanProductGetDeviceC(p, &m, &nc, &nz, &drp, &dci, &dv) != OCEAN_ERR_STATE) {
-    snprintf(msg, sizeof(msg), "C made in %lld row chunks, yet OceanProductGetDeviceC did not fail with OCEAN_ERR_STATE", (long long)st.row_chunks);
+    snprintf(msg, sizeof(msg),
+             "C made in %lld row chunks, yet OceanProductGetDeviceC did not fail with OCEAN_ERR_STATE",
+             (long long)st.row_chunks);
     goto out;
   }
-  MatNewValues(A, 3000);
-  if (B) MatNewValues(B, 3001);
-  MatFree(&R);
+  GenFillValues(A, GEN_VALUES_STREAM, 3000);
+  if (B) GenFillValues(B, GEN_VALUES_STREAM, 3001);
+  GenFree(&R);
   free(absval);
-  RefMultiply(A, Bm, &R, &absval);
+  GenRefMultiply(A, Bm, &R, &absval);
   CALL(OceanProductNumeric(p, &a, &b));
   if (CompareRef(p, &R, absval)) goto out;
   CALL(OceanProductGetStats(p, 0, &st));
@@ -888,10 +950,10 @@ static int CaseMemoryLimit(Mat *A, Mat *B, int workflow, int64_t limit)
   r = 0;
 out:
   OceanProductDestroy(&p);
-  MatFree(&R);
+  GenFree(&R);
   free(absval);
-  MatFree(A);
-  if (B) MatFree(B);
+  GenFree(A);
+  if (B) GenFree(B);
   return r;
 }
 
@@ -905,11 +967,11 @@ static void    WatchMirrors(void *ctx, OceanPhase phase, int begin, double flops
 }
 
 /* AB of host operands on both backends: C against the reference and the CPU backend's, and the bytes uploaded. */
-static int RunMirrorAB(const OceanCSR *a, const OceanCSR *p, const Mat *A, const Mat *P, int64_t *uploaded)
+static int RunMirrorAB(const OceanCSR *a, const OceanCSR *p, const GenCSR *A, const GenCSR *P, int64_t *uploaded)
 {
   OceanProduct pg = NULL, pc = NULL;
   OceanStats   st;
-  Mat          R;
+  GenCSR       R;
   double      *absval = NULL;
   int          r = 1;
 
@@ -917,17 +979,18 @@ static int RunMirrorAB(const OceanCSR *a, const OceanCSR *p, const Mat *A, const
   CALL(OceanProductCreate(gpu, OCEAN_PRODUCT_AB, &pg));
   CALL(OceanProductCreate(cpu, OCEAN_PRODUCT_AB, &pc));
   if (OceanProductSymbolic(pg, a, p) || OceanProductSymbolic(pc, a, p) || OceanProductGetStats(pg, 0, &st)) {
-    snprintf(msg, sizeof(msg), "AB %lld x %lld: %s", (long long)A->m, (long long)P->n, OceanGetLastErrorMessage());
+    snprintf(msg, sizeof(msg), "AB %lld x %lld: %s", (long long)A->nrows, (long long)P->ncols,
+             OceanGetLastErrorMessage());
     goto out;
   }
   *uploaded = st.uploaded_bytes;
-  RefMultiply(A, P, &R, &absval);
+  GenRefMultiply(A, P, &R, &absval);
   if (CompareRef(pg, &R, absval) || CompareBackends(pg, pc)) goto out;
   r = 0;
 out:
   OceanProductDestroy(&pg);
   OceanProductDestroy(&pc);
-  MatFree(&R);
+  GenFree(&R);
   free(absval);
   return r;
 }
@@ -939,9 +1002,9 @@ out:
   uploaded), in AB and PtAP.  C always equals the reference's and the CPU backend's; the mirrors never hold more than
   the limit (watched at every phase boundary); limit 0 is a quarter of the device's memory.
 */
-static int RunMirrorLimit(Mat *A1, Mat *P1, Mat *A2, Mat *P2)
+static int RunMirrorLimit(GenCSR *A1, GenCSR *P1, GenCSR *A2, GenCSR *P2)
 {
-  OceanCSR      a1 = View(A1), p1 = View(P1), a2 = View(A2), p2 = View(P2);
+  OceanCSR      a1 = GenView(A1), p1 = GenView(P1), a2 = GenView(A2), p2 = GenView(P2);
   const int64_t b_a1 = CsrBytes(A1), b_p1 = CsrBytes(P1), b_a2 = CsrBytes(A2), b_p2 = CsrBytes(P2);
   OceanOptions  o;
   OceanProduct  ab = NULL, abc = NULL, ptap = NULL, ptapc = NULL;
@@ -950,8 +1013,9 @@ static int RunMirrorLimit(Mat *A1, Mat *P1, Mat *A2, Mat *P2)
   size_t        fr, total;
   int           r = 1;
 
-  CHECK(b_a1 + b_p1 <= limit && b_a1 + b_p1 > b_p2, "setup: A1 and P1 (%lld bytes) must fit under the limit %lld, and pass it beside A2 and P2", (long long)(b_a1 + b_p1),
-        (long long)limit);
+  CHECK(b_a1 + b_p1 <= limit && b_a1 + b_p1 > b_p2,
+        "setup: A1 and P1 (%lld bytes) must fit under the limit %lld, and pass it beside A2 and P2",
+        (long long)(b_a1 + b_p1), (long long)limit);
   a1.values_id = 1, p1.values_id = 2, a2.values_id = 3, p2.values_id = 4; /* current mirrors upload nothing */
   Options(&o, OCEAN_WORKFLOW_AUTO, 0, 0);
   CALL(OceanContextSetOptions(gpu, &o));
@@ -960,7 +1024,8 @@ static int RunMirrorLimit(Mat *A1, Mat *P1, Mat *A2, Mat *P2)
   CALL(OceanContextSetDeviceMirrorLimit(gpu, 0));
   CALL(OceanContextGetDeviceMirrors(gpu, &bytes, &got_limit));
   CUDA_CALL(cudaMemGetInfo(&fr, &total));
-  CHECK(bytes == 0 && got_limit == (int64_t)(total / 4), "default: %lld bytes of mirrors after a trim, limit %lld (a quarter of %zu expected)", (long long)bytes,
+  CHECK(bytes == 0 && got_limit == (int64_t)(total / 4),
+        "default: %lld bytes of mirrors after a trim, limit %lld (a quarter of %zu expected)", (long long)bytes,
         (long long)got_limit, total);
   CALL(OceanContextSetDeviceMirrorLimit(gpu, limit));
   CALL(OceanContextSetPhaseCallback(gpu, WatchMirrors, gpu));
@@ -968,27 +1033,33 @@ static int RunMirrorLimit(Mat *A1, Mat *P1, Mat *A2, Mat *P2)
 
   if (RunMirrorAB(&a1, &p1, A1, P1, &up)) goto out;
   if (up != b_a1 + b_p1) {
-    snprintf(msg, sizeof(msg), "A1*P1 uploaded %lld bytes, its operands have %lld", (long long)up, (long long)(b_a1 + b_p1));
+    snprintf(msg, sizeof(msg), "A1*P1 uploaded %lld bytes, its operands have %lld", (long long)up,
+             (long long)(b_a1 + b_p1));
     goto out;
   }
   if (RunMirrorAB(&a2, &p2, A2, P2, &up)) goto out;
   if (up != b_a2 + b_p2) {
-    snprintf(msg, sizeof(msg), "A2*P2 uploaded %lld bytes, its operands have %lld", (long long)up, (long long)(b_a2 + b_p2));
+    snprintf(msg, sizeof(msg), "A2*P2 uploaded %lld bytes, its operands have %lld", (long long)up,
+             (long long)(b_a2 + b_p2));
     goto out;
   }
   if (RunMirrorAB(&a2, &p2, A2, P2, &up)) goto out;
   if (up != 0) {
-    snprintf(msg, sizeof(msg), "A2*P2 again uploaded %lld bytes: A2's mirror was evicted while P2's was made (limit %lld)", (long long)up, (long long)limit);
+    snprintf(msg, sizeof(msg),
+             "A2*P2 again uploaded %lld bytes: A2's mirror was evicted while P2's was made (limit %lld)", (long long)up,
+             (long long)limit);
     goto out;
   }
   if (RunMirrorAB(&a1, &p1, A1, P1, &up)) goto out;
   if (up != b_a1 + b_p1) {
-    snprintf(msg, sizeof(msg), "A1*P1 after A2*P2 uploaded %lld bytes; %lld expected (both evicted under the limit %lld)", (long long)up, (long long)(b_a1 + b_p1),
-             (long long)limit);
+    snprintf(msg, sizeof(msg),
+             "A1*P1 after A2*P2 uploaded %lld bytes; %lld expected (both evicted under the limit %lld)", (long long)up,
+             (long long)(b_a1 + b_p1), (long long)limit);
     goto out;
   }
   if (mirrors_most > limit) {
-    snprintf(msg, sizeof(msg), "the mirrors held %lld bytes, past the limit %lld", (long long)mirrors_most, (long long)limit);
+    snprintf(msg, sizeof(msg), "the mirrors held %lld bytes, past the limit %lld", (long long)mirrors_most,
+             (long long)limit);
     goto out;
   }
 
@@ -998,21 +1069,23 @@ static int RunMirrorLimit(Mat *A1, Mat *P1, Mat *A2, Mat *P2)
   CALL(OceanContextSetDeviceMirrorLimit(gpu, limit));
   mirrors_most = 0;
   CALL(OceanContextGetDeviceMirrors(gpu, &bytes, &got_limit));
-  CHECK(bytes <= limit && got_limit == limit, "after lowering the limit to %lld: %lld bytes of mirrors, limit read %lld", (long long)limit, (long long)bytes, (long long)got_limit);
+  CHECK(bytes <= limit && got_limit == limit,
+        "after lowering the limit to %lld: %lld bytes of mirrors, limit read %lld", (long long)limit, (long long)bytes,
+        (long long)got_limit);
   CALL(OceanProductCreate(gpu, OCEAN_PRODUCT_AB, &ab));
   CALL(OceanProductCreate(cpu, OCEAN_PRODUCT_AB, &abc));
   CALL(OceanProductSymbolic(ab, &a1, &p1));
   CALL(OceanProductSymbolic(abc, &a1, &p1));
   if (CompareBackends(ab, abc)) goto out;
-  MatNewValues(A1, 124);
+  GenFillValues(A1, GEN_VALUES_STREAM, 124);
   a1.values_id = 5;
   CALL(OceanProductNumeric(ab, &a1, &p1));
   CALL(OceanProductNumeric(abc, &a1, &p1));
   CALL(OceanProductGetStats(ab, 0, &st));
-  if (st.uploaded_bytes != Nnz(A1) * (int64_t)sizeof(double) || CompareBackends(ab, abc)) {
+  if (st.uploaded_bytes != GenNnz(A1) * (int64_t)sizeof(double) || CompareBackends(ab, abc)) {
     if (!msg[0])
-      snprintf(msg, sizeof(msg), "numeric with A1 in its own buffers uploaded %lld bytes, its values are %lld", (long long)st.uploaded_bytes,
-               (long long)(Nnz(A1) * (int64_t)sizeof(double)));
+      snprintf(msg, sizeof(msg), "numeric with A1 in its own buffers uploaded %lld bytes, its values are %lld",
+               (long long)st.uploaded_bytes, (long long)(GenNnz(A1) * (int64_t)sizeof(double)));
     goto out;
   }
   CALL(OceanProductCreate(gpu, OCEAN_PRODUCT_PtAP, &ptap));
@@ -1020,15 +1093,16 @@ static int RunMirrorLimit(Mat *A1, Mat *P1, Mat *A2, Mat *P2)
   CALL(OceanProductSymbolic(ptap, &a1, &p1));
   CALL(OceanProductSymbolic(ptapc, &a1, &p1));
   if (CompareBackends(ptap, ptapc)) goto out;
-  MatNewValues(P1, 125);
+  GenFillValues(P1, GEN_VALUES_STREAM, 125);
   p1.values_id = 6;
   CALL(OceanProductNumeric(ptap, &a1, &p1));
   CALL(OceanProductNumeric(ptapc, &a1, &p1));
   if (CompareBackends(ptap, ptapc)) goto out;
   CALL(OceanContextGetDeviceMirrors(gpu, &bytes, NULL));
   if (mirrors_most > limit || bytes != b_p1) {
-    snprintf(msg, sizeof(msg), "A1 past the limit %lld: the mirrors held %lld bytes at most, %lld at the end (P1 alone has %lld)", (long long)limit, (long long)mirrors_most,
-             (long long)bytes, (long long)b_p1);
+    snprintf(msg, sizeof(msg),
+             "A1 past the limit %lld: the mirrors held %lld bytes at most, %lld at the end (P1 alone has %lld)",
+             (long long)limit, (long long)mirrors_most, (long long)bytes, (long long)b_p1);
     goto out;
   }
   r = 0;
@@ -1042,20 +1116,20 @@ out:
 
 static int CaseMirrorLimit(void)
 {
-  Mat A1, P1, A2, P2;
+  GenCSR A1, P1, A2, P2;
   int r;
 
-  MatStencil(&A1, 11, 11, 11, 1, 1, 120, 120);
-  MatInterpolation(&P1, A1.m, A1.m / 8, 121, 121);
-  MatStencil(&A2, 12, 12, 12, 1, 1, 122, 122);
-  MatInterpolation(&P2, A2.m, A2.m / 8, 123, 123);
+  GenStencil(&A1, 11, 11, 11, 1, 1, GEN_VALUES_STREAM_DIAG, 120, 120);
+  GenInterpolation(&P1, A1.nrows, A1.nrows / 8, 121, 121);
+  GenStencil(&A2, 12, 12, 12, 1, 1, GEN_VALUES_STREAM_DIAG, 122, 122);
+  GenInterpolation(&P2, A2.nrows, A2.nrows / 8, 123, 123);
   r = RunMirrorLimit(&A1, &P1, &A2, &P2);
   OceanContextSetPhaseCallback(gpu, NULL, NULL); /* the later cases run with the default limit */
   OceanContextSetDeviceMirrorLimit(gpu, 0);
-  MatFree(&A1);
-  MatFree(&P1);
-  MatFree(&A2);
-  MatFree(&P2);
+  GenFree(&A1);
+  GenFree(&P1);
+  GenFree(&A2);
+  GenFree(&P2);
   return r;
 }
 
@@ -1065,11 +1139,11 @@ static int CaseMirrorLimit(void)
   cudaMalloc (*ballast).  A*P again must then free H's and K's mirrors when the pool's cudaMalloc fails (nothing else
   would: four mirrors under the default limit) and give the CPU backend's C.
 */
-static int RunMirrorOutOfMemory(OceanContext g, Mat *A, Mat *P, Mat *H, Mat *K, void **ballast)
+static int RunMirrorOutOfMemory(OceanContext g, GenCSR *A, GenCSR *P, GenCSR *H, GenCSR *K, void **ballast)
 {
   OceanProduct pg = NULL, pc = NULL;
   OceanOptions o;
-  OceanCSR     a = View(A), p = View(P), h, k;
+  OceanCSR     a = GenView(A), p = GenView(P), h, k;
   int64_t      need, in_use, reserved, bytes, per_row, i, j, cols = (int64_t)1 << 20;
   size_t       fr, total, margin;
   int          r = 1;
@@ -1087,28 +1161,29 @@ static int RunMirrorOutOfMemory(OceanContext g, Mat *A, Mat *P, Mat *H, Mat *K, 
   /* H: 1000 rows of per_row columns spread over 2^20; K: 2^20 x 8, one entry a row.  H*K is small. */
   per_row = (2 * need) / (1000 * (int64_t)(sizeof(int32_t) + sizeof(double))) + 1;
   CHECK(per_row <= cols / 2, "setup: A*P needs %lld bytes, too many for H", (long long)need);
-  MatAlloc(H, 1000, cols, 1000 * per_row, 132);
-  for (i = 0; i < H->m; i++) {
+  GenAlloc(H, 1000, cols, 1000 * per_row, 132);
+  for (i = 0; i < H->nrows; i++) {
     for (j = 0; j < per_row; j++) {
-      H->ci[i * per_row + j] = (int32_t)(j * (cols / per_row) + i % (cols / per_row));
-      H->v[i * per_row + j]  = RandValue();
+      H->colidx[i * per_row + j] = (int32_t)(j * (cols / per_row) + i % (cols / per_row));
+      H->values[i * per_row + j] = GenRandValue();
     }
-    H->rp[i + 1] = (i + 1) * per_row;
+    H->rowptr[i + 1] = (i + 1) * per_row;
   }
-  MatAlloc(K, cols, 8, cols, 133);
+  GenAlloc(K, cols, 8, cols, 133);
   for (i = 0; i < cols; i++) {
-    K->ci[i]     = (int32_t)(i % 8);
-    K->v[i]      = RandValue();
-    K->rp[i + 1] = i + 1;
+    K->colidx[i]     = (int32_t)(i % 8);
+    K->values[i]     = GenRandValue();
+    K->rowptr[i + 1] = i + 1;
   }
-  h = View(H), k = View(K);
+  h = GenView(H), k = GenView(K);
   h.values_id = 3, k.values_id = 4;
   CALL(OceanProductCreate(g, OCEAN_PRODUCT_AB, &pg));
   CALL(OceanProductSymbolic(pg, &h, &k));
   OceanProductDestroy(&pg);
   CALL(OceanContextGetDeviceMemory(g, &in_use, NULL, &reserved, NULL));
   CALL(OceanContextGetDeviceMirrors(g, &bytes, NULL));
-  CHECK(bytes == CsrBytes(H) + CsrBytes(K) && reserved - in_use < need / 4, "setup: the mirrors of H and K hold %lld bytes (%lld expected), the pool caches %lld unused (A*P needs %lld)",
+  CHECK(bytes == CsrBytes(H) + CsrBytes(K) && reserved - in_use < need / 4,
+        "setup: the mirrors of H and K hold %lld bytes (%lld expected), the pool caches %lld unused (A*P needs %lld)",
         (long long)bytes, (long long)(CsrBytes(H) + CsrBytes(K)), (long long)(reserved - in_use), (long long)need);
 
   margin = (size_t)need / 4;
@@ -1116,15 +1191,17 @@ static int RunMirrorOutOfMemory(OceanContext g, Mat *A, Mat *P, Mat *H, Mat *K, 
   CHECK(fr > margin, "setup: %zu bytes free on the device", fr);
   CUDA_CALL(cudaMalloc(ballast, fr - margin));
   if (OceanProductCreate(g, OCEAN_PRODUCT_AB, &pg) || OceanProductSymbolic(pg, &a, &p)) {
-    snprintf(msg, sizeof(msg), "A*P with %zu bytes free besides the pool's (it needs %lld, the mirrors of H and K hold %lld): %s", margin, (long long)need, (long long)bytes,
-             OceanGetLastErrorMessage());
+    snprintf(msg, sizeof(msg),
+             "A*P with %zu bytes free besides the pool's (it needs %lld, the mirrors of H and K hold %lld): %s", margin,
+             (long long)need, (long long)bytes, OceanGetLastErrorMessage());
     goto out;
   }
   cudaFree(*ballast);
   *ballast = NULL;
   CALL(OceanContextGetDeviceMirrors(g, &bytes, NULL));
   if (bytes != CsrBytes(A) + CsrBytes(P)) {
-    snprintf(msg, sizeof(msg), "after A*P short of memory the mirrors hold %lld bytes, A's and P's have %lld", (long long)bytes, (long long)(CsrBytes(A) + CsrBytes(P)));
+    snprintf(msg, sizeof(msg), "after A*P short of memory the mirrors hold %lld bytes, A's and P's have %lld",
+             (long long)bytes, (long long)(CsrBytes(A) + CsrBytes(P)));
     goto out;
   }
   CALL(OceanProductCreate(cpu, OCEAN_PRODUCT_AB, &pc));
@@ -1141,28 +1218,29 @@ static int CaseMirrorOutOfMemory(void)
 {
   OceanContext g       = NULL;
   void        *ballast = NULL;
-  Mat          A, P, H, K;
+  GenCSR       A, P, H, K;
   int          r = 1;
 
   memset(&H, 0, sizeof(H));
   memset(&K, 0, sizeof(K));
-  MatStencil(&A, 32, 32, 32, 1, 1, 130, 130);
-  MatInterpolation(&P, A.m, A.m / 8, 131, 131);
-  if (OceanContextCreate(OCEAN_BACKEND_CUDA, NULL, &g)) snprintf(msg, sizeof(msg), "a second CUDA context: %s", OceanGetLastErrorMessage());
+  GenStencil(&A, 32, 32, 32, 1, 1, GEN_VALUES_STREAM_DIAG, 130, 130);
+  GenInterpolation(&P, A.nrows, A.nrows / 8, 131, 131);
+  if (OceanContextCreate(OCEAN_BACKEND_CUDA, NULL, &g))
+    snprintf(msg, sizeof(msg), "a second CUDA context: %s", OceanGetLastErrorMessage());
   else r = RunMirrorOutOfMemory(g, &A, &P, &H, &K, &ballast);
   if (ballast) cudaFree(ballast); /* the later cases need the device's memory */
   OceanContextDestroy(&g);
-  MatFree(&A);
-  MatFree(&P);
-  MatFree(&H);
-  MatFree(&K);
+  GenFree(&A);
+  GenFree(&P);
+  GenFree(&H);
+  GenFree(&K);
   return r;
 }
 
 int main(int argc, char **argv)
 {
   OceanDeviceProfile prof;
-  Mat                A, B;
+  GenCSR             A, B;
   int                ndev = 0, w, a;
   int64_t            in_use, peak, reserved, mallocs;
   char               name[96];
@@ -1183,101 +1261,106 @@ int main(int argc, char **argv)
     return 1;
   }
   OceanContextGetProfile(gpu, &prof);
-  printf("device: %s, %d SMs, %lld KB shared memory per block, %lld per SM\n", prof.name, prof.num_sms, (long long)prof.smem_per_block / 1024, (long long)prof.smem_per_sm / 1024);
+  printf("device: %s, %d SMs, %lld KB shared memory per block, %lld per SM\n", prof.name, prof.num_sms,
+         (long long)prof.smem_per_block / 1024, (long long)prof.smem_per_sm / 1024);
   if (OceanContextCreate(OCEAN_BACKEND_CPU, &prof, &cpu)) {
     printf("FAIL cpu context: %s\n", OceanGetLastErrorMessage());
     return 1;
   }
 
-  MatStencil(&A, 30, 30, 1, 1, 0, 11, 11);
+  GenStencil(&A, 30, 30, 1, 1, 0, GEN_VALUES_STREAM_DIAG, 11, 11);
   CASE("AB lap2d 30^2", CaseAB(&A, &A, -1, 0, 0, 0, 0));
-  MatStencil(&A, 12, 12, 12, 1, 0, 12, 12);
-  MatCopy(&A, &B);
+  GenStencil(&A, 12, 12, 12, 1, 0, GEN_VALUES_STREAM_DIAG, 12, 12);
+  GenCopy(&A, &B);
   CASE("AB lap3d 12^3 (+reuse)", CaseAB(&A, &B, -1, 0, 0, 0, 1));
-  MatStencil(&A, 10, 10, 10, 1, 1, 13, 13);
-  MatCopy(&A, &B);
+  GenStencil(&A, 10, 10, 10, 1, 1, GEN_VALUES_STREAM_DIAG, 13, 13);
+  GenCopy(&A, &B);
   CASE("AB lap3d27 10^3 (+reuse)", CaseAB(&A, &B, -1, 0, 0, 0, 1));
-  MatRandom(&A, 300, 500, 6, 0, 16, 16);
-  MatRandom(&B, 500, 200, 5, 0, 17, 17);
+  GenRandomRows(&A, 300, 500, 6, 0, 16, 16);
+  GenRandomRows(&B, 500, 200, 5, 0, 17, 17);
   CASE("AB rectangular 300x500x200", CaseAB(&A, &B, -1, 0, 0, 0, 1));
-  MatRandom(&A, 0, 0, 1, 0, 18, 18);
-  MatRandom(&B, 0, 0, 1, 0, 19, 19);
+  GenRandomRows(&A, 0, 0, 1, 0, 18, 18);
+  GenRandomRows(&B, 0, 0, 1, 0, 19, 19);
   CASE("AB empty 0x0", CaseAB(&A, &B, -1, 0, 0, 0, 0));
-  MatRandom(&A, 50, 40, 3, 1, 20, 20); /* every row empty */
-  MatRandom(&B, 40, 30, 3, 0, 21, 21);
+  GenRandomRows(&A, 50, 40, 3, 1, 20, 20); /* every row empty */
+  GenRandomRows(&B, 40, 30, 3, 0, 21, 21);
   CASE("AB empty A 50x40", CaseAB(&A, &B, -1, 0, 0, 0, 0));
-  MatRandom(&A, 400, 300, 4, 3, 22, 22);
-  MatRandom(&B, 300, 350, 4, 5, 23, 23);
+  GenRandomRows(&A, 400, 300, 4, 3, 22, 22);
+  GenRandomRows(&B, 300, 350, 4, 5, 23, 23);
   CASE("AB empty rows", CaseAB(&A, &B, -1, 0, 0, 0, 1));
   {
-    Mat D;
-    MatRandom(&A, 600, 600, 3, 0, 24, 0);
+    GenCSR D;
+    GenRandomRows(&A, 600, 600, 3, 0, 24, 0);
     MatFullRows(&A, 600, 17, 24, &D); /* row 17 dense */
-    MatRandom(&B, 600, 600, 4, 0, 25, 25);
+    GenRandomRows(&B, 600, 600, 4, 0, 25, 25);
     CASE("AB dense row", CaseAB(&D, &B, -1, 0, 0, 0, 1));
   }
-  CASE("AB LONG rows, dense in global memory, estimate overflow", CaseLong(30000, OCEAN_ACC_GLOBAL_DENSE, OCEAN_WORKFLOW_ESTIMATE, 64, 0.7, 1, 62));
-  CASE("AB LONG rows, dense in global memory, forced exact", CaseLong(30000, OCEAN_ACC_GLOBAL_DENSE, OCEAN_WORKFLOW_EXACT, 0, 0, 0, 64));
-  CASE("AB LONG rows, dense over 1M columns (bitmap of the opt-in shared memory)", CaseLong(1000000, OCEAN_ACC_GLOBAL_DENSE, OCEAN_WORKFLOW_EXACT, 0, 0, 0, 68));
+  CASE("AB LONG rows, dense in global memory, estimate overflow",
+       CaseLong(30000, OCEAN_ACC_GLOBAL_DENSE, OCEAN_WORKFLOW_ESTIMATE, 64, 0.7, 1, 62));
+  CASE("AB LONG rows, dense in global memory, forced exact",
+       CaseLong(30000, OCEAN_ACC_GLOBAL_DENSE, OCEAN_WORKFLOW_EXACT, 0, 0, 0, 64));
+  CASE("AB LONG rows, dense over 1M columns (bitmap of the opt-in shared memory)",
+       CaseLong(1000000, OCEAN_ACC_GLOBAL_DENSE, OCEAN_WORKFLOW_EXACT, 0, 0, 0, 68));
   /* numeric reuse through the product map, then without it (the search in C's rows) */
   ReuseCases("");
   case_reuse_map = 0;
   ReuseCases(", search");
   case_reuse_map = -1;
   for (w = OCEAN_WORKFLOW_UPPER_BOUND; w <= OCEAN_WORKFLOW_EXACT; w++) {
-    MatStencil(&A, 6, 6, 6, 3, 1, 26, 26);
-    MatCopy(&A, &B);
+    GenStencil(&A, 6, 6, 6, 3, 1, GEN_VALUES_STREAM_DIAG, 26, 26);
+    GenCopy(&A, &B);
     snprintf(name, sizeof(name), "AB elasticity 6^3x3 forced %s", OceanWorkflowName((OceanWorkflow)w));
     CASE(name, CaseAB(&A, &B, w, 0, 0, 0, 1));
-    MatRMAT(&A, 10, 16, 27, 27);
-    MatCopy(&A, &B);
+    GenRmatStream(&A, 10, 16, 27, 27);
+    GenCopy(&A, &B);
     snprintf(name, sizeof(name), "AB rmat 10/16 forced %s", OceanWorkflowName((OceanWorkflow)w));
     CASE(name, CaseAB(&A, &B, w, 0, 0, 0, 1));
   }
-  MatRMAT(&A, 10, 16, 28, 28);
-  MatCopy(&A, &B);
+  GenRmatStream(&A, 10, 16, 28, 28);
+  GenCopy(&A, &B);
   CASE("AB estimate overflow (16 reg, coef 0.1)", CaseAB(&A, &B, OCEAN_WORKFLOW_ESTIMATE, 16, 0.1, 1, 1));
-  MatStencil(&A, 5, 5, 5, 3, 1, 29, 29);
-  MatCopy(&A, &B);
+  GenStencil(&A, 5, 5, 5, 3, 1, GEN_VALUES_STREAM_DIAG, 29, 29);
+  GenCopy(&A, &B);
   CASE("AB elasticity overflow (16 reg, coef 0.1)", CaseAB(&A, &B, OCEAN_WORKFLOW_ESTIMATE, 16, 0.1, 1, 1));
-  MatRandom(&A, 8, 400, 60, 0, 30, 30);
-  MatRandom(&B, 400, 1 << 22, 40, 0, 31, 31);
+  GenRandomRows(&A, 8, 400, 60, 0, 30, 30);
+  GenRandomRows(&B, 400, 1 << 22, 40, 0, 31, 31);
   CASE("AB 4M columns exact (long rows)", CaseAB(&A, &B, OCEAN_WORKFLOW_EXACT, 0, 0, 0, 1));
   {
-    Mat P;
-    MatStencil(&A, 6, 6, 6, 3, 1, 32, 32);
-    MatRandom(&B, A.m, 90, 3, 0, 33, 33);
+    GenCSR P;
+    GenStencil(&A, 6, 6, 6, 3, 1, GEN_VALUES_STREAM_DIAG, 32, 32);
+    GenRandomRows(&B, A.nrows, 90, 3, 0, 33, 33);
     CASE("AtB elasticity x random (cpu transpose)", RunType(OCEAN_PRODUCT_AtB, &A, &B));
-    MatFree(&B);
-    MatInterpolation(&P, A.m, A.m / 6, 34, 34);
+    GenFree(&B);
+    GenInterpolation(&P, A.nrows, A.nrows / 6, 34, 34);
     CASE("PtAP elasticity, aggregation P (device P^T)", RunType(OCEAN_PRODUCT_PtAP, &A, &P));
-    MatFree(&P);
-    MatRandom(&P, A.m, 3 * A.m, 2, 5, 44, 44); /* empty rows of P and many empty columns: empty rows of P^T */
+    GenFree(&P);
+    GenRandomRows(&P, A.nrows, 3 * A.nrows, 2, 5, 44,
+                  44); /* empty rows of P and many empty columns: empty rows of P^T */
     CASE("PtAP elasticity, random P with empty columns (device P^T)", RunType(OCEAN_PRODUCT_PtAP, &A, &P));
-    MatFree(&A);
-    MatFree(&P);
+    GenFree(&A);
+    GenFree(&P);
   }
-  MatStencil(&A, 8, 8, 8, 3, 1, 40, 40);
-  MatCopy(&A, &B);
+  GenStencil(&A, 8, 8, 8, 3, 1, GEN_VALUES_STREAM_DIAG, 40, 40);
+  GenCopy(&A, &B);
   CASE("AB elasticity 8^3x3 device operands (+reuse)", CaseDevice(OCEAN_PRODUCT_AB, &A, &B));
-  MatRMAT(&A, 11, 8, 41, 41);
-  MatCopy(&A, &B);
+  GenRmatStream(&A, 11, 8, 41, 41);
+  GenCopy(&A, &B);
   CASE("AB rmat 11/8 device operands (+reuse)", CaseDevice(OCEAN_PRODUCT_AB, &A, &B));
-  MatRandom(&A, 300, 500, 6, 0, 42, 42);
-  MatRandom(&B, 500, 200, 5, 0, 43, 43);
+  GenRandomRows(&A, 300, 500, 6, 0, 42, 42);
+  GenRandomRows(&B, 500, 200, 5, 0, 43, 43);
   CASE("AB rectangular device operands (+reuse)", CaseDevice(OCEAN_PRODUCT_AB, &A, &B));
-  MatStencil(&A, 6, 6, 6, 3, 1, 45, 45);
-  MatInterpolation(&B, A.m, A.m / 6, 46, 46);
+  GenStencil(&A, 6, 6, 6, 3, 1, GEN_VALUES_STREAM_DIAG, 45, 45);
+  GenInterpolation(&B, A.nrows, A.nrows / 6, 46, 46);
   CASE("PtAP elasticity device operands (+reuse)", CaseDevice(OCEAN_PRODUCT_PtAP, &A, &B));
   /* NARROW: B with few, well-filled columns (coarse AMG levels) */
-  MatRandom(&A, 400, 300, 120, 7, 60, 60);
-  MatRandom(&B, 300, 40, 16, 0, 61, 61);
+  GenRandomRows(&A, 400, 300, 120, 7, 60, 60);
+  GenRandomRows(&B, 300, 40, 16, 0, 61, 61);
   CASE("AB narrow: coarse level A*P, auto (+reuse)", CaseNarrowAB(&A, &B));
-  MatRandom(&A, 64, 3000, 1500, 0, 62, 62); /* rows of ~1500 entries: teams of 32 warps */
-  MatRandom(&B, 3000, 72, 40, 0, 63, 63);
+  GenRandomRows(&A, 64, 3000, 1500, 0, 62, 62); /* rows of ~1500 entries: teams of 32 warps */
+  GenRandomRows(&B, 3000, 72, 40, 0, 63, 63);
   CASE("AB narrow: long rows into 72 columns, auto (+reuse)", CaseNarrowAB(&A, &B));
-  MatRandom(&A, 64, 3000, 1500, 0, 64, 64);
-  MatRandom(&B, 3000, 256, 100, 0, 65, 65);
+  GenRandomRows(&A, 64, 3000, 1500, 0, 64, 64);
+  GenRandomRows(&B, 3000, 256, 100, 0, 65, 65);
   CASE("AB narrow: long rows into 256 columns, auto (+reuse)", CaseNarrowAB(&A, &B));
   {
     static const int64_t widths[] = {1, 31, 33, 64, 65, 200, 256};
@@ -1287,78 +1370,91 @@ int main(int argc, char **argv)
       CASE(name, CaseNarrowForced(widths[k], 66 + 2 * (uint64_t)k));
     }
   }
-  MatRandom(&A, 600, 600, 200, 13, 80, 80);
-  MatRandom(&B, 600, 72, 40, 0, 81, 81);
+  GenRandomRows(&A, 600, 600, 200, 13, 80, 80);
+  GenRandomRows(&B, 600, 72, 40, 0, 81, 81);
   CASE("PtAP narrow: coarse level, both stages (+reuse, device operands)", CaseNarrowPtAP(&A, &B));
-  MatRandom(&A, 400, 300, 120, 7, 82, 82);
-  MatRandom(&B, 300, 40, 16, 0, 83, 83);
+  GenRandomRows(&A, 400, 300, 120, 7, 82, 82);
+  GenRandomRows(&B, 300, 40, 16, 0, 83, 83);
   CASE("AB narrow no records, device operands", CaseNoRecord(&A, &B, -1, 0, 0, 1));
-  CASE("AB narrow numeric after a structure change under the same ids (device operands)", CaseMismatch(OCEAN_WORKFLOW_NARROW, 40, 40, -1, 0, 70));
-  MatStencil(&A, 8, 8, 8, 3, 1, 49, 49);
-  CASE("AB elasticity 8^3x3, forced estimate, 1 MB of device memory: switch to exact, row chunks (+reuse)", CaseMemoryLimit(&A, NULL, OCEAN_WORKFLOW_ESTIMATE, 1 << 20));
+  CASE("AB narrow numeric after a structure change under the same ids (device operands)",
+       CaseMismatch(OCEAN_WORKFLOW_NARROW, 40, 40, -1, 0, 70));
+  GenStencil(&A, 8, 8, 8, 3, 1, GEN_VALUES_STREAM_DIAG, 49, 49);
+  CASE("AB elasticity 8^3x3, forced estimate, 1 MB of device memory: switch to exact, row chunks (+reuse)",
+       CaseMemoryLimit(&A, NULL, OCEAN_WORKFLOW_ESTIMATE, 1 << 20));
   {
-    Mat D; /* 4 full rows over 2M columns: LONG global-hash rows (sorted within their chunk), each above a chunk's budget */
-    MatRandom(&A, 64, 2000, 4, 0, 51, 0);
+    GenCSR D; /* 4 full rows over 2M columns: LONG global-hash rows (sorted within their chunk), each above a chunk's
+                 budget */
+    GenRandomRows(&A, 64, 2000, 4, 0, 51, 0);
     MatFullRows(&A, 16, 3, 51, &D);
-    MatRandom(&B, 2000, 2000000, 5, 0, 52, 52);
-    CASE("AB LONG global-hash rows, forced exact, 256 KB of device memory: row chunks (+reuse)", CaseMemoryLimit(&D, &B, OCEAN_WORKFLOW_EXACT, 256 << 10));
+    GenRandomRows(&B, 2000, 2000000, 5, 0, 52, 52);
+    CASE("AB LONG global-hash rows, forced exact, 256 KB of device memory: row chunks (+reuse)",
+         CaseMemoryLimit(&D, &B, OCEAN_WORKFLOW_EXACT, 256 << 10));
   }
-  CASE("AB numeric (product map) after a structure change under the same ids (device operands)", CaseMismatch(OCEAN_WORKFLOW_AUTO, 12, 1000, -1, 0, 72));
-  CASE("AB numeric (search) after a structure change under the same ids (device operands)", CaseMismatch(OCEAN_WORKFLOW_AUTO, 12, 1000, 0, 0, 72));
-  CASE("AB numeric (row chunks, 256 KB of device memory) after a structure change under the same ids (device operands)", CaseMismatch(OCEAN_WORKFLOW_EXACT, 12, 1000, -1, 256 << 10, 72));
-  CASE("device mirrors of host operands across plans (AB, then PtAP; new values; values id 0; B sharing A's structure)", CaseMirrors());
-  CASE("device mirrors under a byte limit (LRU eviction and re-uploads; an operand past it in own buffers; AB, PtAP)", CaseMirrorLimit());
+  CASE("AB numeric (product map) after a structure change under the same ids (device operands)",
+       CaseMismatch(OCEAN_WORKFLOW_AUTO, 12, 1000, -1, 0, 72));
+  CASE("AB numeric (search) after a structure change under the same ids (device operands)",
+       CaseMismatch(OCEAN_WORKFLOW_AUTO, 12, 1000, 0, 0, 72));
+  CASE("AB numeric (row chunks, 256 KB of device memory) after a structure change under the same ids (device operands)",
+       CaseMismatch(OCEAN_WORKFLOW_EXACT, 12, 1000, -1, 256 << 10, 72));
+  CASE("device mirrors of host operands across plans (AB, then PtAP; new values; values id 0; B sharing A's structure)",
+       CaseMirrors());
+  CASE("device mirrors under a byte limit (LRU eviction and re-uploads; an operand past it in own buffers; AB, PtAP)",
+       CaseMirrorLimit());
   /* without record_rows: statistics from device reductions, the sample selected on the device */
-  MatStencil(&A, 8, 8, 8, 3, 1, 50, 50);
-  MatCopy(&A, &B);
+  GenStencil(&A, 8, 8, 8, 3, 1, GEN_VALUES_STREAM_DIAG, 50, 50);
+  GenCopy(&A, &B);
   CASE("AB elasticity 8^3x3 no records (+reuse)", CaseNoRecord(&A, &B, -1, 0, 0, 0));
-  MatStencil(&A, 8, 8, 8, 3, 1, 51, 51);
-  MatCopy(&A, &B);
+  GenStencil(&A, 8, 8, 8, 3, 1, GEN_VALUES_STREAM_DIAG, 51, 51);
+  GenCopy(&A, &B);
   CASE("AB elasticity 8^3x3 no records, device operands", CaseNoRecord(&A, &B, -1, 0, 0, 1));
-  MatStencil(&A, 40, 40, 1, 1, 0, 52, 52);
-  MatCopy(&A, &B);
+  GenStencil(&A, 40, 40, 1, 1, 0, GEN_VALUES_STREAM_DIAG, 52, 52);
+  GenCopy(&A, &B);
   CASE("AB lap2d 40^2 no records, device operands", CaseNoRecord(&A, &B, -1, 0, 0, 1));
-  MatRMAT(&A, 11, 8, 53, 53);
-  MatCopy(&A, &B);
+  GenRmatStream(&A, 11, 8, 53, 53);
+  GenCopy(&A, &B);
   CASE("AB rmat 11/8 no records (+reuse)", CaseNoRecord(&A, &B, -1, 0, 0, 0));
-  MatRMAT(&A, 10, 16, 54, 54);
-  MatCopy(&A, &B);
+  GenRmatStream(&A, 10, 16, 54, 54);
+  GenCopy(&A, &B);
   CASE("AB rmat 10/16 no records forced exact", CaseNoRecord(&A, &B, OCEAN_WORKFLOW_EXACT, 0, 0, 1));
-  MatStencil(&A, 5, 5, 5, 3, 1, 55, 55);
-  MatCopy(&A, &B);
+  GenStencil(&A, 5, 5, 5, 3, 1, GEN_VALUES_STREAM_DIAG, 55, 55);
+  GenCopy(&A, &B);
   CASE("AB elasticity overflow no records", CaseNoRecord(&A, &B, OCEAN_WORKFLOW_ESTIMATE, 16, 0.1, 1));
-  MatRandom(&A, 400, 300, 4, 3, 56, 56);
-  MatRandom(&B, 300, 350, 4, 5, 57, 57);
+  GenRandomRows(&A, 400, 300, 4, 3, 56, 56);
+  GenRandomRows(&B, 300, 350, 4, 5, 57, 57);
   CASE("AB empty rows no records", CaseNoRecord(&A, &B, -1, 0, 0, 0));
-  MatRandom(&A, 50, 40, 3, 1, 58, 58); /* every row empty: no sample */
-  MatRandom(&B, 40, 30, 3, 0, 59, 59);
+  GenRandomRows(&A, 50, 40, 3, 1, 58, 58); /* every row empty: no sample */
+  GenRandomRows(&B, 40, 30, 3, 0, 59, 59);
   CASE("AB empty A no records", CaseNoRecord(&A, &B, -1, 0, 0, 1));
   if (!small) {
-    /* row chunks of many launches each: too slow under racecheck, whose small set keeps the elasticity and LONG cases */
-    MatStencil(&A, 300, 300, 1, 1, 0, 48, 48);
-    CASE("AB lap2d 300^2, forced upper bound, 1 MB of device memory: switch to exact, row chunks (+reuse)", CaseMemoryLimit(&A, NULL, OCEAN_WORKFLOW_UPPER_BOUND, 1 << 20));
-    MatRMAT(&A, 12, 8, 50, 50);
-    CASE("AB rmat 12/8, forced exact, 1 MB of device memory: row chunks (+reuse)", CaseMemoryLimit(&A, NULL, OCEAN_WORKFLOW_EXACT, 1 << 20));
-    MatStencil(&A, 1500, 1500, 1, 1, 0, 38, 38);
-    MatCopy(&A, &B);
+    /* row chunks of many launches each: too slow under racecheck, whose small set keeps the elasticity and LONG cases
+     */
+    GenStencil(&A, 300, 300, 1, 1, 0, GEN_VALUES_STREAM_DIAG, 48, 48);
+    CASE("AB lap2d 300^2, forced upper bound, 1 MB of device memory: switch to exact, row chunks (+reuse)",
+         CaseMemoryLimit(&A, NULL, OCEAN_WORKFLOW_UPPER_BOUND, 1 << 20));
+    GenRmatStream(&A, 12, 8, 50, 50);
+    CASE("AB rmat 12/8, forced exact, 1 MB of device memory: row chunks (+reuse)",
+         CaseMemoryLimit(&A, NULL, OCEAN_WORKFLOW_EXACT, 1 << 20));
+    GenStencil(&A, 1500, 1500, 1, 1, 0, GEN_VALUES_STREAM_DIAG, 38, 38);
+    GenCopy(&A, &B);
     CASE("AB lap2d 1500^2: 2.25M rows (+reuse)", CaseAB(&A, &B, -1, 0, 0, 0, 1));
-    MatStencil(&A, 24, 24, 24, 3, 1, 35, 35);
-    MatCopy(&A, &B);
+    GenStencil(&A, 24, 24, 24, 3, 1, GEN_VALUES_STREAM_DIAG, 35, 35);
+    GenCopy(&A, &B);
     CASE("AB elasticity 24^3x3 (+reuse)", CaseAB(&A, &B, -1, 0, 0, 0, 1));
-    MatRMAT(&A, 16, 8, 36, 36);
-    MatCopy(&A, &B);
+    GenRmatStream(&A, 16, 8, 36, 36);
+    GenCopy(&A, &B);
     CASE("AB rmat 16/8 (+reuse)", CaseAB(&A, &B, -1, 0, 0, 0, 1));
-    MatStencil(&A, 40, 40, 40, 1, 1, 37, 37);
-    MatCopy(&A, &B);
+    GenStencil(&A, 40, 40, 40, 1, 1, GEN_VALUES_STREAM_DIAG, 37, 37);
+    GenCopy(&A, &B);
     CASE("AB lap3d27 40^3 exact", CaseAB(&A, &B, OCEAN_WORKFLOW_EXACT, 0, 0, 0, 1));
-    MatRandom(&A, 2508, 2508, 800, 0, 84, 84); /* a Galerkin level 2: 2M nonzeros, P of 72 columns */
-    MatRandom(&B, 2508, 72, 54, 0, 85, 85);
+    GenRandomRows(&A, 2508, 2508, 800, 0, 84, 84); /* a Galerkin level 2: 2M nonzeros, P of 72 columns */
+    GenRandomRows(&B, 2508, 72, 54, 0, 85, 85);
     CASE("PtAP narrow: 2508 rows of 800 entries, 72 columns", CaseNarrowPtAP(&A, &B));
-    CASE("device mirrors freed when the pool runs out of memory (the test takes the device's free memory)", CaseMirrorOutOfMemory());
+    CASE("device mirrors freed when the pool runs out of memory (the test takes the device's free memory)",
+         CaseMirrorOutOfMemory());
   }
   OceanContextGetDeviceMemory(gpu, &in_use, &peak, &reserved, &mallocs);
-  printf("device pool: peak %.1f MB in use, %.1f MB reserved, %lld cudaMalloc calls, %lld bytes in use at the end\n", (double)peak / 1048576.0, (double)reserved / 1048576.0,
-         (long long)mallocs, (long long)in_use);
+  printf("device pool: peak %.1f MB in use, %.1f MB reserved, %lld cudaMalloc calls, %lld bytes in use at the end\n",
+         (double)peak / 1048576.0, (double)reserved / 1048576.0, (long long)mallocs, (long long)in_use);
   OceanContextDestroy(&gpu);
   OceanContextDestroy(&cpu);
   printf("%d passed, %d failed\n", npass, nfail);

@@ -1,18 +1,21 @@
-static const char help[] = "AMG solves with -mat_type aij and aijocean must take the same iterations, and the aijocean setup must run its\n"
-                           "Galerkin products through petsc-ocean.\n"
-                           "  -problem elasticity|laplace  -ne N (elasticity elements per side) -nx N (laplace grid points per side)\n"
-                           "  -resetup: scale the operator, set up and solve again; -expect_numeric_reuse: its products must be numeric only\n"
-                           "  PC options as usual (e.g. -pc_type gamg; -pc_type mg -pc_mg_levels 3 -pc_mg_galerkin pmat; -pc_type hmg ...)\n";
+static const char help[] =
+  "AMG solves with -mat_type aij and aijocean must take the same iterations, and the aijocean setup must run its\n"
+  "Galerkin products through petsc-ocean.\n"
+  "  -problem elasticity|laplace  -ne N (elasticity elements per side) -nx N (laplace grid points per side)\n"
+  "  -resetup: scale the operator, set up and solve again; -expect_numeric_reuse: its products must be numeric only\n"
+  "  PC options as usual (e.g. -pc_type gamg; -pc_type mg -pc_mg_levels 3 -pc_mg_galerkin pmat; -pc_type hmg ...)\n";
 
 #include <petscksp.h>
 #include "petscmatocean.h"
-#include "../../examples/elasticity.h"
-#include "../../examples/laplace.h"
+/* The main job's problems themselves (examples/elasticity_amg.c's), through -Iexamples (makefile): not copies. */
+#include "elasticity.h"
+#include "laplace.h"
 
 /* Solve once, then (resetup) scale the operator as a nonlinear or time-dependent solver would and set up and solve
    again, twice: its[] are the first and the last iteration counts, resetup_counts[] the petsc-ocean symbolic and
    numeric products of the last re-setup. */
-static PetscErrorCode Solve(const char *problem, PetscInt size, MatType type, PetscBool resetup, PetscInt its[2], PetscInt64 *ocean_symbolic, PetscInt64 resetup_counts[2])
+static PetscErrorCode Solve(const char *problem, PetscInt size, MatType type, PetscBool resetup, PetscInt its[2],
+                            PetscInt64 *ocean_symbolic, PetscInt64 resetup_counts[2])
 {
   Mat                A;
   Vec                b, x;
@@ -41,7 +44,8 @@ static PetscErrorCode Solve(const char *problem, PetscInt size, MatType type, Pe
   PetscCall(MatOceanGetCounters(&c1));
   PetscCall(KSPSolve(ksp, b, x));
   PetscCall(KSPGetConvergedReason(ksp, &reason));
-  PetscCheck(reason > 0, PETSC_COMM_WORLD, PETSC_ERR_NOT_CONVERGED, "%s with %s did not converge: %s", problem, type, KSPConvergedReasons[reason]);
+  PetscCheck(reason > 0, PETSC_COMM_WORLD, PETSC_ERR_NOT_CONVERGED, "%s with %s did not converge: %s", problem, type,
+             KSPConvergedReasons[reason]);
   PetscCall(KSPGetIterationNumber(ksp, &its[0]));
   *ocean_symbolic = c1.symbolic - c0.symbolic;
   its[1]            = 0;
@@ -58,7 +62,8 @@ static PetscErrorCode Solve(const char *problem, PetscInt size, MatType type, Pe
     PetscCall(MPIU_Allreduce(MPI_IN_PLACE, resetup_counts, 2, MPIU_INT64, MPI_SUM, PETSC_COMM_WORLD));
     PetscCall(KSPSolve(ksp, b, x));
     PetscCall(KSPGetConvergedReason(ksp, &reason));
-    PetscCheck(reason > 0, PETSC_COMM_WORLD, PETSC_ERR_NOT_CONVERGED, "%s with %s did not converge after re-setup: %s", problem, type, KSPConvergedReasons[reason]);
+    PetscCheck(reason > 0, PETSC_COMM_WORLD, PETSC_ERR_NOT_CONVERGED, "%s with %s did not converge after re-setup: %s",
+               problem, type, KSPConvergedReasons[reason]);
     PetscCall(KSPGetIterationNumber(ksp, &its[1]));
   }
   PetscCall(MPIU_Allreduce(MPI_IN_PLACE, ocean_symbolic, 1, MPIU_INT64, MPI_SUM, PETSC_COMM_WORLD));
@@ -88,11 +93,17 @@ int main(int argc, char **argv)
   PetscCall(Solve(problem, size, MATAIJOCEAN, resetup, its_ocean, &n_ocean, re_ocean));
   /* with -pc_gamg_reuse_interpolation the re-setup's Galerkin products are numeric only */
   if (numeric_reuse)
-    PetscCheck(re_ocean[0] == 0 && re_ocean[1] > 0, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "re-setup ran %" PetscInt64_FMT " symbolic and %" PetscInt64_FMT " numeric petsc-ocean products; expected numeric only", re_ocean[0], re_ocean[1]);
-  PetscCheck(n_aij == 0, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "the aij setup ran %" PetscInt64_FMT " petsc-ocean products", n_aij);
+    PetscCheck(re_ocean[0] == 0 && re_ocean[1] > 0, PETSC_COMM_WORLD, PETSC_ERR_PLIB,
+               "re-setup ran %" PetscInt64_FMT " symbolic and %" PetscInt64_FMT
+               " numeric petsc-ocean products; expected numeric only",
+               re_ocean[0], re_ocean[1]);
+  PetscCheck(n_aij == 0, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "the aij setup ran %" PetscInt64_FMT " petsc-ocean products",
+             n_aij);
   PetscCheck(n_ocean > 0, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "the aijocean setup ran no petsc-ocean product");
   for (int k = 0; k < 2; k++)
-    PetscCheck(its_aij[k] == its_ocean[k], PETSC_COMM_WORLD, PETSC_ERR_PLIB, "iterations differ%s: aij %" PetscInt_FMT ", aijocean %" PetscInt_FMT, k ? " after re-setup" : "", its_aij[k], its_ocean[k]);
+    PetscCheck(its_aij[k] == its_ocean[k], PETSC_COMM_WORLD, PETSC_ERR_PLIB,
+               "iterations differ%s: aij %" PetscInt_FMT ", aijocean %" PetscInt_FMT, k ? " after re-setup" : "",
+               its_aij[k], its_ocean[k]);
   PetscCall(PetscFinalize());
   return 0;
 }
