@@ -1334,6 +1334,87 @@ typedef struct {
 static int TestBinsCtx(OceanContext ctx) { return TestBins(); }
 static int TestSmallProfileCtx(OceanContext ctx) { return TestSmallProfile(); }
 
+/* A plan's own options (OceanProductSetOptions) decide its products; the context's only those of plans without
+   options of their own, which redo their symbolic phase when the context's change.  Invalid options leave a plan's. */
+static int TestPlanOptions(OceanContext ctx)
+{
+  OceanProduct own, shared;
+  OceanOptions opts, got;
+  OceanStats   stats;
+  GenCSR       A, B, R;
+  OceanCSR     a, b;
+  double      *absval;
+
+  GenStencil(&A, small ? 4 : 7, small ? 4 : 7, small ? 4 : 7, 3, 1, GEN_VALUES_STREAM_DIAG, 131, 131);
+  GenRandomRows(&B, A.ncols, 900, 16, 0, 132, 132);
+  a = GenView(&A);
+  b = GenView(&B);
+  GenRefMultiply(&A, &B, &R, &absval);
+  OceanOptionsDefault(&opts);
+  CALL(OceanContextSetOptions(ctx, &opts));
+  CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &own));
+  CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &shared));
+  opts.workflow = OCEAN_WORKFLOW_EXACT;
+  CALL(OceanProductSetOptions(own, &opts));
+  CALL(OceanProductSymbolic(own, &a, &b));
+  CALL(OceanProductSymbolic(shared, &a, &b));
+  TRY(CompareC(own, &R, absval, "plan options: own"));
+  TRY(CompareC(shared, &R, absval, "plan options: context's"));
+  CALL(OceanProductGetStats(own, 0, &stats));
+  CHECK(stats.workflow == OCEAN_WORKFLOW_EXACT && stats.workflow_forced, "own options: workflow %s, forced %d",
+        OceanWorkflowName(stats.workflow), stats.workflow_forced);
+  CALL(OceanProductGetStats(shared, 0, &stats));
+  CHECK(!stats.workflow_forced, "the context's default options forced workflow %s", OceanWorkflowName(stats.workflow));
+
+  /* the context's options change: the plan that follows them redoes its symbolic phase, the other computes values */
+  OceanOptionsDefault(&opts);
+  opts.workflow = OCEAN_WORKFLOW_UPPER_BOUND;
+  CALL(OceanContextSetOptions(ctx, &opts));
+  CALL(OceanProductSymbolic(own, &a, &b));
+  CALL(OceanProductSymbolic(shared, &a, &b));
+  TRY(CompareC(own, &R, absval, "plan options: own after the context's changed"));
+  TRY(CompareC(shared, &R, absval, "plan options: context's after they changed"));
+  CALL(OceanProductGetStats(own, 0, &stats));
+  CHECK(stats.workflow == OCEAN_WORKFLOW_EXACT && stats.symbolic_calls == 1 && stats.numeric_calls == 1,
+        "own options after the context's changed: workflow %s, %lld symbolic and %lld numeric calls",
+        OceanWorkflowName(stats.workflow), (long long)stats.symbolic_calls, (long long)stats.numeric_calls);
+  CALL(OceanProductGetStats(shared, 0, &stats));
+  CHECK(stats.workflow == OCEAN_WORKFLOW_UPPER_BOUND && stats.symbolic_calls == 2,
+        "context's options changed: workflow %s after %lld symbolic calls", OceanWorkflowName(stats.workflow),
+        (long long)stats.symbolic_calls);
+  CALL(OceanProductGetOptions(own, &got));
+  CHECK(got.workflow == OCEAN_WORKFLOW_EXACT, "OceanProductGetOptions: own workflow %d", (int)got.workflow);
+  CALL(OceanProductGetOptions(shared, &got));
+  CHECK(got.workflow == OCEAN_WORKFLOW_UPPER_BOUND, "OceanProductGetOptions: context's workflow %d", (int)got.workflow);
+
+  /* new own options redo the symbolic phase; invalid ones are refused and change nothing */
+  OceanOptionsDefault(&opts);
+  opts.workflow = OCEAN_WORKFLOW_ESTIMATE;
+  CALL(OceanProductSetOptions(own, &opts));
+  CALL(OceanProductSymbolic(own, &a, &b));
+  TRY(CompareC(own, &R, absval, "plan options: own, changed"));
+  CALL(OceanProductGetStats(own, 0, &stats));
+  CHECK(stats.workflow == OCEAN_WORKFLOW_ESTIMATE && stats.symbolic_calls == 2, "own options changed: workflow %s",
+        OceanWorkflowName(stats.workflow));
+  opts.hll_registers = 48;
+  CHECK(OceanProductSetOptions(own, &opts) == OCEAN_ERR_ARG && strstr(OceanGetLastErrorMessage(), "48"),
+        "48 registers accepted by a plan: %s", OceanGetLastErrorMessage());
+  CALL(OceanProductGetOptions(own, &got));
+  CHECK(got.workflow == OCEAN_WORKFLOW_ESTIMATE && got.hll_registers == 0, "refused options changed the plan's");
+  CHECK(OceanProductSetOptions(NULL, &opts) == OCEAN_ERR_ARG && OceanProductGetOptions(own, NULL) == OCEAN_ERR_ARG,
+        "NULL arguments accepted");
+
+  OceanOptionsDefault(&opts);
+  CALL(OceanContextSetOptions(ctx, &opts));
+  CALL(OceanProductDestroy(&own));
+  CALL(OceanProductDestroy(&shared));
+  GenFree(&A);
+  GenFree(&B);
+  GenFree(&R);
+  free(absval);
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
   static const Test tests[] = {
@@ -1353,6 +1434,7 @@ int main(int argc, char **argv)
     {"PtAP",            TestPtAP           },
     {"narrow",          TestNarrow         },
     {"reuse",           TestReuse          },
+    {"plan options",    TestPlanOptions    },
     {"index overflow",  TestIndexOverflow  },
     {"small profile",   TestSmallProfileCtx},
     {"errors",          TestErrors         },
