@@ -33,9 +33,9 @@ struct OceanRowArgs {
   const int64_t       *goff; /* global hash tables: offset per position of list (LONG only) */
   int32_t             *gkeys;
   double              *gvals;
-  double              *gdense;        /* global dense values (LONG, numeric): gdense_stride per block, all zero */
+  double              *gdense; /* global dense values (LONG, numeric): gdense_stride per block, all zero */
   int64_t              gdense_stride;
-  unsigned long long  *next;          /* LONG: the next position of list to take (rows handed out dynamically) */
+  unsigned long long  *next; /* LONG: the next position of list to take (rows handed out dynamically) */
 };
 
 /* Per-team state of the row being accumulated.  32-bit counters (a row of C has fewer than 2^31 entries): shared
@@ -50,9 +50,9 @@ struct OceanRowState {
    (short rows should not each pay for a block) and synchronize with __syncwarp; larger teams are a block of their own
    and use __syncthreads (named barriers would cap the blocks per SM). */
 #define OCEAN_TEAM_BLOCK 256
-#define OCEAN_MAX_TEAMS (OCEAN_TEAM_BLOCK / 32)
+#define OCEAN_MAX_TEAMS  (OCEAN_TEAM_BLOCK / 32)
 struct OceanTeam {
-  int tid, size, id;
+  int                             tid, size, id;
   __device__ __forceinline__ void sync() const
   {
     if (size == 32) __syncwarp();
@@ -154,7 +154,7 @@ __device__ __forceinline__ void OceanTeamForProducts(const OceanTeam &tm, const 
                                                      bool numeric, F f)
 {
   const int64_t tb = a.A.rowptr[i], te = a.A.rowptr[i + 1];
-  const int     g  = OceanLanesPerEntry(a.shapes[i].products, te - tb);
+  const int     g = OceanLanesPerEntry(a.shapes[i].products, te - tb);
   OceanGroupForProducts(a.A, a.B, tb, te, tm.tid, tm.size, g, numeric, f);
 }
 
@@ -226,7 +226,7 @@ __device__ void OceanTeamDenseRow(const OceanTeam &tm, const OceanRowArgs &a, in
      needs an ordering between the bit and the value that atomics alone do not give, so this first version always
      zeroes the values and adds (same result). */
   OceanTeamForProducts(tm, a, i, values, [&](int32_t col, double v) {
-    const int64_t  j = (int64_t)col - sh.colmin;
+    const int64_t  j   = (int64_t)col - sh.colmin;
     const unsigned bit = 1u << (j & 31);
     /* heavy rows set most bits early: reads then, not contended atomics */
     if (!(((volatile unsigned *)bm)[j >> 5] & bit)) atomicOr(&bm[j >> 5], bit);
@@ -246,9 +246,9 @@ __device__ void OceanTeamDenseRow(const OceanTeam &tm, const OceanRowArgs &a, in
   if (!values || st->over) return;
   /* in column order: warp k takes a contiguous chunk of the bitmap's words, counts the bits before its chunk, then
      walks the chunk 32 words at a time with a warp scan of the words' bit counts */
-  const int64_t off = a.offsets[i];
+  const int64_t off  = a.offsets[i];
   const int     lane = tm.tid & 31, warp = tm.tid >> 5, nwarps = tm.size >> 5;
-  const int     nwi = (int)nw; /* a shared-memory bitmap: far below 2^31 words */
+  const int     nwi   = (int)nw; /* a shared-memory bitmap: far below 2^31 words */
   const int     chunk = (nwi + nwarps - 1) / nwarps, w0 = min(nwi, warp * chunk), w1 = min(nwi, w0 + chunk);
   unsigned      base = 0; /* entries of the row: at most its slot */
   for (int w = lane; w < w0; w += 32) base += (unsigned)__popc(bm[w]);
@@ -281,10 +281,10 @@ __device__ void OceanTeamDenseRow(const OceanTeam &tm, const OceanRowArgs &a, in
    their own mask only.  Measured with Nsight Compute on the H200 (3D 7-point squared, 49 products a row): 32 lanes a
    row 5.5 ms, 8 lanes 3.8 ms.  Rows of the team's tables are padded by one entry so that the teams of a warp read
    different banks. */
-#define OCEAN_ESC_MAX 64
+#define OCEAN_ESC_MAX        64
 #define OCEAN_ESC_INDEX_BITS 6 /* a product's index in its row: below OCEAN_ESC_MAX */
-#define OCEAN_ESC_LANES 8
-#define OCEAN_ESC_PAD (OCEAN_ESC_MAX + 1)
+#define OCEAN_ESC_LANES      8
+#define OCEAN_ESC_PAD        (OCEAN_ESC_MAX + 1)
 
 /* The stable rank sort of a row's q expanded columns ec[0, q) (q <= OCEAN_ESC_MAX) into sc (columns) and sx (their
    product indices): the rank of product p is the number of products o with (column, o) below (column, p).  Lane sub
@@ -327,15 +327,15 @@ __global__ void __launch_bounds__(OCEAN_TEAM_BLOCK, 6) OceanKernelEscRows(OceanR
   __shared__ int     ex[R][W]; /* OceanFlatProducts' scratch */
   __shared__ int64_t eb[R][W];
   __shared__ double  ea[R][W];
-  const bool         values = a.cols != NULL; /* numeric: vals too */
+  const bool         values      = a.cols != NULL;                                    /* numeric: vals too */
   const bool         narrow_keys = a.B.ncols <= (1ll << (32 - OCEAN_ESC_INDEX_BITS)); /* (column, index) in 32 bits */
   const int          sub = (int)threadIdx.x % W, t = (int)threadIdx.x / W, first = (int)(threadIdx.x & 31) & ~(W - 1);
   const unsigned     mask = W == 32 ? 0xffffffffu : ((1u << W) - 1u) << first;
 
   for (int64_t pos = (int64_t)blockIdx.x * R + t; pos < a.n; pos += (int64_t)gridDim.x * R) {
-    const int64_t    i = a.list[pos];
-    const OceanRoute r = a.routes[i];
-    const int        q = (int)r.capacity;
+    const int64_t    i     = a.list[pos];
+    const OceanRoute r     = a.routes[i];
+    const int        q     = (int)r.capacity;
     int              count = 0, before = 0;
     OceanFlatProducts<W>(a.A, a.B, a.A.rowptr[i], a.A.rowptr[i + 1], sub, mask, ex[t], eb[t], ea[t], values,
                          [&](int p, int32_t col, double v) {
@@ -395,12 +395,12 @@ __global__ void __launch_bounds__(KIND == OCEAN_ROWS_WARP ? OCEAN_TEAM_BLOCK : 1
   __shared__ int           warp_sums[32];
   __shared__ long long     next_pos;
   OceanTeam                tm;
-  tm.size                = team_size;
-  tm.id                  = (int)threadIdx.x / team_size;
-  tm.tid                 = (int)threadIdx.x % team_size;
-  const int      teams   = (int)blockDim.x / team_size;
-  char          *smem    = (char *)ocean_smem_d + (size_t)tm.id * (size_t)team_bytes;
-  OceanRowState *s       = &st[tm.id];
+  tm.size              = team_size;
+  tm.id                = (int)threadIdx.x / team_size;
+  tm.tid               = (int)threadIdx.x % team_size;
+  const int      teams = (int)blockDim.x / team_size;
+  char          *smem  = (char *)ocean_smem_d + (size_t)tm.id * (size_t)team_bytes;
+  OceanRowState *s     = &st[tm.id];
 
   for (int64_t pos = (int64_t)blockIdx.x * teams + tm.id;; pos += (int64_t)gridDim.x * teams) {
     if constexpr (KIND == OCEAN_ROWS_GLOBAL) {
@@ -473,7 +473,7 @@ __global__ void OceanKernelKeyRows(const uint8_t *keys, const int64_t *list, int
   OCEAN_GRID_STRIDE(j, n)
   {
     const unsigned key = keys[j], peers = __match_any_sync(__activemask(), key);
-    rows[j]            = list ? list[j] : j;
+    rows[j] = list ? list[j] : j;
     if ((int)(threadIdx.x & 31) == __ffs(peers) - 1) atomicAdd(&block_counts[key], (unsigned)__popc(peers));
   }
   __syncthreads();
@@ -570,17 +570,17 @@ static OceanError OceanCudaRunGroupedRows(OceanCudaDevice dev, const OceanCudaRo
   static OceanSmemOptin optin; /* the row kernels' opt-in, per device: the most the device allows */
   int                   smem_max;
   int64_t               smem_kept = 0;
-  int64_t            *gcap = NULL, *goff = NULL;
-  int32_t            *gkeys = NULL;
-  double             *gvals = NULL, *gdense = NULL;
-  unsigned long long *glong = NULL; /* LONG: [0] the widest dense row, [1] the next row to take */
-  OceanError err   = OCEAN_SUCCESS;
-  int64_t    start, b, n = 0, long_grid = 1;
+  int64_t              *gcap = NULL, *goff = NULL;
+  int32_t              *gkeys = NULL;
+  double               *gvals = NULL, *gdense = NULL;
+  unsigned long long   *glong = NULL; /* LONG: [0] the widest dense row, [1] the next row to take */
+  OceanError            err   = OCEAN_SUCCESS;
+  int64_t               start, b, n = 0, long_grid = 1;
 
   for (b = 0; b < OCEAN_NUM_BINS; b++) n += bin_rows[b];
   if (n == 0) return OCEAN_SUCCESS;
-  err = optin.ensure(
-    (int)rp->smem_optin, [&](int64_t *value) { return OceanRowsOptin((int)rp->smem_optin, value); }, &smem_kept);
+  err = optin.ensure((int)rp->smem_optin, [&](int64_t *value) { return OceanRowsOptin((int)rp->smem_optin, value); },
+                     &smem_kept);
   if (err) return err;
   smem_max = (int)smem_kept;
   for (b = 0, start = 0; b < OCEAN_NUM_BINS; start += bin_rows[b], b++) {
@@ -700,10 +700,9 @@ static OceanError OceanCudaRunGroupedRows(OceanCudaDevice dev, const OceanCudaRo
       else OceanKernelRows<OCEAN_ROWS_SHARED><<<grid, block, bytes>>>(a, team, team_bytes);
     }
     if ((launch = cudaGetLastError()) != cudaSuccess) {
-      err = OceanSetError(OCEAN_ERR_DEVICE,
-                          "accumulators: bin %s (%lld rows, %d teams of %d threads, %d bytes each): %s",
-                          OceanBinName((OceanBin)b), (long long)nb, teams, team, team_bytes,
-                          cudaGetErrorString(launch));
+      err =
+        OceanSetError(OCEAN_ERR_DEVICE, "accumulators: bin %s (%lld rows, %d teams of %d threads, %d bytes each): %s",
+                      OceanBinName((OceanBin)b), (long long)nb, teams, team, team_bytes, cudaGetErrorString(launch));
       goto done;
     }
   }
@@ -724,7 +723,7 @@ extern "C" OceanError OceanCudaRunRows(OceanCudaDevice dev, const OceanCudaRoute
                                        int32_t *d_cols, double *d_vals, int64_t *d_counts, uint8_t *d_flags,
                                        int *unsorted)
 {
-  int64_t   *grouped = NULL, bins[OCEAN_NUM_BINS];
+  int64_t   *grouped     = NULL, bins[OCEAN_NUM_BINS];
   int        global_hash = 0;
   OceanError err;
 
@@ -737,4 +736,3 @@ extern "C" OceanError OceanCudaRunRows(OceanCudaDevice dev, const OceanCudaRoute
   OceanCudaFree(dev, grouped);
   return err;
 }
-

@@ -82,7 +82,7 @@ __global__ void OceanKernelRowShapes(OceanDevCSR A, OceanDevCSR B, const int32_t
 /* A kernel over the rows of M with LANES threads per row: 32 when its rows average a warp's worth of entries. */
 #define OCEAN_LAUNCH_PER_ROW(kernel, nrows, nnz, ...) \
   do { \
-    if (OceanWideRows(nrows, nnz)) kernel<32><<<OceanGrid((nrows) * 32, OCEAN_THREADS), OCEAN_THREADS>>>(__VA_ARGS__); \
+    if (OceanWideRows(nrows, nnz)) kernel<32><<<OceanGrid((nrows)*32, OCEAN_THREADS), OCEAN_THREADS>>>(__VA_ARGS__); \
     else kernel<1><<<OceanGrid(nrows, OCEAN_THREADS), OCEAN_THREADS>>>(__VA_ARGS__); \
   } while (0)
 
@@ -198,8 +198,8 @@ extern "C" OceanError OceanCudaCountRoutes(OceanCudaDevice dev, const OceanRoute
   if ((err = OceanCudaCheck(cudaMemsetAsync(d_hist, 0, sizeof(h), 0), "route counts: memset"))) goto done;
   /* at most 4096 blocks: per-block counts of at most ~2^32 rows each would need n > 2^44 rows to wrap */
   for (k = 0; k < nsets; k++)
-    OceanKernelCountRoutes<<<OceanGrid(n, OCEAN_THREADS) < 4096 ? OceanGrid(n, OCEAN_THREADS) : 4096,
-                             OCEAN_THREADS>>>(d_routes[k], n, d_hist + k * OCEAN_HIST_SIZE);
+    OceanKernelCountRoutes<<<OceanGrid(n, OCEAN_THREADS) < 4096 ? OceanGrid(n, OCEAN_THREADS) : 4096, OCEAN_THREADS>>>(
+      d_routes[k], n, d_hist + k * OCEAN_HIST_SIZE);
   if ((err = OceanCudaCheck(cudaGetLastError(), "route counts: launch"))) goto done;
   /* every set at once */
   if ((err = OceanCudaReadback(dev, h, d_hist, (size_t)nsets * OCEAN_HIST_SIZE * sizeof(unsigned long long))))
@@ -222,9 +222,9 @@ __global__ void OceanKernelEstimateError(int64_t n, const OceanRowShape *shapes,
     const int64_t i   = base + threadIdx.x;
     const int64_t nnz = i < n ? counts[i] : 0;
     if (i < n)
-      term[i] = nnz ? OceanEstimateRelError(OceanPredictFromEstimate(estimate[i], coefficient, &shapes[i]), coefficient,
-                                            nnz)
-                    : 0.0;
+      term[i] =
+        nnz ? OceanEstimateRelError(OceanPredictFromEstimate(estimate[i], coefficient, &shapes[i]), coefficient, nnz)
+            : 0.0;
     const int c = __syncthreads_count(nnz != 0); /* every thread of the block runs the same iterations */
     if (threadIdx.x == 0 && c) atomicAdd(nrows, (unsigned long long)c);
   }

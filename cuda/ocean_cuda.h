@@ -40,15 +40,14 @@ typedef struct _p_OceanCudaDevice *OceanCudaDevice;
 OceanError OceanCudaDeviceCreate(int device, OceanCudaDevice *dev);
 void       OceanCudaDeviceDestroy(OceanCudaDevice *dev);
 OceanError OceanCudaAlloc(OceanCudaDevice dev, size_t bytes, void **d_ptr); /* from the pool; *d_ptr NULL for 0 bytes */
-void       OceanCudaFree(OceanCudaDevice dev, void *d_ptr);                  /* back to the pool (NULL is fine) */
-void       OceanCudaPoolStats(OceanCudaDevice dev, int64_t *in_use, int64_t *peak, int64_t *reserved,
-                              int64_t *cuda_mallocs);
-void       OceanCudaPoolResetPeak(OceanCudaDevice dev); /* peak = in use now */
-void       OceanCudaPoolTrim(OceanCudaDevice dev);      /* cudaFree of the cached blocks not in use */
+void       OceanCudaFree(OceanCudaDevice dev, void *d_ptr);                 /* back to the pool (NULL is fine) */
+void OceanCudaPoolStats(OceanCudaDevice dev, int64_t *in_use, int64_t *peak, int64_t *reserved, int64_t *cuda_mallocs);
+void OceanCudaPoolResetPeak(OceanCudaDevice dev); /* peak = in use now */
+void OceanCudaPoolTrim(OceanCudaDevice dev);      /* cudaFree of the cached blocks not in use */
 /* When a cudaMalloc fails even after the pool's unused blocks went back, the pool calls reclaim(user), which may give
    blocks back (OceanCudaFree) and returns nonzero if it did; the cudaMalloc is then tried once more. */
 typedef int (*OceanCudaReclaim)(void *user);
-void       OceanCudaPoolSetReclaim(OceanCudaDevice dev, OceanCudaReclaim reclaim, void *user);
+void OceanCudaPoolSetReclaim(OceanCudaDevice dev, OceanCudaReclaim reclaim, void *user);
 /* cudaMemGetInfo (bytes); either may be NULL */
 OceanError OceanCudaDeviceMemory(OceanCudaDevice dev, int64_t *free_bytes, int64_t *total);
 /* *ok = 1 when d_ptr is device (or managed) memory the device can read; NULL is fine (*ok = 1). */
@@ -77,8 +76,7 @@ OceanError OceanCudaTimersRead(OceanCudaDevice dev);
    products and of the per-row upper bounds (one readback).  nnz_a, nnz_b: the operands' nonzeros (long rows get a
    warp each). */
 OceanError OceanCudaAnalyzeRows(OceanCudaDevice dev, OceanDevCSR A, int64_t nnz_a, OceanDevCSR B, int64_t nnz_b,
-                                OceanRowShape *d_shapes, uint8_t *d_nonempty, int64_t *products,
-                                int64_t *bound_total);
+                                OceanRowShape *d_shapes, uint8_t *d_nonempty, int64_t *products, int64_t *bound_total);
 /* The CR sample (OceanAnalysisSampleSelect's rows): d_sample[j] = d_nonempty_rows[OceanSampleIndex(j, nq, ns)],
    j < ns, where d_nonempty_rows lists the nq rows with products in order. */
 OceanError OceanCudaSampleRows(const int64_t *d_nonempty_rows, int64_t nq, int64_t ns, int64_t *d_sample);
@@ -126,8 +124,8 @@ OceanError OceanCudaRouteRows(const OceanCudaRouteParams *rp, OceanPass pass, co
    (overflowed).  *unsorted (optional) is set to 1 when global-hash LONG rows were written, unsorted (only then does
    C need OceanCudaSortRows). */
 OceanError OceanCudaRunRows(OceanCudaDevice dev, const OceanCudaRouteParams *rp, OceanDevCSR A, OceanDevCSR B,
-                            const OceanRowShape *d_shapes, const OceanRoute *d_routes, const int64_t *d_list,
-                            int64_t n, int bitmap_query, const int64_t *d_offsets, int32_t *d_cols, double *d_vals,
+                            const OceanRowShape *d_shapes, const OceanRoute *d_routes, const int64_t *d_list, int64_t n,
+                            int bitmap_query, const int64_t *d_offsets, int32_t *d_cols, double *d_vals,
                             int64_t *d_counts, uint8_t *d_flags, int *unsorted);
 
 /* Rows grouped by a small key: d_keys[j] (< nkeys <= 256) for the listed rows (d_list NULL: 0..n-1); *d_grouped
@@ -171,8 +169,8 @@ OceanError OceanCudaNumericKnown(OceanCudaDevice dev, const OceanCudaKnownPlan *
 #define OCEAN_CUDA_ROWMAP_MAX 1024
 typedef struct {
   int64_t   nnz, products;
-  int64_t   bytes;            /* device memory it holds (0: no map) */
-  int64_t   walk_rows;        /* the rows walked, from the plan's list: positions in their rows */
+  int64_t   bytes;     /* device memory it holds (0: no map) */
+  int64_t   walk_rows; /* the rows walked, from the plan's list: positions in their rows */
   int64_t   walk_products;
   int64_t  *roff;             /* walk_rows + 1: each of those rows' first product in pos */
   uint16_t *pos;              /* walk_products: each product's position in its row of C */

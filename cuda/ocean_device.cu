@@ -12,7 +12,10 @@
 
 /* ------------------------------------------------------------------------------------------------ discovery */
 
-extern "C" int OceanCudaCompiled(void) { return 1; }
+extern "C" int OceanCudaCompiled(void)
+{
+  return 1;
+}
 
 extern "C" OceanError OceanCudaDeviceCount(int *count)
 {
@@ -42,12 +45,12 @@ extern "C" OceanError OceanCudaDeviceProfile(int device, OceanDeviceProfile *pro
   /* the device name is at most 255 characters; ours keeps the first 63 */
   memcpy(profile->name, prop.name, sizeof(profile->name) - 1);
   profile->name[sizeof(profile->name) - 1] = 0;
-  profile->smem_per_block        = (int64_t)prop.sharedMemPerBlockOptin;
-  profile->smem_per_sm           = (int64_t)prop.sharedMemPerMultiprocessor;
-  profile->num_sms               = prop.multiProcessorCount;
-  profile->warp_size             = prop.warpSize;
-  profile->max_threads_per_block = prop.maxThreadsPerBlock;
-  profile->max_threads_per_sm    = prop.maxThreadsPerMultiProcessor;
+  profile->smem_per_block                  = (int64_t)prop.sharedMemPerBlockOptin;
+  profile->smem_per_sm                     = (int64_t)prop.sharedMemPerMultiprocessor;
+  profile->num_sms                         = prop.multiProcessorCount;
+  profile->warp_size                       = prop.warpSize;
+  profile->max_threads_per_block           = prop.maxThreadsPerBlock;
+  profile->max_threads_per_sm              = prop.maxThreadsPerMultiProcessor;
   return OCEAN_SUCCESS;
 }
 
@@ -64,22 +67,22 @@ typedef struct OceanPoolBlock {
 } OceanPoolBlock;
 
 struct _p_OceanCudaDevice {
-  int             device;
-  OceanPoolBlock *blocks;
-  int64_t         in_use, peak, reserved, mallocs;
-  cudaEvent_t     ev0[OCEAN_CUDA_TIMERS], ev1[OCEAN_CUDA_TIMERS]; /* the timers' start and stop events */
-  double         *timed[OCEAN_CUDA_TIMERS];                    /* where each stopped timer's seconds go */
-  int             timers;                                      /* stopped timers not yet read */
-  void           *pinned; /* staging buffer of OceanCudaReadback (cudaMallocHost) */
-  size_t          pinned_size;
-  void           *staging[2]; /* the chunks of the staged copies (cudaMallocHost, OCEAN_STAGING_CHUNK each) */
-  cudaEvent_t     staged[2];  /* the last copy out of / into each chunk */
-  OceanCudaReclaim reclaim;   /* frees the owner's cached device memory when cudaMalloc fails (optional) */
+  int              device;
+  OceanPoolBlock  *blocks;
+  int64_t          in_use, peak, reserved, mallocs;
+  cudaEvent_t      ev0[OCEAN_CUDA_TIMERS], ev1[OCEAN_CUDA_TIMERS]; /* the timers' start and stop events */
+  double          *timed[OCEAN_CUDA_TIMERS];                       /* where each stopped timer's seconds go */
+  int              timers;                                         /* stopped timers not yet read */
+  void            *pinned; /* staging buffer of OceanCudaReadback (cudaMallocHost) */
+  size_t           pinned_size;
+  void            *staging[2]; /* the chunks of the staged copies (cudaMallocHost, OCEAN_STAGING_CHUNK each) */
+  cudaEvent_t      staged[2];  /* the last copy out of / into each chunk */
+  OceanCudaReclaim reclaim;    /* frees the owner's cached device memory when cudaMalloc fails (optional) */
   void            *reclaim_user;
 };
 
 #define OCEAN_STAGING_CHUNK ((size_t)16 << 20)
-#define OCEAN_STAGING_MIN ((size_t)4 << 20)
+#define OCEAN_STAGING_MIN   ((size_t)4 << 20)
 
 extern "C" OceanError OceanCudaDeviceCreate(int device, OceanCudaDevice *dev)
 {
@@ -186,9 +189,9 @@ extern "C" OceanError OceanCudaAlloc(OceanCudaDevice dev, size_t bytes, void **d
       cudaFree(p);
       return OceanSetError(OCEAN_ERR_MEMORY, "CUDA pool: out of host memory");
     }
-    best->ptr  = p;
-    best->size = size;
-    best->next = dev->blocks;
+    best->ptr   = p;
+    best->size  = size;
+    best->next  = dev->blocks;
     dev->blocks = best;
     dev->reserved += (int64_t)size;
     dev->mallocs++;
@@ -336,7 +339,7 @@ extern "C" OceanError OceanCudaUploadStaged(OceanCudaDevice dev, void *d_dst, co
 
 extern "C" OceanError OceanCudaDownloadStaged(OceanCudaDevice dev, void *dst, const void *d_src, size_t bytes)
 {
-  const size_t chunk = OCEAN_STAGING_CHUNK;
+  const size_t chunk   = OCEAN_STAGING_CHUNK;
   const size_t nchunks = (bytes + chunk - 1) / chunk;
   OceanError   err;
 
@@ -345,14 +348,14 @@ extern "C" OceanError OceanCudaDownloadStaged(OceanCudaDevice dev, void *dst, co
   /* chunk i + 1 comes down while the host copies chunk i out */
   for (size_t i = 0; i <= nchunks; i++) {
     if (i < nchunks) {
-      const int    k = (int)(i & 1);
+      const int    k   = (int)(i & 1);
       const size_t off = i * chunk, n = bytes - off < chunk ? bytes - off : chunk;
       OCEAN_CUDA_TRY(cudaEventSynchronize(dev->staged[k]));
       OCEAN_CUDA_TRY(cudaMemcpyAsync(dev->staging[k], (const char *)d_src + off, n, cudaMemcpyDeviceToHost, 0));
       OCEAN_CUDA_TRY(cudaEventRecord(dev->staged[k], 0));
     }
     if (i > 0) {
-      const int    k = (int)((i - 1) & 1);
+      const int    k   = (int)((i - 1) & 1);
       const size_t off = (i - 1) * chunk, n = bytes - off < chunk ? bytes - off : chunk;
       OCEAN_CUDA_TRY(cudaEventSynchronize(dev->staged[k]));
       OceanParallelCopy((char *)dst + off, dev->staging[k], n);
@@ -398,8 +401,7 @@ extern "C" OceanError OceanCudaReadbackWords(OceanCudaDevice dev, int n, const v
   if (n == 0) return OCEAN_SUCCESS;
   if ((err = OceanPinnedReserve(dev, (size_t)n * sizeof(uint64_t)))) return err;
   for (int k = 0; k < n; k++)
-    OCEAN_CUDA_TRY(
-      cudaMemcpyAsync((uint64_t *)dev->pinned + k, d_src[k], sizeof(uint64_t), cudaMemcpyDeviceToHost, 0));
+    OCEAN_CUDA_TRY(cudaMemcpyAsync((uint64_t *)dev->pinned + k, d_src[k], sizeof(uint64_t), cudaMemcpyDeviceToHost, 0));
   OCEAN_CUDA_TRY(cudaStreamSynchronize(0));
   for (int k = 0; k < n; k++) memcpy(dst[k], (uint64_t *)dev->pinned + k, sizeof(uint64_t));
   return OCEAN_SUCCESS;

@@ -19,11 +19,11 @@
 #include "ocean_launch.cuh"
 #include "ocean_rows.cuh"
 
-#define OCEAN_KNOWN_WARPS 8
-#define OCEAN_KNOWN_SMALL_LANES 8
+#define OCEAN_KNOWN_WARPS         8
+#define OCEAN_KNOWN_SMALL_LANES   8
 #define OCEAN_KNOWN_BLOCK_THREADS 256
-#define OCEAN_KNOWN_BIG_THREADS 1024
-#define OCEAN_KNOWN_ENTRY_BYTES (sizeof(double) + sizeof(int32_t))
+#define OCEAN_KNOWN_BIG_THREADS   1024
+#define OCEAN_KNOWN_ENTRY_BYTES   (sizeof(double) + sizeof(int32_t))
 
 /* Product (t, u) of value v found at position p of row i's entries in C (cb: the row's first entry; sums: its sums). */
 template <int M>
@@ -46,11 +46,11 @@ __global__ void OceanKernelKnownClass(int64_t nrows, const int64_t *rowptr, cons
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < nrows; i += (int64_t)gridDim.x * blockDim.x) {
     const int64_t L = rowptr[i + 1] - rowptr[i];
     const int64_t q = shapes[i].products;
-    keys[i] = L <= OCEAN_KNOWN_WARP_MAX && q <= OCEAN_KNOWN_SMALL_PRODUCTS       ? OCEAN_CUDA_KNOWN_SMALL
-            : L <= OCEAN_KNOWN_WARP_MAX && q <= OCEAN_KNOWN_WARP_PRODUCTS        ? OCEAN_CUDA_KNOWN_WARP
-            : L <= OCEAN_KNOWN_BLOCK_MAX && q <= OCEAN_KNOWN_WARP_PRODUCTS       ? OCEAN_CUDA_KNOWN_BLOCK
-            : L <= big_max                                                      ? OCEAN_CUDA_KNOWN_BIG
-                                                                                : OCEAN_CUDA_KNOWN_GLOBAL;
+    keys[i]         = L <= OCEAN_KNOWN_WARP_MAX && q <= OCEAN_KNOWN_SMALL_PRODUCTS ? OCEAN_CUDA_KNOWN_SMALL
+                    : L <= OCEAN_KNOWN_WARP_MAX && q <= OCEAN_KNOWN_WARP_PRODUCTS  ? OCEAN_CUDA_KNOWN_WARP
+                    : L <= OCEAN_KNOWN_BLOCK_MAX && q <= OCEAN_KNOWN_WARP_PRODUCTS ? OCEAN_CUDA_KNOWN_BLOCK
+                    : L <= big_max                                                 ? OCEAN_CUDA_KNOWN_BIG
+                                                                                   : OCEAN_CUDA_KNOWN_GLOBAL;
   }
 }
 
@@ -66,8 +66,7 @@ __global__ void __launch_bounds__(32 * OCEAN_KNOWN_WARPS) OceanKernelKnownSmall(
   __shared__ int64_t eb[per_block][OCEAN_KNOWN_SMALL_LANES];
   __shared__ double  ea[per_block][OCEAN_KNOWN_SMALL_LANES];
   const int          sub = threadIdx.x % OCEAN_KNOWN_SMALL_LANES, r = threadIdx.x / OCEAN_KNOWN_SMALL_LANES;
-  const unsigned     mask = ((1u << OCEAN_KNOWN_SMALL_LANES) - 1u)
-                        << (threadIdx.x & 31 & ~(OCEAN_KNOWN_SMALL_LANES - 1));
+  const unsigned mask = ((1u << OCEAN_KNOWN_SMALL_LANES) - 1u) << (threadIdx.x & 31 & ~(OCEAN_KNOWN_SMALL_LANES - 1));
 
   for (int64_t base = (int64_t)blockIdx.x * per_block; base < a.n; base += (int64_t)gridDim.x * per_block) {
     const int64_t pos = base + r;
@@ -103,11 +102,11 @@ __global__ void __launch_bounds__(32 * OCEAN_KNOWN_WARPS) OceanKernelKnownWarp(O
   for (int64_t pos = (int64_t)blockIdx.x * OCEAN_KNOWN_WARPS + w; pos < a.n;
        pos += (int64_t)gridDim.x * OCEAN_KNOWN_WARPS) {
     const int64_t i = a.list[pos], cb = a.rowptr[i];
-    const int     L = (int)(a.rowptr[i + 1] - cb);
+    const int     L  = (int)(a.rowptr[i + 1] - cb);
     const int64_t tb = a.A.rowptr[i], te = a.A.rowptr[i + 1];
-    const int     g  = OceanLanesPerEntry(a.shapes[i].products, te - tb);
-    cols[w][lane]    = lane < L ? a.cols[cb + lane] : INT32_MAX;
-    vals[w][lane]    = 0.0;
+    const int     g = OceanLanesPerEntry(a.shapes[i].products, te - tb);
+    cols[w][lane]   = lane < L ? a.cols[cb + lane] : INT32_MAX;
+    vals[w][lane]   = 0.0;
     __syncwarp();
     OceanGroupForProductsAt(a.A, a.B, tb, te, lane, 32, g, M == OCEAN_KNOWN_VALUES,
                             [&](int32_t c, double v, int64_t t, int64_t u) {

@@ -10,13 +10,13 @@
 #include "ocean_cuda.h"
 
 /* The classes' limits (OCEAN_CUDA_KNOWN_*): L entries of C's row, q products */
-#define OCEAN_KNOWN_WARP_MAX 32       /* SMALL and WARP: L at most this */
+#define OCEAN_KNOWN_WARP_MAX       32 /* SMALL and WARP: L at most this */
 #define OCEAN_KNOWN_SMALL_PRODUCTS 64 /* SMALL: q at most this */
 /* BLOCK: L at most this (the product map keeps positions, 16 bits, in rows up to BLOCK's) */
 #define OCEAN_KNOWN_BLOCK_MAX OCEAN_CUDA_ROWMAP_MAX
 /* rows of more products take a block whatever their length (the product map walks a BLOCK row with a warp) */
 #define OCEAN_KNOWN_WARP_PRODUCTS 65536
-#define OCEAN_KNOWN_ALL ((1u << OCEAN_CUDA_KNOWN_CLASSES) - 1u) /* class masks of OceanKnownRun */
+#define OCEAN_KNOWN_ALL           ((1u << OCEAN_CUDA_KNOWN_CLASSES) - 1u) /* class masks of OceanKnownRun */
 
 struct OceanKnownArgs {
   OceanDevCSR          A, B;

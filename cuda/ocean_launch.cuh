@@ -33,7 +33,7 @@ static inline OceanError OceanCudaCheck(cudaError_t e, const char *what)
     if (e_) return e_; \
   } while (0)
 
-#define OCEAN_THREADS 256
+#define OCEAN_THREADS  256
 #define OCEAN_MAX_GRID (1 << 20)
 
 /* Blocks for n items at per_block items a block: at least 1, at most OCEAN_MAX_GRID (grid-stride loops do the rest). */
@@ -47,7 +47,10 @@ static inline unsigned OceanGrid(int64_t n, int per_block)
 
 /* Rows averaging a warp's worth of entries or more: kernels that walk a row's entries give it a warp (a thread per
    row would walk hundreds of entries one after another while most of the GPU idles). */
-static inline bool OceanWideRows(int64_t nrows, int64_t nnz) { return nrows > 0 && nnz >= 32 * nrows; }
+static inline bool OceanWideRows(int64_t nrows, int64_t nnz)
+{
+  return nrows > 0 && nnz >= 32 * nrows;
+}
 
 /* The streaming multiprocessors of the current device (0 when it cannot be read). */
 static inline int OceanDeviceSMs()

@@ -17,27 +17,27 @@
 #define OCEAN_NARROW_FULL 0xffffffffu
 /* Warps per block at least (one-warp teams share a block) and at most (one team of 32 warps). */
 #define OCEAN_NARROW_MIN_WARPS 8
-#define OCEAN_NARROW_MAX_TEAM 32
+#define OCEAN_NARROW_MAX_TEAM  32
 /* Entries of A's row per warp of its team, about: the team grows (powers of two) until each warp has this many. */
 #define OCEAN_NARROW_ENTRIES_PER_WARP 64
 /* Shared memory a block may take without opting in. */
 #define OCEAN_NARROW_SMEM (48 * 1024)
 
 struct OceanNarrowArgs {
-  OceanDevCSR          A, B;
-  int                  team; /* warps per row */
+  OceanDevCSR A, B;
+  int         team; /* warps per row */
   /* symbolic */
-  OceanRowShape       *shapes;
-  int64_t             *counts, *offsets;
-  uint8_t             *flags;
-  int32_t             *ws_cols;
-  double              *ws_vals;
-  unsigned long long  *totals; /* products, sum of upper bounds, rows with products */
+  OceanRowShape      *shapes;
+  int64_t            *counts, *offsets;
+  uint8_t            *flags;
+  int32_t            *ws_cols;
+  double             *ws_vals;
+  unsigned long long *totals; /* products, sum of upper bounds, rows with products */
   /* known */
-  const int64_t       *c_rowptr;
-  const int32_t       *c_cols;
-  double              *c_vals;
-  int                 *mismatch;
+  const int64_t *c_rowptr;
+  const int32_t *c_cols;
+  double        *c_vals;
+  int           *mismatch;
 };
 
 /* Shared memory of a block of `warps` warps summing over NC columns: values, seen flags, each warp's products. */
@@ -50,11 +50,11 @@ template <int NC, bool KNOWN>
 __global__ void OceanKernelNarrow(OceanNarrowArgs a)
 {
   extern __shared__ double narrow_smem[];
-  const int  warps = blockDim.x >> 5, w = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const int  team = a.team, teams = warps / team, t = w / team, wt = w % team, w0 = t * team;
-  double    *vals  = narrow_smem;                                   /* [warps][NC] */
-  uint8_t   *seen  = (uint8_t *)(narrow_smem + (size_t)warps * NC); /* [warps][NC] */
-  long long *wprod = (long long *)(seen + (size_t)warps * NC);      /* [warps]; NC is a multiple of 32: aligned */
+  const int                warps = blockDim.x >> 5, w = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int                team = a.team, teams = warps / team, t = w / team, wt = w % team, w0 = t * team;
+  double                  *vals = narrow_smem;                                   /* [warps][NC] */
+  uint8_t                 *seen = (uint8_t *)(narrow_smem + (size_t)warps * NC); /* [warps][NC] */
+  long long *wprod = (long long *)(seen + (size_t)warps * NC); /* [warps]; NC is a multiple of 32: aligned */
   double    *mine  = vals + (size_t)w * NC;
   uint8_t   *mseen = seen + (size_t)w * NC;
   const int  ncols = (int)a.B.ncols;
@@ -72,8 +72,8 @@ __global__ void OceanKernelNarrow(OceanNarrowArgs a)
       const int64_t a1 = a.A.rowptr[i + 1];
       for (int64_t chunk = a.A.rowptr[i] + (int64_t)wt * 32; chunk < a1; chunk += (int64_t)team * 32) {
         /* each lane loads one of the warp's next 32 entries and the bounds of its row of B; then the warp walks them */
-        const int64_t e   = chunk + lane;
-        int64_t       bs  = 0, be = 0;
+        const int64_t e  = chunk + lane;
+        int64_t       bs = 0, be = 0;
         double        x   = 0.0;
         const int     cnt = (int)(a1 - chunk < 32 ? a1 - chunk : 32);
         if (e < a1) {
@@ -112,14 +112,14 @@ __global__ void OceanKernelNarrow(OceanNarrowArgs a)
       __syncthreads();
     }
     if (wt == 0 && i < a.A.nrows) {
-      const double  *row  = vals + (size_t)w0 * NC;
-      const uint8_t *rset = seen + (size_t)w0 * NC;
-      const int64_t  out  = KNOWN ? a.c_rowptr[i] : i * (int64_t)ncols;
-      const int64_t  len  = KNOWN ? a.c_rowptr[i + 1] - out : 0;
-      long long      qt   = 0;
-      int64_t        pos  = 0;
+      const double  *row   = vals + (size_t)w0 * NC;
+      const uint8_t *rset  = seen + (size_t)w0 * NC;
+      const int64_t  out   = KNOWN ? a.c_rowptr[i] : i * (int64_t)ncols;
+      const int64_t  len   = KNOWN ? a.c_rowptr[i + 1] - out : 0;
+      long long      qt    = 0;
+      int64_t        pos   = 0;
       int            first = -1, last = -1;
-      bool           bad   = false;
+      bool           bad = false;
       for (int u = 0; u < team; u++) qt += wprod[w0 + u];
       for (int r = 0; r < NC / 32; r++) {
         const int      c = r * 32 + lane;
@@ -144,10 +144,10 @@ __global__ void OceanKernelNarrow(OceanNarrowArgs a)
         if (bad && lane == 0) *a.mismatch = 1;
       } else if (lane == 0) {
         OceanRowShape sh;
-        sh.products = qt;
-        sh.span     = qt ? (int64_t)(last - first + 1) : 0;
-        sh.colmin   = qt ? first : 0;
-        sh.ub       = OceanMin64(OceanMin64(qt, sh.span), ncols);
+        sh.products  = qt;
+        sh.span      = qt ? (int64_t)(last - first + 1) : 0;
+        sh.colmin    = qt ? first : 0;
+        sh.ub        = OceanMin64(OceanMin64(qt, sh.span), ncols);
         a.shapes[i]  = sh;
         a.counts[i]  = pos;
         a.offsets[i] = out;

@@ -17,9 +17,9 @@
 #include "ocean_launch.cuh"
 #include "ocean_rows.cuh"
 
-#define OCEAN_MAP_WARPS 8
+#define OCEAN_MAP_WARPS    8
 #define OCEAN_MAP_PER_LANE 4 /* consecutive products per lane in the entry kernel */
-#define OCEAN_MAP_SHORT ((1u << OCEAN_CUDA_KNOWN_SMALL) | (1u << OCEAN_CUDA_KNOWN_WARP))
+#define OCEAN_MAP_SHORT    ((1u << OCEAN_CUDA_KNOWN_SMALL) | (1u << OCEAN_CUDA_KNOWN_WARP))
 
 /* The index arrays padded to a multiple of OCEAN_MAP_PER_LANE (the entry kernel loads 4 at once). */
 static int64_t OceanMapPadded(int64_t products)
@@ -39,15 +39,15 @@ static int64_t OceanMapBytes(int64_t walk_rows, int64_t walk_products, int64_t e
 
 /* The walked rows' part: what their kernels read and write. */
 struct OceanRowMapArgs {
-  OceanDevCSR          A, B;
-  const int64_t       *list; /* rows */
-  const int64_t       *roff; /* their first products in pos (n + 1) */
-  int64_t              n;
-  const int64_t       *rowptr; /* C */
-  const int32_t       *cols;   /* C (fill) */
-  double              *vals;   /* C (values) */
-  uint16_t            *pos;
-  int                 *missing;
+  OceanDevCSR    A, B;
+  const int64_t *list; /* rows */
+  const int64_t *roff; /* their first products in pos (n + 1) */
+  int64_t        n;
+  const int64_t *rowptr; /* C */
+  const int32_t *cols;   /* C (fill) */
+  double        *vals;   /* C (values) */
+  uint16_t      *pos;
+  int           *missing;
 };
 
 /* Inclusive sum over a team of T lanes (T a power of two up to 32, aligned in its warp; sub the lane's rank). */
@@ -76,17 +76,17 @@ __global__ void __launch_bounds__(32 * OCEAN_MAP_WARPS) OceanKernelRowMapFill(Oc
   for (int64_t r = (int64_t)blockIdx.x * OCEAN_MAP_WARPS + w; r < a.n; r += (int64_t)gridDim.x * OCEAN_MAP_WARPS) {
     const int64_t i = a.list[r], cb = a.rowptr[i], L = a.rowptr[i + 1] - cb, tb = a.A.rowptr[i], te = a.A.rowptr[i + 1];
     const int64_t mend = a.roff[r + 1];
-    int64_t       m = a.roff[r];
+    int64_t       m    = a.roff[r];
     for (int64_t c = tb; c < te; c += 32) {
-      const int64_t t   = c + lane;
-      int64_t       bs  = 0, len = 0;
+      const int64_t t  = c + lane;
+      int64_t       bs = 0, len = 0;
       if (t < te) {
         const int32_t k = a.A.colidx[t];
         bs              = a.B.rowptr[k];
         len             = a.B.rowptr[k + 1] - bs;
       }
       const int64_t incl = OceanTeamInclusiveSum<32>(len, lane, OCEAN_FULL_MASK), seg = incl - len;
-      const int     nt   = (int)(te - c < 32 ? te - c : 32);
+      const int     nt = (int)(te - c < 32 ? te - c : 32);
       for (int s = 0; s < nt; s++) {
         const int64_t sb = __shfl_sync(OCEAN_FULL_MASK, bs, s), sl = __shfl_sync(OCEAN_FULL_MASK, len, s);
         const int64_t so = m + __shfl_sync(OCEAN_FULL_MASK, seg, s);
@@ -118,13 +118,13 @@ __global__ void __launch_bounds__(256) OceanKernelRowMapValues(OceanRowMapArgs a
   __shared__ int           ex_all[256]; /* per lane of the block: its entry's first product in the chunk */
   __shared__ int64_t       eb_all[256]; /* its entry's row of B */
   __shared__ double        ea_all[256]; /* its entry's value */
-  constexpr int            T = 32;
-  constexpr unsigned       mask = OCEAN_FULL_MASK;
+  constexpr int            T     = 32;
+  constexpr unsigned       mask  = OCEAN_FULL_MASK;
   const int                warps = blockDim.x / T, sub = threadIdx.x % T, w = threadIdx.x / T;
-  double                  *acc   = ocean_rowmap_acc + (int64_t)w * cap;
-  int                     *ex    = ex_all + w * T;
-  int64_t                 *eb    = eb_all + w * T;
-  double                  *ea    = ea_all + w * T;
+  double                  *acc = ocean_rowmap_acc + (int64_t)w * cap;
+  int                     *ex  = ex_all + w * T;
+  int64_t                 *eb  = eb_all + w * T;
+  double                  *ea  = ea_all + w * T;
 
   for (int64_t r = (int64_t)blockIdx.x * warps + w; r < a.n; r += (int64_t)gridDim.x * warps) {
     const int64_t i = a.list[r], cb = a.rowptr[i], tb = a.A.rowptr[i], te = a.A.rowptr[i + 1], mend = a.roff[r + 1];
@@ -132,9 +132,9 @@ __global__ void __launch_bounds__(256) OceanKernelRowMapValues(OceanRowMapArgs a
     int64_t       m = a.roff[r];
     for (int j = sub; j < L; j += T) acc[j] = 0.0;
     for (int64_t c = tb; c < te; c += T) {
-      const int64_t t   = c + sub;
+      const int64_t t  = c + sub;
       int64_t       bs = 0, len = 0;
-      double        av  = 0.0;
+      double        av = 0.0;
       if (t < te) {
         const int32_t k = a.A.colidx[t];
         bs              = a.B.rowptr[k];
@@ -152,7 +152,7 @@ __global__ void __launch_bounds__(256) OceanKernelRowMapValues(OceanRowMapArgs a
       ea[sub]         = av;
       __syncwarp(mask);
       for (int p0 = 0; p0 < total; p0 += T) {
-        const int p  = p0 + sub;
+        const int  p  = p0 + sub;
         const bool on = p < total;
         int        e  = 0; /* the last entry starting at or before p: it has products, so p is one of them */
         for (int step = T / 2; step > 0; step >>= 1)
@@ -194,9 +194,9 @@ __global__ void OceanKernelRowMapLongest(int64_t n, const int64_t *list, const i
 template <typename Count, typename Offset>
 static OceanError OceanMapOffsets(OceanCudaDevice dev, const Count *counts, int64_t n, Offset *offsets, int64_t *total)
 {
-  OceanTemp temp(dev);
-  size_t    bytes = 0;
-  Offset    last  = 0;
+  OceanTemp  temp(dev);
+  size_t     bytes = 0;
+  Offset     last  = 0;
   OceanError err;
 
   OCEAN_CUDA_TRY(cub::DeviceScan::ExclusiveScan(NULL, bytes, counts, offsets, ::cuda::std::plus<>{}, (Offset)0, n + 1));
@@ -225,8 +225,8 @@ static int64_t OceanMapWalkStart(const OceanCudaKnownPlan *plan)
 }
 static int64_t OceanMapWalkRows(const OceanCudaKnownPlan *plan)
 {
-  const int64_t walkable = plan->count[OCEAN_CUDA_KNOWN_SMALL] + plan->count[OCEAN_CUDA_KNOWN_WARP] +
-                           plan->count[OCEAN_CUDA_KNOWN_BLOCK];
+  const int64_t walkable =
+    plan->count[OCEAN_CUDA_KNOWN_SMALL] + plan->count[OCEAN_CUDA_KNOWN_WARP] + plan->count[OCEAN_CUDA_KNOWN_BLOCK];
   return walkable - OceanMapWalkStart(plan);
 }
 
@@ -410,7 +410,7 @@ __global__ void __launch_bounds__(32 * OCEAN_MAP_WARPS)
     __syncwarp();
     const int64_t kb = first[0], ke = first[E];
     for (int64_t k0 = kb & ~(int64_t)(P - 1); k0 < ke; k0 += 32 * P) {
-      const int64_t ks = k0 + (int64_t)lane * P;
+      const int64_t ks  = k0 + (int64_t)lane * P;
       int           cur = -1, head = -1; /* the entry being summed; the entry of the lane's first piece once it ended */
       double        part = 0.0, head_sum = 0.0;
       if (ks < ke && ks + P > kb) {

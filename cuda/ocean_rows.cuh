@@ -29,7 +29,7 @@ __device__ __forceinline__ void OceanGroupForProductsAt(const OceanDevCSR &A, co
                                                         int64_t t_end, int tid, int size, int g, bool numeric, F f)
 {
   const int     lane = tid & 31, warp = tid >> 5, nwarps = size >> 5, per_warp = 32 / g, gw = lane / g;
-  const int     sub  = lane & (g - 1);
+  const int     sub      = lane & (g - 1);
   const int64_t long_row = 4 * (int64_t)g;
 
   for (int64_t c = t_begin + (int64_t)warp * per_warp; c < t_end; c += (int64_t)nwarps * per_warp) {

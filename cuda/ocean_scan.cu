@@ -70,7 +70,7 @@ extern "C" OceanError OceanCudaSelectFlagged(OceanCudaDevice dev, const int64_t 
                                              const uint8_t *d_flags, int64_t *d_out, int64_t *nout)
 {
   int64_t   *rows = NULL, *dn = NULL;
-  uint8_t   *lf   = NULL;
+  uint8_t   *lf = NULL;
   OceanTemp  temp(dev);
   size_t     bytes = 0;
   OceanError err;
@@ -84,8 +84,8 @@ extern "C" OceanError OceanCudaSelectFlagged(OceanCudaDevice dev, const int64_t 
   OceanKernelListFlags<<<OceanGrid(n, OCEAN_THREADS), OCEAN_THREADS>>>(d_list, n, d_flags, rows, lf);
   if ((err = OceanCudaCheck(cub::DeviceSelect::Flagged(NULL, bytes, rows, lf, d_out, dn, n), "select flagged rows")) ||
       (err = temp.get(bytes)) ||
-      (err = OceanCudaCheck(cub::DeviceSelect::Flagged(temp.ptr, bytes, rows, lf, d_out, dn, n),
-                            "select flagged rows")))
+      (err =
+         OceanCudaCheck(cub::DeviceSelect::Flagged(temp.ptr, bytes, rows, lf, d_out, dn, n), "select flagged rows")))
     goto done;
   err = OceanCudaReadback(dev, nout, dn, sizeof(int64_t));
 done:
@@ -138,9 +138,8 @@ extern "C" OceanError OceanCudaCompact(int64_t nrows, int64_t nnz, const int64_t
 {
   /* lanes per row by the rows' mean length: short rows leave fewer lanes idle */
   const auto launch = [&](auto kernel, int lanes) {
-    kernel<<<OceanGrid(nrows * lanes, OCEAN_THREADS), OCEAN_THREADS>>>(nrows, d_rowptr, d_flags, d_offsets, d_bcols,
-                                                                        d_bvals, d_foffsets, d_fcols, d_fvals, d_cols,
-                                                                        d_vals);
+    kernel<<<OceanGrid(nrows * lanes, OCEAN_THREADS), OCEAN_THREADS>>>(
+      nrows, d_rowptr, d_flags, d_offsets, d_bcols, d_bvals, d_foffsets, d_fcols, d_fvals, d_cols, d_vals);
   };
   if (nrows == 0) return OCEAN_SUCCESS;
   if (nnz <= 16 * nrows) launch(OceanKernelCompact<8>, 8);
@@ -180,12 +179,12 @@ extern "C" OceanError OceanCudaSortRows(OceanCudaDevice dev, int64_t nrows, int6
                                         int32_t *d_cols, double *d_vals)
 {
   OceanTemp  temp(dev);
-  size_t     bytes = 0;
-  uint8_t   *flags = NULL;
+  size_t     bytes   = 0;
+  uint8_t   *flags   = NULL;
   int32_t   *cols_in = NULL;
   double    *vals_in = NULL;
   int64_t   *list = NULL, *begin = NULL, *end = NULL, nsort = 0;
-  OceanError err   = OCEAN_SUCCESS;
+  OceanError err = OCEAN_SUCCESS;
 
   if (nnz == 0 || nrows == 0) return OCEAN_SUCCESS;
   if ((err = OceanCudaAlloc(dev, (size_t)nrows, (void **)&flags)) ||

@@ -97,9 +97,8 @@ extern "C" OceanError OceanCudaSketchEstimate(OceanDevCSR A, const uint8_t *d_sk
   /* batches as large as keep every resident warp busy (64 per SM), up to a lane per row */
   while (batch > 1 && A.nrows < batch * warps) batch /= 2;
   OceanKernelSketchEstimate<<<OceanGrid((A.nrows + batch - 1) / batch, OCEAN_ESTIMATE_WARPS), 32 * OCEAN_ESTIMATE_WARPS,
-                              (size_t)OCEAN_ESTIMATE_WARPS * (size_t)batch * (size_t)registers>>>(
+                              (size_t)OCEAN_ESTIMATE_WARPS *(size_t)batch *(size_t)registers>>>(
     A, d_sketches, registers, (int)batch, d_estimate);
   OCEAN_CUDA_LAUNCHED("sketch estimate");
   return OCEAN_SUCCESS;
 }
-

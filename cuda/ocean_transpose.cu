@@ -51,18 +51,18 @@ extern "C" OceanError OceanCudaTranspose(OceanCudaDevice dev, OceanDevCSR M, int
 {
   int32_t   *row_of = NULL, *keys = NULL;
   int64_t   *iota = NULL, *counts = NULL;
-  void      *temp = NULL;
+  void      *temp  = NULL;
   size_t     bytes = 0;
-  int        bits = 1;
-  OceanError err = OCEAN_SUCCESS;
+  int        bits  = 1;
+  OceanError err   = OCEAN_SUCCESS;
 
   if (M.ncols > (int64_t)INT32_MAX || M.nrows > (int64_t)INT32_MAX)
     return OceanSetError(OCEAN_ERR_ARG, "device transpose of a %lld x %lld matrix: both sizes must fit int32 indices",
                          (long long)M.nrows, (long long)M.ncols);
   while (bits < 31 && ((int64_t)1 << bits) < M.ncols) bits++;
   if ((err = OceanCudaAlloc(dev, (size_t)(M.ncols + 1) * sizeof(int64_t), (void **)&counts))) goto done;
-  err = OceanCudaCheck(cudaMemsetAsync(counts, 0, (size_t)(M.ncols + 1) * sizeof(int64_t), 0),
-                       "device transpose: memset");
+  err =
+    OceanCudaCheck(cudaMemsetAsync(counts, 0, (size_t)(M.ncols + 1) * sizeof(int64_t), 0), "device transpose: memset");
   if (err) goto done;
   if (nnz) {
     if ((err = OceanCudaAlloc(dev, (size_t)nnz * sizeof(int32_t), (void **)&row_of)) ||
@@ -70,7 +70,7 @@ extern "C" OceanError OceanCudaTranspose(OceanCudaDevice dev, OceanDevCSR M, int
         (err = OceanCudaAlloc(dev, (size_t)nnz * sizeof(int64_t), (void **)&iota)))
       goto done;
     OceanKernelColumnCounts<<<OceanGrid(nnz, OCEAN_THREADS), OCEAN_THREADS>>>(M.colidx, nnz,
-                                                                             (unsigned long long *)counts);
+                                                                              (unsigned long long *)counts);
     OceanKernelEntryRows<<<OceanGrid(M.nrows * 32, OCEAN_THREADS), OCEAN_THREADS>>>(M, row_of);
     OceanKernelIota64<<<OceanGrid(nnz, OCEAN_THREADS), OCEAN_THREADS>>>(nnz, iota);
     if ((err = OceanCudaCheck(cudaPeekAtLastError(), "device transpose: launch"))) goto done;
@@ -83,7 +83,7 @@ extern "C" OceanError OceanCudaTranspose(OceanCudaDevice dev, OceanDevCSR M, int
                          "device transpose: radix sort");
     if (err) goto done;
     OceanKernelTransposeGather<<<OceanGrid(nnz, OCEAN_THREADS), OCEAN_THREADS>>>(nnz, d_perm, row_of, M.values,
-                                                                                d_tcolidx, d_tvalues);
+                                                                                 d_tcolidx, d_tvalues);
     if ((err = OceanCudaCheck(cudaPeekAtLastError(), "device transpose: launch"))) goto done;
   }
   /* the counts add up to nnz by construction: no readback, no wait (coarse levels are latency-bound) */

@@ -17,7 +17,8 @@
 #include <stdarg.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#define DISABLE_CUSPARSE_DEPRECATED /* cusparse.h marks its legacy API deprecated, and warns on its own declarations */
+#define DISABLE_CUSPARSE_DEPRECATED  /* cusparse.h marks its legacy API deprecated, and warns on its own declarations \
+                                      */
 #include <cuda_runtime.h>
 #include <cusparse.h>
 #include <errno.h>
@@ -33,7 +34,7 @@
 /* ---- options ---------------------------------------------------------------------------------------------- */
 
 typedef struct {
-  const char  *only;  /* comma-separated names, NULL: all */
+  const char  *only; /* comma-separated names, NULL: all */
   int          reps, warmup, list, small, no_cusparse;
   const char  *csv;
   double       max_gb; /* 0: no limit */
@@ -64,7 +65,7 @@ static void usage(FILE *f)
 
 static int parse_options(int argc, char **argv, Options *o)
 {
-  *o = (Options){NULL, 10, 3, 0, 0, 0, "build/bench/bench.csv", 0, 0.2f, NULL, 0};
+  *o       = (Options){NULL, 10, 3, 0, 0, 0, "build/bench/bench.csv", 0, 0.2f, NULL, 0};
   o->files = (const char **)GenMalloc((size_t)argc * sizeof(char *));
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -108,16 +109,16 @@ static int selected(const char *list, const char *name)
 typedef enum { RES_NA = 0, RES_OK, RES_FAIL, RES_SKIP } ResState;
 
 typedef struct {
-  const char *method;         /* name in the CSV */
-  ResState    state;          /* RES_NA until the method ran successfully or failed */
-  char        status[96];     /* "ok", "fail(CUSPARSE_STATUS_...)", "fail(out of memory)", "skip(...)", "n/a" */
-  double      ms;             /* median: end-to-end, or numeric-only for the reuse method */
-  int         reps;           /* timed repetitions */
-  double      peak_bytes;     /* device memory beyond the inputs, from the sizes the method asked for */
-  double      meminfo_bytes;  /* the same from cudaMemGetInfo (free before - least free seen); < 0: unknown */
+  const char *method;        /* name in the CSV */
+  ResState    state;         /* RES_NA until the method ran successfully or failed */
+  char        status[96];    /* "ok", "fail(CUSPARSE_STATUS_...)", "fail(out of memory)", "skip(...)", "n/a" */
+  double      ms;            /* median: end-to-end, or numeric-only for the reuse method */
+  int         reps;          /* timed repetitions */
+  double      peak_bytes;    /* device memory beyond the inputs, from the sizes the method asked for */
+  double      meminfo_bytes; /* the same from cudaMemGetInfo (free before - least free seen); < 0: unknown */
   int64_t     nnz_c;
-  int         want_c;         /* bring C of the probe run back to the host (a reference exists to check it) */
-  int         verified;       /* 1 verified, 0 mismatch, -1 not checked */
+  int         want_c;   /* bring C of the probe run back to the host (a reference exists to check it) */
+  int         verified; /* 1 verified, 0 mismatch, -1 not checked */
   char        verify_msg[160];
   double      reuse_ms;       /* bench_ocean only: its numeric-only median (cuSPARSE's is a method of its own) */
   double      reuse_first_ms; /* bench_ocean only: its first numeric-only call (which makes the product map) */
@@ -279,14 +280,17 @@ static int verify_row(const GenRef *ref, const GenCSR *C, double s, int64_t k, c
   const int64_t i = GenRefRow(ref, k);
   if (C->rowptr[i + 1] - C->rowptr[i] != R->rowptr[k + 1] - R->rowptr[k])
     return snprintf(msg, len, "row %lld: %lld entries, reference %lld", (long long)i,
-                    (long long)(C->rowptr[i + 1] - C->rowptr[i]), (long long)(R->rowptr[k + 1] - R->rowptr[k])), 1;
+                    (long long)(C->rowptr[i + 1] - C->rowptr[i]), (long long)(R->rowptr[k + 1] - R->rowptr[k])),
+           1;
   for (int64_t p = R->rowptr[k], q = C->rowptr[i]; p < R->rowptr[k + 1]; p++, q++) {
     if (C->colidx[q] != R->colidx[p])
       return snprintf(msg, len, "row %lld: column %d where the sorted reference has %d", (long long)i, C->colidx[q],
-                      R->colidx[p]), 1;
+                      R->colidx[p]),
+             1;
     if (!(fabs(C->values[q] - s * R->values[p]) <= VERIFY_RTOL * s * ref->bound[p]))
       return snprintf(msg, len, "row %lld col %d: %.17g, reference %.17g (bound %.3g)", (long long)i, R->colidx[p],
-                      C->values[q], s * R->values[p], s * ref->bound[p]), 1;
+                      C->values[q], s * R->values[p], s * ref->bound[p]),
+             1;
   }
   return 0;
 }
@@ -378,13 +382,13 @@ static void free_dev_csr(MemTrack *t, DevCSR *d)
 static int download_c(int64_t nrows, int64_t ncols, int64_t nnz, const DevBuf *rowptr, const DevBuf *colidx,
                       const DevBuf *values, BenchResult *r)
 {
-  GenCSR  *C   = &r->c;
-  int32_t *rp  = (int32_t *)GenMalloc((size_t)(nrows + 1) * sizeof(int32_t));
-  C->nrows     = nrows;
-  C->ncols     = ncols;
-  C->rowptr    = (int64_t *)GenMalloc((size_t)(nrows + 1) * sizeof(int64_t));
-  C->colidx    = (int32_t *)GenMalloc((size_t)nnz * sizeof(int32_t));
-  C->values    = (double *)GenMalloc((size_t)nnz * sizeof(double));
+  GenCSR  *C  = &r->c;
+  int32_t *rp = (int32_t *)GenMalloc((size_t)(nrows + 1) * sizeof(int32_t));
+  C->nrows    = nrows;
+  C->ncols    = ncols;
+  C->rowptr   = (int64_t *)GenMalloc((size_t)(nrows + 1) * sizeof(int64_t));
+  C->colidx   = (int32_t *)GenMalloc((size_t)nnz * sizeof(int32_t));
+  C->values   = (double *)GenMalloc((size_t)nnz * sizeof(double));
   TRY_CUDA(r, cudaMemcpy(rp, rowptr->p, (size_t)(nrows + 1) * sizeof(int32_t), cudaMemcpyDeviceToHost));
   TRY_CUDA(r, cudaMemcpy(C->colidx, colidx->p, (size_t)nnz * sizeof(int32_t), cudaMemcpyDeviceToHost));
   TRY_CUDA(r, cudaMemcpy(C->values, values->p, (size_t)nnz * sizeof(double), cudaMemcpyDeviceToHost));
@@ -439,7 +443,10 @@ done:
   return 1;
 }
 
-static int elapsed_ms(SpgemmCtx *x, double *ms) { return event_ms(x->start, x->stop, x->r, ms); }
+static int elapsed_ms(SpgemmCtx *x, double *ms)
+{
+  return event_ms(x->start, x->stop, x->r, ms);
+}
 
 /* Compares cuSPARSE's product count with ours: a disagreement means the inputs are not what we think. */
 static void check_num_products(SpgemmCtx *x, cusparseSpGEMMDescr_t d)
@@ -463,7 +470,7 @@ typedef struct {
 
 static int spgemm_run(SpgemmCtx *x, MemTrack *t, const DevCSR *A, const DevCSR *B, SpgemmRun *u)
 {
-  BenchResult              *r = x->r;
+  BenchResult              *r  = x->r;
   size_t                    s1 = 0, s2 = 0, s3 = 0;
   int64_t                   m, n, nnz;
   const double              alpha = 1, beta = 0;
@@ -542,9 +549,9 @@ static int ptap_once(void *ctx, int probe, double *ms)
   MemTrack      t;
   SpgemmRun     ap, c;
   DevCSR        PT;
-  DevBuf        tbuf = {0};
+  DevBuf        tbuf   = {0};
   size_t        tbytes = 0;
-  int           err = 1;
+  int           err    = 1;
 
   memset(&ap, 0, sizeof(ap)), memset(&c, 0, sizeof(c)), memset(&PT, 0, sizeof(PT));
   track_init(&t, r, x->limit, probe);
@@ -591,8 +598,8 @@ typedef struct {
 
 static int reuse_setup(ReuseCtx *u)
 {
-  SpgemmCtx                *x = u->x;
-  BenchResult              *r = x->r;
+  SpgemmCtx                *x    = u->x;
+  BenchResult              *r    = x->r;
   DevBuf                    buf1 = {0}, buf2 = {0}, buf3 = {0};
   size_t                    s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0;
   int64_t                   m, n;
@@ -633,11 +640,11 @@ done:
    region).  The probe runs with the halved ones, so a stale result cannot pass the verification. */
 static int reuse_once(void *ctx, int probe, double *ms)
 {
-  ReuseCtx                 *u = (ReuseCtx *)ctx;
-  SpgemmCtx                *x = u->x;
-  BenchResult              *r = x->r;
+  ReuseCtx                 *u     = (ReuseCtx *)ctx;
+  SpgemmCtx                *x     = u->x;
+  BenchResult              *r     = x->r;
   const double              alpha = 1, beta = 0;
-  const cusparseOperation_t op = CUSPARSE_OPERATION_NON_TRANSPOSE;
+  const cusparseOperation_t op   = CUSPARSE_OPERATION_NON_TRANSPOSE;
   const DevBuf             *vals = u->runs++ % 2 == 0 ? &x->A->values_half : &x->A->values;
 
   TRY_SPARSE(r, cusparseCsrSetPointers(u->a, x->A->rowptr.p, x->A->colidx.p, vals->p));
@@ -728,7 +735,7 @@ typedef struct {
   BenchResult res[M_COUNT];
   int         have_ostats; /* ours: the statistics of its last timed run, and of its last numeric-only run */
   OceanStats  ostats, ostats_reuse;
-  OceanStats  ostage[2];   /* PtAP: each stage's own statistics of the last timed run */
+  OceanStats  ostage[2]; /* PtAP: each stage's own statistics of the last timed run */
 } Summary;
 
 typedef struct {
@@ -738,7 +745,10 @@ typedef struct {
   char             ocean_err[96]; /* why there is none */
 } Gpu;
 
-static double gflops(const Summary *s, double ms) { return ms > 0 ? 2.0 * (double)s->products / (ms * 1e6) : 0; }
+static double gflops(const Summary *s, double ms)
+{
+  return ms > 0 ? 2.0 * (double)s->products / (ms * 1e6) : 0;
+}
 
 static void print_result(const Summary *s, const BenchResult *r)
 {
@@ -815,8 +825,16 @@ static void bench_cusparse(const Options *o, const Gpu *g, const GenCSR *A, cons
   } else if (upload_csr(A, &inputs, &dA) || (B != A && upload_csr(B, &inputs, &dB))) {
     for (int m = M_ALG2; m <= M_REUSE; m++) set_status(&res[m], RES_FAIL, "%s", res[M_ALG1].status);
   } else {
-    SpgemmCtx x = {g->handle, g->start, g->stop, &dA, B != A ? &dB : &dA, CUSPARSE_SPGEMM_ALG1, o->chunk,
-                   (size_t)(o->max_gb * 1e9), s->products, NULL};
+    SpgemmCtx x = {g->handle,
+                   g->start,
+                   g->stop,
+                   &dA,
+                   B != A ? &dB : &dA,
+                   CUSPARSE_SPGEMM_ALG1,
+                   o->chunk,
+                   (size_t)(o->max_gb * 1e9),
+                   s->products,
+                   NULL};
     for (int m = M_ALG1; m <= M_REUSE; m++) {
       x.r         = &res[m];
       x.r->want_c = ref->C.values != NULL;
@@ -841,7 +859,7 @@ static void bench_cusparse(const Options *o, const Gpu *g, const GenCSR *A, cons
 static int host_holds(int64_t nnz_c, double bytes_per_entry, double *gb)
 {
   double need = bytes_per_entry * (double)nnz_c, host = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
-  *gb         = need / 1e9;
+  *gb = need / 1e9;
   return need <= 0.5 * host;
 }
 
@@ -897,14 +915,14 @@ static void free_dev_csr64(MemTrack *t, DevCSR64 *d)
 typedef struct {
   const Gpu       *g;
   BenchResult     *r;
-  OceanProductType type;       /* AB, or PtAP (b is P) */
+  OceanProductType type;         /* AB, or PtAP (b is P) */
   OceanCSR         a, b, a_half; /* device views */
-  OceanProduct reuse;          /* the numeric-only plan */
-  int          runs;
-  int64_t      base;           /* pool bytes in use before the probe */
-  size_t       free0;          /* cudaMemGetInfo before the probe */
-  OceanStats   stats;          /* of the last run */
-  OceanStats   stage[2];       /* PtAP: each stage's */
+  OceanProduct     reuse;        /* the numeric-only plan */
+  int              runs;
+  int64_t          base;     /* pool bytes in use before the probe */
+  size_t           free0;    /* cudaMemGetInfo before the probe */
+  OceanStats       stats;    /* of the last run */
+  OceanStats       stage[2]; /* PtAP: each stage's */
 } OceanBench;
 
 static void fail_ocean(BenchResult *r, OceanError e, const char *what)
@@ -953,7 +971,10 @@ done:
   return 1;
 }
 
-static int ocean_elapsed(OceanBench *x, double *ms) { return event_ms(x->g->start, x->g->stop, x->r, ms); }
+static int ocean_elapsed(OceanBench *x, double *ms)
+{
+  return event_ms(x->g->start, x->g->stop, x->r, ms);
+}
 
 /* The statistics of a plan's last call into x->stats: stage 0's, with PtAP's phase times summed over both stages. */
 static int ocean_stats(OceanBench *x, OceanProduct p)
@@ -977,8 +998,8 @@ done:
 /* One end-to-end product: plan, symbolic (C complete on the device), C's device arrays; the plan goes after timing. */
 static int ocean_once(void *ctx, int probe, double *ms)
 {
-  OceanBench    *x = (OceanBench *)ctx;
-  BenchResult   *r = x->r;
+  OceanBench    *x  = (OceanBench *)ctx;
+  BenchResult   *r  = x->r;
   OceanContext   oc = x->g->ocean;
   OceanProduct   p  = NULL;
   int64_t        m, n, nnz, peak;
@@ -1025,10 +1046,10 @@ done:
 /* One numeric-only product with new values of A (alternately halved and original). */
 static int ocean_reuse_once(void *ctx, int probe, double *ms)
 {
-  OceanBench  *x    = (OceanBench *)ctx;
-  BenchResult *r    = x->r;
-  OceanCSR     a    = x->runs++ % 2 == 0 ? x->a_half : x->a;
-  int          err  = 1;
+  OceanBench  *x   = (OceanBench *)ctx;
+  BenchResult *r   = x->r;
+  OceanCSR     a   = x->runs++ % 2 == 0 ? x->a_half : x->a;
+  int          err = 1;
 
   TRY_CUDA(r, cudaEventRecord(x->g->start, 0));
   TRY_OCEAN(r, OceanProductNumeric(x->reuse, &a, &x->b));
@@ -1059,10 +1080,10 @@ static void bench_ocean(const Options *o, const Gpu *g, const GenCSR *A, const G
 {
   BenchResult *r = &s->res[M_OCEAN];
 #ifdef OCEAN_BENCH_OURS
-  OceanBench  x;
-  BenchResult ru;
-  MemTrack    inputs;
-  DevCSR64    dA, dB;
+  OceanBench      x;
+  BenchResult     ru;
+  MemTrack        inputs;
+  DevCSR64        dA, dB;
   static uint64_t ids; /* fresh structure ids for every matrix: the context's sketch cache must not mix them up */
 
   result_init(&ru, "ocean_reuse");
@@ -1096,7 +1117,7 @@ static void bench_ocean(const Options *o, const Gpu *g, const GenCSR *A, const G
   ru.want_c        = r->want_c;
   x.r              = &ru;
   x.a.structure_id = x.a_half.structure_id = ++ids;
-  x.b.structure_id = B != A ? ++ids : x.a.structure_id;
+  x.b.structure_id                         = B != A ? ++ids : x.a.structure_id;
   TRY_OCEAN(&ru, OceanProductCreate(g->ocean, x.type, &x.reuse));
   TRY_OCEAN(&ru, OceanProductSetOperandMemType(x.reuse, OCEAN_MEMORY_DEVICE));
   TRY_OCEAN(&ru, OceanProductSymbolic(x.reuse, &x.a, &x.b));
@@ -1156,8 +1177,9 @@ static void bench_matrix(const Options *o, const Gpu *g, const GenCSR *A, const 
     }
     s->t_ref = omp_get_wtime() - t0;
     printf("  host reference: nnz(C) %lld in %.2f s\n", (long long)s->nnz_c, s->t_ref);
-  } else printf("  nnz(C) %lld: not verified, the reference and a copy of C need %.0f GB of host memory\n",
-                (long long)s->nnz_c, gb);
+  } else
+    printf("  nnz(C) %lld: not verified, the reference and a copy of C need %.0f GB of host memory\n",
+           (long long)s->nnz_c, gb);
   fflush(stdout);
 
   s->res[M_OCEAN].want_c = ref.C.values != NULL;
@@ -1174,7 +1196,7 @@ static void bench_matrix(const Options *o, const Gpu *g, const GenCSR *A, const 
 /* The name of a file argument: its base name without .mtx ("A_x_B" for "A.mtx:B.mtx"). */
 static void file_name(const char *arg, char *name, size_t len)
 {
-  char        tmp[2][64];
+  char tmp[2][64];
   if (!strncmp(arg, "ptap:", 5)) {
     const char *a = arg + 5, *end = strchr(a, ':') ? strchr(a, ':') : a + strlen(a), *slash;
     for (slash = end; slash > a && slash[-1] != '/'; slash--) {}
@@ -1257,8 +1279,8 @@ static void matrix_stats(const GenCSR *A, const GenCSR *B, Summary *s)
 /* --list: nnz(C) from the host's symbolic count, no GPU. */
 static void list_matrix(const GenCSR *A, const GenCSR *B, const GenCSR *ops, Summary *s)
 {
-  GenCSR   C;
-  double   t0 = omp_get_wtime();
+  GenCSR C;
+  double t0 = omp_get_wtime();
   GenRefCount(ops ? &ops[0] : A, ops ? &ops[1] : B, &C);
   s->nnz_c = GenNnz(&C);
   s->t_ref = omp_get_wtime() - t0;
@@ -1299,8 +1321,8 @@ static void csv_rows(FILE *f, const Summary *s)
     fprintf(f, "%s\n", r->verified < 0 ? "" : r->verified ? "yes" : "no");
     if (m == M_OCEAN && r->state == RES_OK && r->reuse_ms >= 0) /* ours carries its reuse time in the same result */
       fprintf(f, "%s,%lld,%lld,%lld,%lld,%lld,%lld,ocean_reuse,ok,%.4f,%.3f,%d,%.1f,,\n", s->name, (long long)s->rows,
-              (long long)s->cols, (long long)s->nnz_a, (long long)s->nnz_b, (long long)s->products,
-              (long long)s->nnz_c, r->reuse_ms, gflops(s, r->reuse_ms), r->reps, s->ostats_reuse.reuse_map_bytes / 1e6);
+              (long long)s->cols, (long long)s->nnz_a, (long long)s->nnz_b, (long long)s->products, (long long)s->nnz_c,
+              r->reuse_ms, gflops(s, r->reuse_ms), r->reps, s->ostats_reuse.reuse_map_bytes / 1e6);
   }
   fflush(f);
 }
@@ -1309,7 +1331,7 @@ static void csv_rows(FILE *f, const Summary *s)
 #define TAB_COLS 16
 #define TAB_CELL 64
 typedef struct {
-  int  nrows, ncols;
+  int nrows, ncols;
   char (*cell)[TAB_COLS][TAB_CELL];
 } Table;
 
@@ -1359,7 +1381,7 @@ static const BenchResult *cusparse_best(const Summary *s, int *alg)
 
 static void summary_row(Table *t, int row, const Summary *s)
 {
-  const BenchResult *oc = &s->res[M_OCEAN], *best;
+  const BenchResult *oc  = &s->res[M_OCEAN], *best;
   int                alg = 0;
   table_set(t, row, 0, "%s", s->name);
   table_set(t, row, 1, "%lld", (long long)s->rows);
@@ -1387,10 +1409,23 @@ static void summary_row(Table *t, int row, const Summary *s)
 
 static void print_summary(const Summary *sums, int n)
 {
-  static const char *head[TAB_COLS] = {"name", "rows", "nnz(A)", "products", "nnz(C)", "ocean ms", "ocean GFLOPS",
-                                       "ocean peak MB", "cuSPARSE best (alg) ms", "GFLOPS", "ALG1 peak MB", "ALG2 MB",
-                                       "ALG3 MB", "ratio", "reuse ocean ms", "reuse cuSPARSE ms"};
-  Table t = {n + 1, TAB_COLS, NULL};
+  static const char *head[TAB_COLS] = {"name",
+                                       "rows",
+                                       "nnz(A)",
+                                       "products",
+                                       "nnz(C)",
+                                       "ocean ms",
+                                       "ocean GFLOPS",
+                                       "ocean peak MB",
+                                       "cuSPARSE best (alg) ms",
+                                       "GFLOPS",
+                                       "ALG1 peak MB",
+                                       "ALG2 MB",
+                                       "ALG3 MB",
+                                       "ratio",
+                                       "reuse ocean ms",
+                                       "reuse cuSPARSE ms"};
+  Table              t              = {n + 1, TAB_COLS, NULL};
   t.cell                            = GenMalloc((size_t)(n + 1) * sizeof(*t.cell));
   for (int j = 0; j < TAB_COLS; j++) table_set(&t, 0, j, "%s", head[j]);
   for (int i = 0; i < n; i++) summary_row(&t, i + 1, &sums[i]);
@@ -1408,9 +1443,9 @@ static void print_ocean_phase_summary(const Summary *sums, int n)
                                "estimate", "symbolic", "numeric",         "fallback",      "compact",
                                "other",    "ocean ms", "numeric-only ms", "(its kernels)", "first numeric-only ms",
                                "map MB"};
-  const int ncol = (int)(sizeof(head) / sizeof(head[0]));
-  Table     t    = {n + 1, ncol, NULL};
-  int       rows = 1;
+  const int          ncol   = (int)(sizeof(head) / sizeof(head[0]));
+  Table              t      = {n + 1, ncol, NULL};
+  int                rows   = 1;
   t.cell                    = GenMalloc((size_t)(n + 1) * sizeof(*t.cell));
   for (int j = 0; j < ncol; j++) table_set(&t, 0, j, "%s", head[j]);
   for (int i = 0; i < n; i++) {
@@ -1454,7 +1489,7 @@ static void print_ocean_phase_summary(const Summary *sums, int n)
 
 static void print_list(const Summary *sums, int n)
 {
-  Table t = {n + 1, 10, NULL};
+  Table t            = {n + 1, 10, NULL};
   t.cell             = GenMalloc((size_t)(n + 1) * sizeof(*t.cell));
   const char *head[] = {"name",    "rows",     "cols",   "nnz(A)",          "nnz/row",
                         "max row", "products", "nnz(C)", "products/nnz(C)", "gen+host s"};
@@ -1481,8 +1516,8 @@ static void print_list(const Summary *sums, int n)
 
 static int gpu_init(Gpu *g)
 {
-  BenchResult r;
-  int         dev, sms, drv, rt, sp;
+  BenchResult           r;
+  int                   dev, sms, drv, rt, sp;
   struct cudaDeviceProp p;
   result_init(&r, "init");
   memset(g, 0, sizeof(*g));
@@ -1534,7 +1569,7 @@ static void gpu_finalize(Gpu *g)
 /* Builds input k (built-in specs first, then the files): 0 when built, 1 when not selected, 2 on error. */
 static int make_inputs(const Options *o, int k, GenCSR *A, GenCSR *B, int *two, Summary *s)
 {
-  double t0 = omp_get_wtime();
+  double t0   = omp_get_wtime();
   int    ptap = 0;
   memset(A, 0, sizeof(*A)), memset(B, 0, sizeof(*B));
   *two = 0;
@@ -1575,7 +1610,7 @@ int main(int argc, char **argv)
   for (int k = 0; k < ntotal; k++) {
     GenCSR   A, B, ops[4];
     int      two;
-    Summary *s = &sums[n];
+    Summary *s    = &sums[n];
     int      made = make_inputs(&o, k, &A, &B, &two, s);
     errors += made == 2;
     if (made) continue;

@@ -10,7 +10,7 @@ static inline void ElasticityElementStiffness(PetscReal h, PetscReal Ke[24 * 24]
 {
   const PetscReal E = 1.0, nu = 0.3, lambda = E * nu / ((1 + nu) * (1 - 2 * nu)), mu = E / (2 * (1 + nu));
   const PetscReal g = 1.0 / PetscSqrtReal(3.0), xi[2] = {-g, g};
-  const int       corner[8][3] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {1, 1, 0}, {0, 0, 1}, {1, 0, 1}, {0, 1, 1}, {1, 1, 1}};
+  const int corner[8][3] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {1, 1, 0}, {0, 0, 1}, {1, 0, 1}, {0, 1, 1}, {1, 1, 1}};
 
   for (int k = 0; k < 24 * 24; k++) Ke[k] = 0;
   for (int q = 0; q < 8; q++) {
@@ -30,7 +30,9 @@ static inline void ElasticityElementStiffness(PetscReal h, PetscReal Ke[24 * 24]
       for (int b = 0; b < 8; b++) {
         PetscReal dot = dN[a][0] * dN[b][0] + dN[a][1] * dN[b][1] + dN[a][2] * dN[b][2];
         for (int i = 0; i < 3; i++)
-          for (int j = 0; j < 3; j++) Ke[(3 * a + i) * 24 + 3 * b + j] += w * (lambda * dN[a][i] * dN[b][j] + mu * dN[a][j] * dN[b][i] + (i == j ? mu * dot : 0));
+          for (int j = 0; j < 3; j++)
+            Ke[(3 * a + i) * 24 + 3 * b + j] +=
+              w * (lambda * dN[a][i] * dN[b][j] + mu * dN[a][j] * dN[b][i] + (i == j ? mu * dot : 0));
       }
   }
 }
@@ -38,11 +40,11 @@ static inline void ElasticityElementStiffness(PetscReal h, PetscReal Ke[24 * 24]
 /* Assemble the operator (type mattype), the right-hand side, and the rigid-body near-null space. */
 static inline PetscErrorCode ElasticityAssemble(MPI_Comm comm, PetscInt ne, MatType mattype, Mat *A, Vec *b)
 {
-  PetscInt        nn = ne + 1, N = 3 * nn * nn * nn, mloc = PETSC_DECIDE, rstart, rend, kmin, kmax, nbc = 0, *bc;
-  PetscReal       h = 1.0 / ne, Ke[24 * 24];
-  Vec             coords;
-  PetscScalar    *xc;
-  MatNullSpace    nsp;
+  PetscInt     nn = ne + 1, N = 3 * nn * nn * nn, mloc = PETSC_DECIDE, rstart, rend, kmin, kmax, nbc = 0, *bc;
+  PetscReal    h = 1.0 / ne, Ke[24 * 24];
+  Vec          coords;
+  PetscScalar *xc;
+  MatNullSpace nsp;
 
   PetscFunctionBeginUser;
   ElasticityElementStiffness(h, Ke);

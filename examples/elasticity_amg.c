@@ -1,29 +1,33 @@
-static const char help[] = "The petsc-ocean main job: 3D linear elasticity (Q1 hexahedra, 3 dof per node) solved with CG and an\n"
-                           "AMG preconditioner, once per matrix type, with a table of setup time, time in MatProduct, iterations and residual.\n"
-                           "  -problem <elasticity>    elasticity (default PC: GAMG) or laplace (3D 7-point on a DMDA; default PC: PCMG with\n"
-                           "                           Galerkin coarse operators, -pc_mg_levels <4>, interpolation from the grid)\n"
-                           "  -ne <48>                 elasticity: elements per side ((ne+1)^3 * 3 unknowns)\n"
-                           "  -nx <129>                laplace: grid points per side (nx^3 unknowns; nx - 1 divisible by 2^(levels-1))\n"
-                           "  -mat_types <aij,aijocean> the matrix types to compare, the first being the baseline\n"
-                           "  -resetups <0>            re-setups with new matrix values after the first solve (the nonlinear/time-dependent case)\n"
-                           "  -dump_galerkin <dir>     after the first type's setup (1 process, a PCMG-based PC): each level's operator and\n"
-                           "                           interpolation into dir/galerkin<k>_A.bin, _P.bin (PETSc binary; k = 0 the finest) for\n"
-                           "                           bench_spgemm ptap:..., with the time of PETSc's own MatPtAP of each level\n"
-                           "  any KSP/PC option (default -ksp_type cg -pc_type gamg -ksp_rtol 1e-8)\n";
+static const char help[] =
+  "The petsc-ocean main job: 3D linear elasticity (Q1 hexahedra, 3 dof per node) solved with CG and an\n"
+  "AMG preconditioner, once per matrix type, with a table of setup time, time in MatProduct, iterations and residual.\n"
+  "  -problem <elasticity>    elasticity (default PC: GAMG) or laplace (3D 7-point on a DMDA; default PC: PCMG with\n"
+  "                           Galerkin coarse operators, -pc_mg_levels <4>, interpolation from the grid)\n"
+  "  -ne <48>                 elasticity: elements per side ((ne+1)^3 * 3 unknowns)\n"
+  "  -nx <129>                laplace: grid points per side (nx^3 unknowns; nx - 1 divisible by 2^(levels-1))\n"
+  "  -mat_types <aij,aijocean> the matrix types to compare, the first being the baseline\n"
+  "  -resetups <0>            re-setups with new matrix values after the first solve (the nonlinear/time-dependent "
+  "case)\n"
+  "  -dump_galerkin <dir>     after the first type's setup (1 process, a PCMG-based PC): each level's operator and\n"
+  "                           interpolation into dir/galerkin<k>_A.bin, _P.bin (PETSc binary; k = 0 the finest) for\n"
+  "                           bench_spgemm ptap:..., with the time of PETSc's own MatPtAP of each level\n"
+  "  any KSP/PC option (default -ksp_type cg -pc_type gamg -ksp_rtol 1e-8)\n";
 
 #include <petscksp.h>
 #include "petscmatocean.h"
 #include "elasticity.h"
 #include "laplace.h"
 
-#define PetscCallOcean(call) PetscCheck((call) == OCEAN_SUCCESS, PETSC_COMM_SELF, PETSC_ERR_LIB, "petsc-ocean: %s", OceanGetLastErrorMessage())
+#define PetscCallOcean(call) \
+  PetscCheck((call) == OCEAN_SUCCESS, PETSC_COMM_SELF, PETSC_ERR_LIB, "petsc-ocean: %s", OceanGetLastErrorMessage())
 
 /* Seconds spent in matrix-matrix products within a log stage: PETSc's symbolic and numeric product events (the
    user-level MatPtAP/MatMatMult are not events in PETSc 3.18).  On one process they do not nest; on several, the
    MPIAIJ products contain their local products' events, which are then counted twice. */
 static PetscErrorCode ProductTime(PetscLogStage stage, PetscReal *seconds)
 {
-  const char *phases[] = {"MatPtAPSymbolic", "MatPtAPNumeric", "MatMatMultSym", "MatMatMultNum", "MatTrnMatMultSym", "MatTrnMatMultNum"};
+  const char *phases[] = {"MatPtAPSymbolic", "MatPtAPNumeric",   "MatMatMultSym",
+                          "MatMatMultNum",   "MatTrnMatMultSym", "MatTrnMatMultNum"};
 
   PetscFunctionBeginUser;
   *seconds = 0;
@@ -47,7 +51,8 @@ static PetscErrorCode DumpGalerkin(PC pc, const char *dir)
 
   PetscFunctionBeginUser;
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)pc), &size));
-  PetscCheck(size == 1, PetscObjectComm((PetscObject)pc), PETSC_ERR_SUP, "-dump_galerkin writes sequential matrices: run it on 1 process, not %d", size);
+  PetscCheck(size == 1, PetscObjectComm((PetscObject)pc), PETSC_ERR_SUP,
+             "-dump_galerkin writes sequential matrices: run it on 1 process, not %d", size);
   PetscCall(PCMGGetLevels(pc, &nlev));
   for (PetscInt l = nlev - 1; l > 0; l--) {
     KSP            smoother;
@@ -71,7 +76,10 @@ static PetscErrorCode DumpGalerkin(PC pc, const char *dir)
     PetscCall(MatGetInfo(P, MAT_LOCAL, &ip));
     PetscCall(MatGetInfo(C, MAT_LOCAL, &ic));
     PetscCall(MatGetType(A, &mtype));
-    PetscCall(PetscPrintf(PETSC_COMM_SELF, "galerkin level %" PetscInt_FMT ": A %" PetscInt_FMT " x %" PetscInt_FMT " (%.0f nonzeros), P %" PetscInt_FMT " x %" PetscInt_FMT " (%.0f), C %.0f nonzeros; MatPtAP (%s, this process) %.3f s\n",
+    PetscCall(PetscPrintf(PETSC_COMM_SELF,
+                          "galerkin level %" PetscInt_FMT ": A %" PetscInt_FMT " x %" PetscInt_FMT
+                          " (%.0f nonzeros), P %" PetscInt_FMT " x %" PetscInt_FMT
+                          " (%.0f), C %.0f nonzeros; MatPtAP (%s, this process) %.3f s\n",
                           nlev - 1 - l, m, n, ia.nz_used, mp, np, ip.nz_used, ic.nz_used, mtype, (double)(t1 - t0)));
     PetscCall(MatDestroy(&C));
     PetscCall(PetscSNPrintf(path, sizeof(path), "%s/galerkin%" PetscInt_FMT "_A.bin", dir, nlev - 1 - l));
@@ -94,16 +102,17 @@ typedef struct {
 
 /* elasticity: size = elements per side, GAMG by default; laplace: size = grid points per side, PCMG with Galerkin
    coarse operators (PCMG builds the interpolations from the DMDA, the products go through the matrix type). */
-static PetscErrorCode RunOne(PetscBool laplace, PetscInt size, const char *type, PetscInt resetups, const char *dump, RunResult *res)
+static PetscErrorCode RunOne(PetscBool laplace, PetscInt size, const char *type, PetscInt resetups, const char *dump,
+                             RunResult *res)
 {
-  Mat           A;
-  Vec           b, x;
-  KSP           ksp;
-  DM            da = NULL;
-  PC            pc;
-  PetscLogStage stage, restage;
+  Mat            A;
+  Vec            b, x;
+  KSP            ksp;
+  DM             da = NULL;
+  PC             pc;
+  PetscLogStage  stage, restage;
   PetscLogDouble t0, t1;
-  char          name[64];
+  char           name[64];
 
   PetscFunctionBeginUser;
   PetscCall(PetscStrncpy(res->type, type, sizeof(res->type)));
@@ -188,18 +197,28 @@ int main(int argc, char **argv)
   PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-problem", problem, sizeof(problem), NULL));
   PetscCall(PetscStrcmp(problem, "laplace", &laplace));
-  PetscCheck(laplace || !strcmp(problem, "elasticity"), PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "-problem %s: elasticity or laplace", problem);
+  PetscCheck(laplace || !strcmp(problem, "elasticity"), PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG,
+             "-problem %s: elasticity or laplace", problem);
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-ne", &ne, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-nx", &nx, NULL));
-  PetscCheck(ne >= 1 && nx >= 3, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-ne %" PetscInt_FMT " must be >= 1 and -nx %" PetscInt_FMT " >= 3", ne, nx);
+  PetscCheck(ne >= 1 && nx >= 3, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,
+             "-ne %" PetscInt_FMT " must be >= 1 and -nx %" PetscInt_FMT " >= 3", ne, nx);
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-resetups", &resetups, NULL));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-dump_galerkin", dump, sizeof(dump), NULL));
   types[0] = (char *)"aij";
   types[1] = (char *)"aijocean";
   PetscCall(PetscOptionsGetStringArray(NULL, NULL, "-mat_types", types, &ntypes, &set));
   if (!set) ntypes = 2;
-  if (laplace) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "petsc-ocean main job: 3D 7-point Laplacian, %" PetscInt_FMT "^3 grid, %" PetscInt_FMT " unknowns, CG + multigrid with Galerkin coarse operators, %d process(es)\n", nx, nx * nx * nx, size));
-  else PetscCall(PetscPrintf(PETSC_COMM_WORLD, "petsc-ocean main job: 3D linear elasticity, Q1, %" PetscInt_FMT "^3 elements, %" PetscInt_FMT " unknowns, CG + AMG, %d process(es)\n", ne, 3 * (ne + 1) * (ne + 1) * (ne + 1), size));
+  if (laplace)
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD,
+                          "petsc-ocean main job: 3D 7-point Laplacian, %" PetscInt_FMT "^3 grid, %" PetscInt_FMT
+                          " unknowns, CG + multigrid with Galerkin coarse operators, %d process(es)\n",
+                          nx, nx * nx * nx, size));
+  else
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD,
+                          "petsc-ocean main job: 3D linear elasticity, Q1, %" PetscInt_FMT "^3 elements, %" PetscInt_FMT
+                          " unknowns, CG + AMG, %d process(es)\n",
+                          ne, 3 * (ne + 1) * (ne + 1) * (ne + 1), size));
   {
     char               choice[16] = "auto";
     OceanDeviceProfile prof;
@@ -211,25 +230,42 @@ int main(int argc, char **argv)
     (void)OceanCudaDeviceCount(&ndev);
     usable = (PetscBool)(ndev > 0 && OceanContextCreate(OCEAN_BACKEND_CUDA, NULL, &cuda) == OCEAN_SUCCESS);
     PetscCallOcean(OceanContextDestroy(&cuda));
-    if (usable && strcmp(choice, "cpu") && OceanCudaDeviceProfile(0, &prof) == OCEAN_SUCCESS) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "petsc-ocean backend: cuda (%s, %d SMs)\n", prof.name, prof.num_sms));
-    else PetscCall(PetscPrintf(PETSC_COMM_WORLD, "petsc-ocean backend: cpu (%s)\n", !OceanCudaCompiled() ? "built without CUDA" : ndev == 0 ? "no CUDA device found" : usable ? "-mat_ocean_backend cpu" : "CUDA context not usable"));
+    if (usable && strcmp(choice, "cpu") && OceanCudaDeviceProfile(0, &prof) == OCEAN_SUCCESS)
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "petsc-ocean backend: cuda (%s, %d SMs)\n", prof.name, prof.num_sms));
+    else
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "petsc-ocean backend: cpu (%s)\n",
+                            !OceanCudaCompiled() ? "built without CUDA"
+                            : ndev == 0          ? "no CUDA device found"
+                            : usable             ? "-mat_ocean_backend cpu"
+                                                 : "CUDA context not usable"));
   }
-  for (PetscInt t = 0; t < ntypes; t++) PetscCall(RunOne(laplace, laplace ? nx : ne, types[t], resetups, t == 0 && dump[0] ? dump : NULL, &res[t]));
+  for (PetscInt t = 0; t < ntypes; t++)
+    PetscCall(RunOne(laplace, laplace ? nx : ne, types[t], resetups, t == 0 && dump[0] ? dump : NULL, &res[t]));
 
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n%-12s %10s %12s %10s %6s %12s", "mat_type", "setup (s)", "products (s)", "solve (s)", "its", "residual"));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n%-12s %10s %12s %10s %6s %12s", "mat_type", "setup (s)", "products (s)",
+                        "solve (s)", "its", "residual"));
   if (resetups) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " %12s %12s", "re-setup (s)", "re-products"));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n"));
   for (PetscInt t = 0; t < ntypes; t++) {
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-12s %10.3f %12.3f %10.3f %6" PetscInt_FMT " %12.3e", res[t].type, (double)res[t].setup, (double)res[t].products, (double)res[t].solve, res[t].its, (double)res[t].rnorm));
-    if (resetups) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " %12.3f %12.3f", (double)res[t].resetup, (double)res[t].resetup_products));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-12s %10.3f %12.3f %10.3f %6" PetscInt_FMT " %12.3e", res[t].type,
+                          (double)res[t].setup, (double)res[t].products, (double)res[t].solve, res[t].its,
+                          (double)res[t].rnorm));
+    if (resetups)
+      PetscCall(
+        PetscPrintf(PETSC_COMM_WORLD, " %12.3f %12.3f", (double)res[t].resetup, (double)res[t].resetup_products));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n"));
   }
   for (PetscInt t = 1; t < ntypes; t++) {
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "speedup %s over %s: setup %.2fx, products %.2fx", res[t].type, res[0].type, (double)(res[0].setup / res[t].setup), (double)(res[t].products > 0 ? res[0].products / res[t].products : 0)));
-    if (resetups) PetscCall(PetscPrintf(PETSC_COMM_WORLD, ", re-setup %.2fx", (double)(res[0].resetup / res[t].resetup)));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "speedup %s over %s: setup %.2fx, products %.2fx", res[t].type, res[0].type,
+                          (double)(res[0].setup / res[t].setup),
+                          (double)(res[t].products > 0 ? res[0].products / res[t].products : 0)));
+    if (resetups)
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, ", re-setup %.2fx", (double)(res[0].resetup / res[t].resetup)));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "; iterations %s\n", res[t].its == res[0].its ? "equal" : "DIFFER"));
   }
-  if (size > 1) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "(on several processes the product times include the local products' nested events twice)\n"));
+  if (size > 1)
+    PetscCall(PetscPrintf(
+      PETSC_COMM_WORLD, "(on several processes the product times include the local products' nested events twice)\n"));
   for (PetscInt t = 0; t < ntypes && set; t++) PetscCall(PetscFree(types[t]));
   PetscCall(PetscFinalize());
   return 0;

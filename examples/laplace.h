@@ -11,7 +11,8 @@ static inline PetscErrorCode LaplaceAssemble(PetscInt nx, MatType type, DM *da, 
   PetscInt xs, ys, zs, xm, ym, zm;
 
   PetscFunctionBeginUser;
-  PetscCall(DMDACreate3d(PETSC_COMM_WORLD, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_STAR, nx, nx, nx, PETSC_DECIDE, PETSC_DECIDE, PETSC_DECIDE, 1, 1, NULL, NULL, NULL, da));
+  PetscCall(DMDACreate3d(PETSC_COMM_WORLD, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_STAR, nx,
+                         nx, nx, PETSC_DECIDE, PETSC_DECIDE, PETSC_DECIDE, 1, 1, NULL, NULL, NULL, da));
   PetscCall(DMSetMatType(*da, type));
   PetscCall(DMSetUp(*da));
   PetscCall(DMCreateMatrix(*da, A));
@@ -22,14 +23,38 @@ static inline PetscErrorCode LaplaceAssemble(PetscInt nx, MatType type, DM *da, 
         MatStencil  row = {.i = i, .j = j, .k = k}, col[7];
         PetscScalar v[7];
         PetscInt    n = 0;
-        col[n] = row;
-        v[n++] = 6.0;
-        if (i > 0) { col[n] = row; col[n].i = i - 1; v[n++] = -1.0; }
-        if (i < nx - 1) { col[n] = row; col[n].i = i + 1; v[n++] = -1.0; }
-        if (j > 0) { col[n] = row; col[n].j = j - 1; v[n++] = -1.0; }
-        if (j < nx - 1) { col[n] = row; col[n].j = j + 1; v[n++] = -1.0; }
-        if (k > 0) { col[n] = row; col[n].k = k - 1; v[n++] = -1.0; }
-        if (k < nx - 1) { col[n] = row; col[n].k = k + 1; v[n++] = -1.0; }
+        col[n]        = row;
+        v[n++]        = 6.0;
+        if (i > 0) {
+          col[n]   = row;
+          col[n].i = i - 1;
+          v[n++]   = -1.0;
+        }
+        if (i < nx - 1) {
+          col[n]   = row;
+          col[n].i = i + 1;
+          v[n++]   = -1.0;
+        }
+        if (j > 0) {
+          col[n]   = row;
+          col[n].j = j - 1;
+          v[n++]   = -1.0;
+        }
+        if (j < nx - 1) {
+          col[n]   = row;
+          col[n].j = j + 1;
+          v[n++]   = -1.0;
+        }
+        if (k > 0) {
+          col[n]   = row;
+          col[n].k = k - 1;
+          v[n++]   = -1.0;
+        }
+        if (k < nx - 1) {
+          col[n]   = row;
+          col[n].k = k + 1;
+          v[n++]   = -1.0;
+        }
         PetscCall(MatSetValuesStencil(*A, 1, &row, n, col, v, INSERT_VALUES));
       }
   PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));

@@ -82,37 +82,37 @@ const char *OceanWorkflowName(OceanWorkflow w);
 #define OCEAN_NARROW_MAX_COLUMNS 256
 
 typedef struct {
-  OceanWorkflow workflow;             /* AUTO, or a forced workflow */
-  int           hll_registers;        /* 0: the paper's rule (32 when ER < hll_er_64, else 64); or 16..256, a power of two */
-  double        estimate_coefficient; /* 0: the paper's rule (2.0 with 32 registers or fewer, else 1.5) */
-  double        sample_fraction;      /* rows sampled for CR (0.03) */
+  OceanWorkflow workflow;      /* AUTO, or a forced workflow */
+  int           hll_registers; /* 0: the paper's rule (32 when ER < hll_er_64, else 64); or 16..256, a power of two */
+  double        estimate_coefficient;   /* 0: the paper's rule (2.0 with 32 registers or fewer, else 1.5) */
+  double        sample_fraction;        /* rows sampled for CR (0.03) */
   int64_t       sample_min, sample_max; /* 600, 10000 */
-  double        ub_products_per_row;  /* upper bound below this average of products per row (64) */
-  double        er_threshold;         /* estimation needs ER >= this (8) */
-  double        cr_threshold;         /* ... and sampled CR >= this (8) */
-  double        hll_er_64;            /* 64 registers from this ER on (48) */
-  double        bitmap_cr_threshold;  /* dense accumulators query the bitmap before writing when CR > this (2) */
-  double        hash_load;            /* a hash accumulator admits at most this fraction of its slots (0.8) */
-  int64_t       acc_smem_per_sm;      /* shared memory per SM given to accumulation (128 KB, capped by the device) */
-  int64_t       max_output_nnz;       /* nnz(C) limit; over-allocation beyond it switches to exact counting */
-  int64_t       narrow_max_columns;   /* NARROW when B has at most this many columns (256, the most; 0: never
-                                         automatically) ... */
-  double        narrow_min_density;   /* ... nnz(B) >= this x rows(B) x columns(B) (0.25) ... */
-  int64_t       narrow_max_entries;   /* ... and rows(A) x columns(B) <= this (2^22: its dense rows, 12 bytes each) */
-  int           record_rows;          /* keep the per-row decisions (OceanProductGetRowInfo) */
-  int64_t       device_memory_limit;  /* CUDA: the device memory (bytes) the over-allocating workflows may count on for
-                                         their slots (12 bytes per allocated entry); 0 (default): what the device has
-                                         free, with the pool's cached blocks and the mirrors no running product reads.
-                                         Slots that would not fit switch the product to exact counting (whose output
-                                         is exactly C); if that does not fit either, the call fails with
-                                         OCEAN_ERR_MEMORY and C is not touched */
-  int64_t       reuse_map_max_bytes;  /* CUDA numeric-only calls: the first one makes a map of every product to its entry
-                                         of C (2 bytes per product in the rows a warp walks, 8 bytes per product and up
-                                         to 8 per entry of C in the others; kept by the plan) when it takes
-                                         at most this many bytes, and every call then sums through it (no search, no
-                                         atomics, the same bits each call); else, or when the pool cannot hold it,
-                                         each call searches C's rows.  -1 (default): a quarter of the device's memory;
-                                         0: never */
+  double        ub_products_per_row;    /* upper bound below this average of products per row (64) */
+  double        er_threshold;           /* estimation needs ER >= this (8) */
+  double        cr_threshold;           /* ... and sampled CR >= this (8) */
+  double        hll_er_64;              /* 64 registers from this ER on (48) */
+  double        bitmap_cr_threshold;    /* dense accumulators query the bitmap before writing when CR > this (2) */
+  double        hash_load;              /* a hash accumulator admits at most this fraction of its slots (0.8) */
+  int64_t       acc_smem_per_sm;        /* shared memory per SM given to accumulation (128 KB, capped by the device) */
+  int64_t       max_output_nnz;         /* nnz(C) limit; over-allocation beyond it switches to exact counting */
+  int64_t       narrow_max_columns;     /* NARROW when B has at most this many columns (256, the most; 0: never
+                                           automatically) ... */
+  double  narrow_min_density;           /* ... nnz(B) >= this x rows(B) x columns(B) (0.25) ... */
+  int64_t narrow_max_entries;           /* ... and rows(A) x columns(B) <= this (2^22: its dense rows, 12 bytes each) */
+  int     record_rows;                  /* keep the per-row decisions (OceanProductGetRowInfo) */
+  int64_t device_memory_limit; /* CUDA: the device memory (bytes) the over-allocating workflows may count on for
+                                  their slots (12 bytes per allocated entry); 0 (default): what the device has
+                                  free, with the pool's cached blocks and the mirrors no running product reads.
+                                  Slots that would not fit switch the product to exact counting (whose output
+                                  is exactly C); if that does not fit either, the call fails with
+                                  OCEAN_ERR_MEMORY and C is not touched */
+  int64_t reuse_map_max_bytes; /* CUDA numeric-only calls: the first one makes a map of every product to its entry
+                                  of C (2 bytes per product in the rows a warp walks, 8 bytes per product and up
+                                  to 8 per entry of C in the others; kept by the plan) when it takes
+                                  at most this many bytes, and every call then sums through it (no search, no
+                                  atomics, the same bits each call); else, or when the pool cannot hold it,
+                                  each call searches C's rows.  -1 (default): a quarter of the device's memory;
+                                  0: never */
 } OceanOptions;
 
 void OceanOptionsDefault(OceanOptions *opts);
@@ -128,28 +128,35 @@ typedef enum {
   OCEAN_BIN_N2,
   OCEAN_BIN_N3,
   OCEAN_BIN_N4,
-  OCEAN_BIN_LONG, /* largest configuration, accumulating in global memory: dense (bitmap in shared memory) or hash */
+  OCEAN_BIN_LONG,   /* largest configuration, accumulating in global memory: dense (bitmap in shared memory) or hash */
   OCEAN_BIN_NARROW, /* the NARROW workflow's rows: dense over B's few columns, one team of warps per row */
   OCEAN_NUM_BINS
 } OceanBin;
 
-typedef enum { OCEAN_ACC_NONE = 0, OCEAN_ACC_ESC, OCEAN_ACC_HASH, OCEAN_ACC_DENSE, OCEAN_ACC_GLOBAL_HASH, OCEAN_ACC_GLOBAL_DENSE } OceanAccumulator;
+typedef enum {
+  OCEAN_ACC_NONE = 0,
+  OCEAN_ACC_ESC,
+  OCEAN_ACC_HASH,
+  OCEAN_ACC_DENSE,
+  OCEAN_ACC_GLOBAL_HASH,
+  OCEAN_ACC_GLOBAL_DENSE
+} OceanAccumulator;
 
 const char *OceanBinName(OceanBin bin);
 const char *OceanAccumulatorName(OceanAccumulator acc);
 
 /* One kernel configuration.  Capacities are in entries; limits are the most output nonzeros a row may have in it. */
 typedef struct {
-  int     threads;              /* threads per block */
-  int     rows_per_block;       /* rows one block handles at once */
-  int64_t smem_bytes;           /* shared memory per block (LONG: the most its dense bitmap may take) */
-  int64_t hash_capacity;        /* numeric hash slots per row (column + value: 12 bytes each) */
-  int64_t hash_limit;           /* floor(hash_load * hash_capacity) */
-  int64_t dense_columns;        /* numeric dense accumulator: columns per row (8-byte value + 1 bitmap bit) */
+  int     threads;                /* threads per block */
+  int     rows_per_block;         /* rows one block handles at once */
+  int64_t smem_bytes;             /* shared memory per block (LONG: the most its dense bitmap may take) */
+  int64_t hash_capacity;          /* numeric hash slots per row (column + value: 12 bytes each) */
+  int64_t hash_limit;             /* floor(hash_load * hash_capacity) */
+  int64_t dense_columns;          /* numeric dense accumulator: columns per row (8-byte value + 1 bitmap bit) */
   int64_t symbolic_hash_capacity; /* symbolic hash slots per row (4-byte column) */
   int64_t symbolic_hash_limit;
   int64_t symbolic_dense_columns; /* symbolic dense accumulator: bitmap only */
-  int64_t max_products;         /* ESC: most intermediate products per row; 0 elsewhere */
+  int64_t max_products;           /* ESC: most intermediate products per row; 0 elsewhere */
 } OceanBinConfig;
 
 typedef struct _p_OceanContext *OceanContext;
@@ -159,7 +166,8 @@ typedef struct _p_OceanProduct *OceanProduct;
 OceanError OceanContextCreate(OceanBackend backend, const OceanDeviceProfile *profile, OceanContext *ctx);
 /* The same on CUDA device `device` (0 .. OceanCudaDeviceCount() - 1; it becomes the calling thread's current
    device); the CPU backend only checks device >= 0.  One device per context: MPI ranks sharing a node pick theirs. */
-OceanError OceanContextCreateOnDevice(OceanBackend backend, int device, const OceanDeviceProfile *profile, OceanContext *ctx);
+OceanError OceanContextCreateOnDevice(OceanBackend backend, int device, const OceanDeviceProfile *profile,
+                                      OceanContext *ctx);
 /* The CUDA device of a CUDA context; -1 for a CPU context. */
 OceanError OceanContextGetDevice(OceanContext ctx, int *device);
 OceanError OceanContextDestroy(OceanContext *ctx);
@@ -180,7 +188,8 @@ OceanError OceanCudaDeviceProfile(int device, OceanDeviceProfile *profile);
 
 /* The CUDA backend's device memory pool of this context (bytes): in use now, the most ever in use, held from
    cudaMalloc (cached for later products), and the number of cudaMalloc calls.  All 0 for a CPU context. */
-OceanError OceanContextGetDeviceMemory(OceanContext ctx, int64_t *in_use, int64_t *peak, int64_t *reserved, int64_t *cuda_mallocs);
+OceanError OceanContextGetDeviceMemory(OceanContext ctx, int64_t *in_use, int64_t *peak, int64_t *reserved,
+                                       int64_t *cuda_mallocs);
 /* The peak above restarts from the memory in use now (e.g. between benchmark matrices). */
 OceanError OceanContextResetDeviceMemoryPeak(OceanContext ctx);
 /* Gives back what the context only caches: the device sketch cache (rebuilt on demand) and the pool's blocks that
@@ -251,10 +260,10 @@ typedef enum { OCEAN_MEMORY_HOST = 0, OCEAN_MEMORY_DEVICE = 1 } OceanMemoryType;
 /* OCEAN_MEMORY_HOST (the default): rowptr, colidx and values of A and B are host pointers.
    OCEAN_MEMORY_DEVICE: they are device pointers on the CUDA context's device (cudaMalloc or managed memory), used in
    place: nothing is uploaded and nothing of size nnz comes to the host (symbolic reads rowptr[0] and rowptr[nrows]
-   of each operand; per-row records come to the host only with OceanOptions.record_rows).  Column indices are not validated on the
-   host, so out-of-range ones are the caller's bug.  Numeric trusts that operands with the symbolic call's structure
-   ids have its structure (nnz included).  Only AB and PtAP plans of a CUDA context (OCEAN_ERR_ARG otherwise: AtB
-   transposes on the host; PtAP makes P^T on the device).  C is then read with OceanProductGetDeviceC;
+   of each operand; per-row records come to the host only with OceanOptions.record_rows).  Column indices are not
+   validated on the host, so out-of-range ones are the caller's bug.  Numeric trusts that operands with the symbolic
+   call's structure ids have its structure (nnz included).  Only AB and PtAP plans of a CUDA context (OCEAN_ERR_ARG
+   otherwise: AtB transposes on the host; PtAP makes P^T on the device).  C is then read with OceanProductGetDeviceC;
    OceanProductGetC still works (it downloads). */
 OceanError OceanProductSetOperandMemType(OceanProduct prod, OceanMemoryType mtype);
 OceanError OceanProductGetOperandMemType(OceanProduct prod, OceanMemoryType *mtype);
@@ -262,44 +271,44 @@ OceanError OceanProductGetOperandMemType(OceanProduct prod, OceanMemoryType *mty
 /* C of the last symbolic or numeric call in device memory (CUDA context; OCEAN_ERR_NOT_AVAILABLE for a CPU one):
    sorted CSR with int64 row offsets, owned by the plan (its context's pool), valid until the next symbolic or numeric
    call or the plan's destruction.  Nothing is copied. */
-OceanError OceanProductGetDeviceC(OceanProduct prod, int64_t *nrows, int64_t *ncols, int64_t *nnz, const int64_t **d_rowptr,
-                                  const int32_t **d_colidx, const double **d_values);
+OceanError OceanProductGetDeviceC(OceanProduct prod, int64_t *nrows, int64_t *ncols, int64_t *nnz,
+                                  const int64_t **d_rowptr, const int32_t **d_colidx, const double **d_values);
 
 typedef struct {
-  OceanWorkflow workflow;            /* taken */
-  int           workflow_forced;     /* by OceanOptions.workflow */
-  int           switched_to_exact;   /* the over-allocation would have passed max_output_nnz (1), or the device memory
-                                        (2: OceanOptions.device_memory_limit) */
-  int           hll_registers;       /* 0 when no estimation ran */
-  double        estimate_coefficient;
-  int64_t       nrows, ncols;
-  int64_t       nnz_a, nnz_b, nnz_c;
-  int64_t       products;            /* intermediate products */
-  int64_t       bound_nnz;           /* sum of the rows' upper bounds min(products, column span, columns): nnz(C) <= this */
-  double        er;                  /* products / nnz(A) */
-  double        cr;                  /* products / nnz(C), exact */
-  double        cr_sampled;          /* sum of sampled products / sum of sampled nnz */
-  double        cr_mean, cr_std;     /* per sampled row */
-  double        cr_conservative;     /* max(1, mean - 2 std): sizes the exact symbolic bins */
-  int64_t       sampled_rows;        /* 0 when the workflow needed no sample (a tight upper bound) */
-  int           bitmap_query;        /* dense accumulators query the bitmap before writing */
-  int64_t       rows_per_bin[OCEAN_NUM_BINS];  /* the numeric bins of the pipeline's run */
-  int64_t       dense_rows, hash_rows, esc_rows, global_rows; /* global: LONG rows (global-memory hash or dense) */
-  int64_t       overflow_rows;       /* estimate too small: recomputed by the fallback */
-  int64_t       symbolic_retry_rows; /* exact workflow: symbolic accumulator too small, retried larger */
-  int64_t       allocated_entries;   /* over-allocated output entries before compaction */
-  double        estimate_mean_rel_error; /* mean |predicted/coef - nnz| / nnz over rows with nnz > 0 (estimate workflow) */
-  int           packed_sort_keys;    /* column index and slot packed in 32 bits for the sort */
-  int           sketches_reused;     /* sketches of B came from the cache */
-  int64_t       symbolic_calls, numeric_calls;
-  double        t_analysis, t_estimate, t_symbolic, t_numeric, t_fallback, t_compact, t_transpose; /* seconds, last call */
-  double        t_upload, t_download; /* seconds (host wall time) copying operands up and C down since the last call began */
-  int64_t       uploaded_bytes;      /* operand bytes copied to the device by the last call (0: its device copies were current) */
-  int64_t       reuse_map_bytes;     /* numeric-only call (CUDA): the bytes of the product map it summed through (0: it
-                                        searched C's rows; OceanOptions.reuse_map_max_bytes) */
-  int64_t       row_chunks;          /* CUDA: C did not fit the device memory beside the accumulators, so the exact
-                                        workflow made it in this many chunks of rows, each copied to the host as done;
-                                        C is then on the host only (OceanProductGetDeviceC fails).  0: C whole on the device */
+  OceanWorkflow workflow;          /* taken */
+  int           workflow_forced;   /* by OceanOptions.workflow */
+  int           switched_to_exact; /* the over-allocation would have passed max_output_nnz (1), or the device memory
+                                      (2: OceanOptions.device_memory_limit) */
+  int     hll_registers;           /* 0 when no estimation ran */
+  double  estimate_coefficient;
+  int64_t nrows, ncols;
+  int64_t nnz_a, nnz_b, nnz_c;
+  int64_t products;        /* intermediate products */
+  int64_t bound_nnz;       /* sum of the rows' upper bounds min(products, column span, columns): nnz(C) <= this */
+  double  er;              /* products / nnz(A) */
+  double  cr;              /* products / nnz(C), exact */
+  double  cr_sampled;      /* sum of sampled products / sum of sampled nnz */
+  double  cr_mean, cr_std; /* per sampled row */
+  double  cr_conservative; /* max(1, mean - 2 std): sizes the exact symbolic bins */
+  int64_t sampled_rows;    /* 0 when the workflow needed no sample (a tight upper bound) */
+  int     bitmap_query;    /* dense accumulators query the bitmap before writing */
+  int64_t rows_per_bin[OCEAN_NUM_BINS];                 /* the numeric bins of the pipeline's run */
+  int64_t dense_rows, hash_rows, esc_rows, global_rows; /* global: LONG rows (global-memory hash or dense) */
+  int64_t overflow_rows;                                /* estimate too small: recomputed by the fallback */
+  int64_t symbolic_retry_rows;     /* exact workflow: symbolic accumulator too small, retried larger */
+  int64_t allocated_entries;       /* over-allocated output entries before compaction */
+  double  estimate_mean_rel_error; /* mean |predicted/coef - nnz| / nnz over rows with nnz > 0 (estimate workflow) */
+  int     packed_sort_keys;        /* column index and slot packed in 32 bits for the sort */
+  int     sketches_reused;         /* sketches of B came from the cache */
+  int64_t symbolic_calls, numeric_calls;
+  double  t_analysis, t_estimate, t_symbolic, t_numeric, t_fallback, t_compact, t_transpose; /* seconds, last call */
+  double  t_upload, t_download; /* seconds (host wall time) copying operands up and C down since the last call began */
+  int64_t uploaded_bytes;  /* operand bytes copied to the device by the last call (0: its device copies were current) */
+  int64_t reuse_map_bytes; /* numeric-only call (CUDA): the bytes of the product map it summed through (0: it
+                              searched C's rows; OceanOptions.reuse_map_max_bytes) */
+  int64_t row_chunks;      /* CUDA: C did not fit the device memory beside the accumulators, so the exact
+                              workflow made it in this many chunks of rows, each copied to the host as done;
+                              C is then on the host only (OceanProductGetDeviceC fails).  0: C whole on the device */
 } OceanStats;
 
 OceanError OceanProductGetNumStages(OceanProduct prod, int *nstages);
@@ -307,13 +316,13 @@ OceanError OceanProductGetStats(OceanProduct prod, int stage, OceanStats *stats)
 
 /* Per-row decisions of one stage (OceanOptions.record_rows must be set before symbolic). */
 typedef struct {
-  int64_t products;   /* intermediate products */
-  int64_t predicted;  /* the size the bin was chosen by (estimate x coefficient, upper bound, or exact) */
-  int64_t slot;       /* output entries allocated before compaction (estimate and upper-bound workflows) */
-  int64_t nnz;        /* actual nonzeros */
-  double  estimate;   /* raw HyperLogLog estimate (0 when none) */
-  uint8_t bin;        /* OceanBin */
-  uint8_t accumulator;/* OceanAccumulator */
+  int64_t products;    /* intermediate products */
+  int64_t predicted;   /* the size the bin was chosen by (estimate x coefficient, upper bound, or exact) */
+  int64_t slot;        /* output entries allocated before compaction (estimate and upper-bound workflows) */
+  int64_t nnz;         /* actual nonzeros */
+  double  estimate;    /* raw HyperLogLog estimate (0 when none) */
+  uint8_t bin;         /* OceanBin */
+  uint8_t accumulator; /* OceanAccumulator */
   uint8_t overflowed;
 } OceanRowInfo;
 

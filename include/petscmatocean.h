@@ -45,10 +45,10 @@ PETSC_EXTERN PetscErrorCode MatOceanProductGetBackend(Mat C, OceanBackend *backe
 /* Process-wide counts of local (sequential) products run by petsc-ocean, and of sketch builds and reuses:
    MPI products are checked through these, since every local block product goes through the core. */
 typedef struct {
-  PetscInt64 symbolic;         /* symbolic phases (each computes values too) */
-  PetscInt64 numeric;          /* numeric phases that recomputed values */
-  PetscInt64 numeric_skipped;  /* numeric phases right after symbolic with unchanged operands */
-  PetscInt64 resymbolic;       /* numeric phases that found a new sparsity and redid the symbolic phase */
+  PetscInt64 symbolic;        /* symbolic phases (each computes values too) */
+  PetscInt64 numeric;         /* numeric phases that recomputed values */
+  PetscInt64 numeric_skipped; /* numeric phases right after symbolic with unchanged operands */
+  PetscInt64 resymbolic;      /* numeric phases that found a new sparsity and redid the symbolic phase */
   PetscInt64 sketches_built, sketches_reused;
 } MatOceanCounters;
 PETSC_EXTERN PetscErrorCode MatOceanGetCounters(MatOceanCounters *counters);

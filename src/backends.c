@@ -16,7 +16,8 @@ const OceanBackendOps *OceanBackendOpsGet(OceanBackend backend)
   return NULL;
 }
 
-OceanError OceanContextCreateOnDevice(OceanBackend backend, int device, const OceanDeviceProfile *profile, OceanContext *ctx)
+OceanError OceanContextCreateOnDevice(OceanBackend backend, int device, const OceanDeviceProfile *profile,
+                                      OceanContext *ctx)
 {
   return OceanContextCreateWith(OceanBackendOpsGet(backend), backend, device, profile, ctx);
 }

@@ -108,7 +108,8 @@ OceanError OceanAnalysisSampleSelect(const OceanOptions *o, OceanAnalysis *an, i
   ns = OceanAnalysisSampleSize(o, an->nrows, nq);
   if (ns == 0) return OCEAN_SUCCESS;
   OceanCall(OceanMalloc(3 * ns, sample, "analysis: sampled rows, counts and products"));
-  for (i = 0, r = 0, j = 0; i < an->nrows && j < ns; i++) /* the r-th row with products is sampled when r is the j-th index */
+  for (i = 0, r = 0, j = 0; i < an->nrows && j < ns;
+       i++) /* the r-th row with products is sampled when r is the j-th index */
     if (an->rows[i].products > 0 && r++ == OceanSampleIndex(j, nq, ns)) {
       (*sample)[2 * ns + j] = an->rows[i].products;
       (*sample)[j++]        = i;
@@ -168,18 +169,22 @@ OceanError OceanAnalyzeShapes(const OceanCSR *A, const OceanCSR *B, OceanAnalysi
   row in column order.  Forced (OCEAN_WORKFLOW_NARROW), only the hard limits apply: an error when B has more
   than OCEAN_NARROW_MAX_COLUMNS columns or the dense rows pass narrow_max_entries.
 */
-OceanError OceanSelectNarrow(const OceanOptions *o, const char *name, int64_t a_nrows, int64_t b_nrows, int64_t b_ncols, int64_t b_nnz, int *narrow)
+OceanError OceanSelectNarrow(const OceanOptions *o, const char *name, int64_t a_nrows, int64_t b_nrows, int64_t b_ncols,
+                             int64_t b_nnz, int *narrow)
 {
   const double dense = (double)a_nrows * (double)b_ncols;
 
   *narrow = 0;
   if (o->workflow == OCEAN_WORKFLOW_NARROW) {
     OceanCheck(b_ncols <= OCEAN_NARROW_MAX_COLUMNS && dense <= (double)o->narrow_max_entries, OCEAN_ERR_ARG,
-               "%s: the narrow workflow was forced but needs B with at most %d columns and rows(A) x columns(B) <= narrow_max_entries = %lld; A has %lld rows, B is %lld x %lld", name,
-               OCEAN_NARROW_MAX_COLUMNS, (long long)o->narrow_max_entries, (long long)a_nrows, (long long)b_nrows, (long long)b_ncols);
+               "%s: the narrow workflow was forced but needs B with at most %d columns and rows(A) x columns(B) <= "
+               "narrow_max_entries = %lld; A has %lld rows, B is %lld x %lld",
+               name, OCEAN_NARROW_MAX_COLUMNS, (long long)o->narrow_max_entries, (long long)a_nrows, (long long)b_nrows,
+               (long long)b_ncols);
     *narrow = 1;
   } else if (o->workflow == OCEAN_WORKFLOW_AUTO) {
-    *narrow = b_ncols >= 1 && b_nrows >= 1 && b_ncols <= o->narrow_max_columns && dense <= (double)o->narrow_max_entries &&
+    *narrow = b_ncols >= 1 && b_nrows >= 1 && b_ncols <= o->narrow_max_columns &&
+              dense <= (double)o->narrow_max_entries &&
               (double)b_nnz >= o->narrow_min_density * (double)b_nrows * (double)b_ncols;
   }
   return OCEAN_SUCCESS;
@@ -209,7 +214,10 @@ static int OceanUpperBoundWithoutSample(const OceanOptions *o, const OceanAnalys
   return an->products_per_row >= o->ub_products_per_row && OceanBoundIsTight(o, an);
 }
 
-int OceanAnalysisNeedsSample(const OceanOptions *o, const OceanAnalysis *an) { return o->workflow != OCEAN_WORKFLOW_AUTO || !OceanUpperBoundWithoutSample(o, an); }
+int OceanAnalysisNeedsSample(const OceanOptions *o, const OceanAnalysis *an)
+{
+  return o->workflow != OCEAN_WORKFLOW_AUTO || !OceanUpperBoundWithoutSample(o, an);
+}
 
 /*
   The paper's Table 1.  Upper bound when the average products per row is below 64 (a row is then cheap to
@@ -223,13 +231,16 @@ void OceanSelectWorkflow(const OceanOptions *o, const OceanAnalysis *an, OceanDe
 {
   d->forced = o->workflow != OCEAN_WORKFLOW_AUTO;
   if (d->forced) d->workflow = o->workflow;
-  else if (an->products_per_row < o->ub_products_per_row || OceanUpperBoundWithoutSample(o, an)) d->workflow = OCEAN_WORKFLOW_UPPER_BOUND;
+  else if (an->products_per_row < o->ub_products_per_row || OceanUpperBoundWithoutSample(o, an))
+    d->workflow = OCEAN_WORKFLOW_UPPER_BOUND;
   else if (an->er >= o->er_threshold && an->cr_sampled >= o->cr_threshold) d->workflow = OCEAN_WORKFLOW_ESTIMATE;
   else d->workflow = OCEAN_WORKFLOW_EXACT;
 
   d->registers    = o->hll_registers ? o->hll_registers : (an->er < o->hll_er_64 ? 32 : 64);
   d->coefficient  = o->estimate_coefficient > 0 ? o->estimate_coefficient : (d->registers <= 32 ? 2.0 : 1.5);
-  d->bitmap_query = (an->sampled_rows ? an->cr_sampled : an->bound_total ? (double)an->products / (double)an->bound_total : 0.0) > o->bitmap_cr_threshold;
+  d->bitmap_query = (an->sampled_rows  ? an->cr_sampled
+                     : an->bound_total ? (double)an->products / (double)an->bound_total
+                                       : 0.0) > o->bitmap_cr_threshold;
 }
 
 /* THE routing decision is OceanRouteRowBins (core/rules.h), shared with the CUDA kernels. */

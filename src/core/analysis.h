@@ -21,7 +21,8 @@ typedef struct {
 
 /* Validates the options against the profile and computes the bin table. */
 OceanError OceanSettingsCompute(const OceanDeviceProfile *profile, const OceanOptions *opts, OceanSettings *set);
-OceanError OceanBinTableCompute(const OceanDeviceProfile *profile, const OceanOptions *opts, OceanBinConfig bins[OCEAN_NUM_BINS]);
+OceanError OceanBinTableCompute(const OceanDeviceProfile *profile, const OceanOptions *opts,
+                                OceanBinConfig bins[OCEAN_NUM_BINS]);
 OceanError OceanOptionsValidate(const OceanOptions *o);
 OceanError OceanProfileValidate(const OceanDeviceProfile *p);
 /* OceanHashLimit and OceanHashCapacityFor: core/rules.h */
@@ -30,10 +31,10 @@ OceanError OceanProfileValidate(const OceanDeviceProfile *p);
 typedef struct {
   int64_t        nrows;
   OceanRowShape *rows;
-  int64_t        products;        /* total */
-  double         er;              /* products / nnz(A) */
+  int64_t        products; /* total */
+  double         er;       /* products / nnz(A) */
   double         products_per_row;
-  int64_t        bound_total;     /* sum of the rows' upper bounds: nnz(C) <= bound_total */
+  int64_t        bound_total; /* sum of the rows' upper bounds: nnz(C) <= bound_total */
   double         cr_sampled, cr_mean, cr_std, cr_conservative;
   int64_t        sampled_rows;
 } OceanAnalysis;
@@ -42,18 +43,18 @@ typedef struct {
 OceanError OceanAnalyzeShapes(const OceanCSR *A, const OceanCSR *B, OceanAnalysis *an);
 void       OceanAnalysisDestroy(OceanAnalysis *an);
 /* The pieces of the analysis a backend runs around its own row analysis and sampled counts: */
-void       OceanAnalysisFinishRows(OceanAnalysis *an, int64_t nnz_a); /* er, products per row (an->products set) */
+void OceanAnalysisFinishRows(OceanAnalysis *an, int64_t nnz_a); /* er, products per row (an->products set) */
 /* Whether the workflow selection needs the CR sample: not when it is automatic and the upper bound is tight. */
-int        OceanAnalysisNeedsSample(const OceanOptions *o, const OceanAnalysis *an);
+int OceanAnalysisNeedsSample(const OceanOptions *o, const OceanAnalysis *an);
 /* The CR fields before sampling (no sample: cr_conservative 1, the rest 0). */
-void       OceanAnalysisSampleReset(OceanAnalysis *an);
+void OceanAnalysisSampleReset(OceanAnalysis *an);
 /* How many rows the sample takes when nq of the nrows rows have products. */
-int64_t    OceanAnalysisSampleSize(const OceanOptions *o, int64_t nrows, int64_t nq);
+int64_t OceanAnalysisSampleSize(const OceanOptions *o, int64_t nrows, int64_t nq);
 /* The sampled rows from the host rows (*sample holds 3*ns entries: the rows, room for their counts, their products);
    resets the CR fields. */
 OceanError OceanAnalysisSampleSelect(const OceanOptions *o, OceanAnalysis *an, int64_t **sample, int64_t *ns);
 /* The CR statistics from the sampled rows' products q[j] and exact counts count[j] (serial sums: any backend). */
-void       OceanAnalysisSampleFinish(OceanAnalysis *an, const int64_t *q, const int64_t *count, int64_t ns);
+void OceanAnalysisSampleFinish(OceanAnalysis *an, const int64_t *q, const int64_t *count, int64_t ns);
 
 typedef struct {
   OceanWorkflow workflow;

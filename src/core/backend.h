@@ -30,8 +30,8 @@ typedef struct _p_OceanBackendOps {
                                     (st->narrow: the shapes at most); times st->stats.t_analysis */
   OceanStageStep predict;        /* each row's predicted size: the upper bound, or the estimate (t_estimate) */
   OceanError (*over_allocated)(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B, int *switched);
-  OceanStageStep narrow;         /* the NARROW workflow in one pass (may be NULL: predict + over_allocated) */
-  OceanStageStep exact;          /* symbolic counts, C sized exactly, numeric */
+  OceanStageStep narrow; /* the NARROW workflow in one pass (may be NULL: predict + over_allocated) */
+  OceanStageStep exact;  /* symbolic counts, C sized exactly, numeric */
   /* after C: the exact routes, the row statistics (bins, accumulators, estimate error) and, with record_rows, the
      per-row arrays of st->tmp the row records are made of */
   OceanError (*finish)(OceanContext ctx, OceanStage *st);
@@ -65,6 +65,7 @@ typedef struct _p_OceanBackendOps {
 /* The table of a backend (src/backends.c); NULL for an unknown one. */
 const OceanBackendOps *OceanBackendOpsGet(OceanBackend backend);
 /* A context on the backend of table ops (NULL: an unknown backend, an error); OceanContextCreate picks the table. */
-OceanError OceanContextCreateWith(const OceanBackendOps *ops, OceanBackend backend, int device, const OceanDeviceProfile *profile, OceanContext *ctx);
+OceanError OceanContextCreateWith(const OceanBackendOps *ops, OceanBackend backend, int device,
+                                  const OceanDeviceProfile *profile, OceanContext *ctx);
 
 #endif

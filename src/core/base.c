@@ -23,7 +23,10 @@ const char *OceanErrorString(OceanError err)
   return "unknown error";
 }
 
-const char *OceanGetLastErrorMessage(void) { return ocean_last_error; }
+const char *OceanGetLastErrorMessage(void)
+{
+  return ocean_last_error;
+}
 
 OceanError OceanSetError(OceanError err, const char *fmt, ...)
 {
@@ -45,6 +48,8 @@ int OceanParallelFailed(OceanParallelStatus *st)
   return failed;
 }
 
+/* clang-format 14 mangles the block under "#pragma omp critical(name)" */
+/* clang-format off */
 void OceanParallelFail(OceanParallelStatus *st, OceanError err, int64_t row, int64_t bytes)
 {
 #pragma omp critical(ocean_parallel_fail)
@@ -59,15 +64,19 @@ void OceanParallelFail(OceanParallelStatus *st, OceanError err, int64_t row, int
     st->failed = 1;
   }
 }
+/* clang-format on */
 
 OceanError OceanParallelReport(const OceanParallelStatus *st, const char *where)
 {
   if (!st->failed) return OCEAN_SUCCESS;
   if (st->err == OCEAN_ERR_MEMORY)
-    return OceanSetError(st->err, "%s: could not grow an accumulator workspace to %lld bytes (row %lld)", where, (long long)st->bytes, (long long)st->row);
+    return OceanSetError(st->err, "%s: could not grow an accumulator workspace to %lld bytes (row %lld)", where,
+                         (long long)st->bytes, (long long)st->row);
   if (st->err == OCEAN_ERR_STATE)
-    return OceanSetError(st->err, "%s: row %lld of C does not have the structure of the symbolic phase although the operands' structure ids match", where,
-                         (long long)st->row);
+    return OceanSetError(
+      st->err,
+      "%s: row %lld of C does not have the structure of the symbolic phase although the operands' structure ids match",
+      where, (long long)st->row);
   return OceanSetError(st->err, "%s: failed at row %lld", where, (long long)st->row);
 }
 
@@ -76,7 +85,8 @@ OceanError OceanParallelReport(const OceanParallelStatus *st, const char *where)
 static OceanError OceanBytes(size_t count, size_t size, const char *what, size_t *bytes)
 {
   if (count == 0) count = 1; /* never ask malloc for 0 bytes: its result may be NULL */
-  OceanCheck(count <= SIZE_MAX / size, OCEAN_ERR_MEMORY, "%s: %zu entries of %zu bytes overflow size_t", what, count, size);
+  OceanCheck(count <= SIZE_MAX / size, OCEAN_ERR_MEMORY, "%s: %zu entries of %zu bytes overflow size_t", what, count,
+             size);
   *bytes = count * size;
   return OCEAN_SUCCESS;
 }
@@ -138,7 +148,8 @@ const char *OceanWorkflowName(OceanWorkflow w)
 
 const char *OceanBinName(OceanBin bin)
 {
-  static const char *names[OCEAN_NUM_BINS] = {"empty", "esc4", "esc2", "short", "n0", "n1", "n2", "n3", "n4", "long", "narrow"};
+  static const char *names[OCEAN_NUM_BINS] = {"empty", "esc4", "esc2", "short", "n0",    "n1",
+                                              "n2",    "n3",   "n4",   "long",  "narrow"};
   return (bin >= 0 && bin < OCEAN_NUM_BINS) ? names[bin] : "unknown";
 }
 
@@ -157,7 +168,8 @@ const char *OceanAccumulatorName(OceanAccumulator acc)
 
 const char *OceanPhaseName(OceanPhase phase)
 {
-  static const char *names[OCEAN_NUM_PHASES] = {"analysis", "estimate", "symbolic", "numeric", "fallback", "compact", "transpose", "upload", "download"};
+  static const char *names[OCEAN_NUM_PHASES] = {"analysis", "estimate",  "symbolic", "numeric", "fallback",
+                                                "compact",  "transpose", "upload",   "download"};
   return (phase >= 0 && phase < OCEAN_NUM_PHASES) ? names[phase] : "unknown";
 }
 

@@ -14,21 +14,21 @@
 #include <string.h>
 
 #ifdef _OPENMP
-  #include <omp.h>
+#include <omp.h>
 #endif
 
 #if defined(__GNUC__) || defined(__clang__)
-  #define OCEAN_THREAD_LOCAL  __thread
-  #define OCEAN_PRINTF(f, a)  __attribute__((format(printf, f, a)))
-  #define OCEAN_UNLIKELY(x)   __builtin_expect(!!(x), 0)
+#define OCEAN_THREAD_LOCAL __thread
+#define OCEAN_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define OCEAN_UNLIKELY(x)  __builtin_expect(!!(x), 0)
 #elif defined(_MSC_VER)
-  #define OCEAN_THREAD_LOCAL __declspec(thread)
-  #define OCEAN_PRINTF(f, a)
-  #define OCEAN_UNLIKELY(x) (x)
+#define OCEAN_THREAD_LOCAL __declspec(thread)
+#define OCEAN_PRINTF(f, a)
+#define OCEAN_UNLIKELY(x) (x)
 #else
-  #define OCEAN_THREAD_LOCAL _Thread_local
-  #define OCEAN_PRINTF(f, a)
-  #define OCEAN_UNLIKELY(x) (x)
+#define OCEAN_THREAD_LOCAL _Thread_local
+#define OCEAN_PRINTF(f, a)
+#define OCEAN_UNLIKELY(x) (x)
 #endif
 
 /* ---------------------------------------------------------------------------------------------------------
@@ -102,8 +102,11 @@ OceanError OceanCSRValidate(const OceanCSR *M, const char *name);
 /* A copy whose rowptr is never NULL (an empty matrix may come without one). */
 void       OceanCSRNormalize(const OceanCSR *in, OceanCSR *out);
 OceanError OceanCSRPrepareAB(const char *caller, const OceanCSR *A_in, const OceanCSR *B_in, OceanCSR *A, OceanCSR *B);
-static inline int64_t OceanCSRNnz(const OceanCSR *M) { return M->rowptr[M->nrows]; }
+static inline int64_t OceanCSRNnz(const OceanCSR *M)
+{
+  return M->rowptr[M->nrows];
+}
 /* Structure id of something derived from one or two patterns (transpose, A*P); 0 when an input id is 0. */
-uint64_t   OceanDeriveStructureId(uint64_t a, uint64_t b, uint64_t tag);
+uint64_t OceanDeriveStructureId(uint64_t a, uint64_t b, uint64_t tag);
 
 #endif

@@ -5,7 +5,8 @@
 
 /* ------------------------------------------------------------------------------------------------ context */
 
-OceanError OceanContextCreateWith(const OceanBackendOps *ops, OceanBackend backend, int device, const OceanDeviceProfile *profile, OceanContext *ctx)
+OceanError OceanContextCreateWith(const OceanBackendOps *ops, OceanBackend backend, int device,
+                                  const OceanDeviceProfile *profile, OceanContext *ctx)
 {
   OceanContext c;
   OceanOptions opts;
@@ -87,7 +88,8 @@ OceanError OceanContextGetDevice(OceanContext ctx, int *device)
 OceanError OceanContextGetBinConfig(OceanContext ctx, OceanBin bin, OceanBinConfig *cfg)
 {
   OceanCheck(ctx && cfg, OCEAN_ERR_ARG, "OceanContextGetBinConfig: NULL argument");
-  OceanCheck(bin >= 0 && bin < OCEAN_NUM_BINS, OCEAN_ERR_ARG, "OceanContextGetBinConfig: bin %d is not in [0, %d)", (int)bin, OCEAN_NUM_BINS);
+  OceanCheck(bin >= 0 && bin < OCEAN_NUM_BINS, OCEAN_ERR_ARG, "OceanContextGetBinConfig: bin %d is not in [0, %d)",
+             (int)bin, OCEAN_NUM_BINS);
   *cfg = ctx->set.bins[bin];
   return OCEAN_SUCCESS;
 }
@@ -124,7 +126,8 @@ double OceanPhaseEnd(OceanContext ctx, OceanPhase phase, double flops, double t0
 /* ------------------------------------------------------------------------------------------------ device memory */
 
 /* A context without device memory (the CPU backend) has none to report or trim: zeros and success. */
-OceanError OceanContextGetDeviceMemory(OceanContext ctx, int64_t *in_use, int64_t *peak, int64_t *reserved, int64_t *cuda_mallocs)
+OceanError OceanContextGetDeviceMemory(OceanContext ctx, int64_t *in_use, int64_t *peak, int64_t *reserved,
+                                       int64_t *cuda_mallocs)
 {
   OceanCheck(ctx, OCEAN_ERR_ARG, "OceanContextGetDeviceMemory: NULL context");
   if (ctx->ops->memory_get) return ctx->ops->memory_get(ctx, in_use, peak, reserved, cuda_mallocs);
@@ -150,7 +153,8 @@ OceanError OceanContextTrimDeviceMemory(OceanContext ctx)
 OceanError OceanContextSetDeviceMirrorLimit(OceanContext ctx, int64_t bytes)
 {
   OceanCheck(ctx, OCEAN_ERR_ARG, "OceanContextSetDeviceMirrorLimit: NULL context");
-  OceanCheck(bytes >= 0, OCEAN_ERR_ARG, "OceanContextSetDeviceMirrorLimit: a limit of %lld bytes (0: the default)", (long long)bytes);
+  OceanCheck(bytes >= 0, OCEAN_ERR_ARG, "OceanContextSetDeviceMirrorLimit: a limit of %lld bytes (0: the default)",
+             (long long)bytes);
   return ctx->ops->mirror_limit_set ? ctx->ops->mirror_limit_set(ctx, bytes) : OCEAN_SUCCESS;
 }
 

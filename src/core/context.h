@@ -16,8 +16,8 @@ struct _p_OceanContext {
   void                            *backend_data; /* the backend's state: workspaces, the device context */
   int                              device;       /* -1 for a CPU context */
   OceanDeviceProfile               profile;
-  OceanSettings                    set;          /* OceanContextSetOptions: for plans without options of their own */
-  uint64_t                         set_state;    /* bumped when set changes: those plans redo their symbolic phase */
+  OceanSettings                    set;       /* OceanContextSetOptions: for plans without options of their own */
+  uint64_t                         set_state; /* bumped when set changes: those plans redo their symbolic phase */
   OceanSketchCacheEntry            cache[OCEAN_SKETCH_CACHE_SIZE];
   uint64_t                         cache_clock;
   int64_t                          sketches_built, sketches_reused;

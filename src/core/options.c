@@ -47,32 +47,49 @@ void OceanOptionsDefault(OceanOptions *opts)
 
 OceanError OceanOptionsValidate(const OceanOptions *o)
 {
-  OceanCheck(o->workflow >= OCEAN_WORKFLOW_AUTO && o->workflow <= OCEAN_WORKFLOW_NARROW, OCEAN_ERR_ARG, "options: workflow %d is not AUTO (-1), UPPER_BOUND, ESTIMATE, EXACT or NARROW", (int)o->workflow);
-  OceanCheck(o->hll_registers == 0 || OceanSketchRegistersValid(o->hll_registers), OCEAN_ERR_ARG, "options: hll_registers %d must be 0 or a power of two in [%d, %d]", o->hll_registers,
+  OceanCheck(o->workflow >= OCEAN_WORKFLOW_AUTO && o->workflow <= OCEAN_WORKFLOW_NARROW, OCEAN_ERR_ARG,
+             "options: workflow %d is not AUTO (-1), UPPER_BOUND, ESTIMATE, EXACT or NARROW", (int)o->workflow);
+  OceanCheck(o->hll_registers == 0 || OceanSketchRegistersValid(o->hll_registers), OCEAN_ERR_ARG,
+             "options: hll_registers %d must be 0 or a power of two in [%d, %d]", o->hll_registers,
              OCEAN_HLL_MIN_REGISTERS, OCEAN_HLL_MAX_REGISTERS);
-  OceanCheck(o->estimate_coefficient >= 0.0, OCEAN_ERR_ARG, "options: estimate_coefficient %g must be 0 (the paper's rule) or positive", o->estimate_coefficient);
-  OceanCheck(o->sample_fraction >= 0.0 && o->sample_fraction <= 1.0, OCEAN_ERR_ARG, "options: sample_fraction %g must lie in [0, 1]", o->sample_fraction);
-  OceanCheck(o->sample_min >= 0 && o->sample_max >= o->sample_min, OCEAN_ERR_ARG, "options: sample_min %lld and sample_max %lld must satisfy 0 <= min <= max", (long long)o->sample_min,
+  OceanCheck(o->estimate_coefficient >= 0.0, OCEAN_ERR_ARG,
+             "options: estimate_coefficient %g must be 0 (the paper's rule) or positive", o->estimate_coefficient);
+  OceanCheck(o->sample_fraction >= 0.0 && o->sample_fraction <= 1.0, OCEAN_ERR_ARG,
+             "options: sample_fraction %g must lie in [0, 1]", o->sample_fraction);
+  OceanCheck(o->sample_min >= 0 && o->sample_max >= o->sample_min, OCEAN_ERR_ARG,
+             "options: sample_min %lld and sample_max %lld must satisfy 0 <= min <= max", (long long)o->sample_min,
              (long long)o->sample_max);
-  OceanCheck(o->hash_load > 0.0 && o->hash_load <= 1.0, OCEAN_ERR_ARG, "options: hash_load %g must lie in (0, 1]", o->hash_load);
-  OceanCheck(o->acc_smem_per_sm > 0, OCEAN_ERR_ARG, "options: acc_smem_per_sm %lld must be positive", (long long)o->acc_smem_per_sm);
-  OceanCheck(o->max_output_nnz >= 0, OCEAN_ERR_ARG, "options: max_output_nnz %lld must not be negative", (long long)o->max_output_nnz);
-  OceanCheck(o->narrow_max_columns >= 0 && o->narrow_max_columns <= OCEAN_NARROW_MAX_COLUMNS, OCEAN_ERR_ARG, "options: narrow_max_columns %lld must lie in [0, %d]",
-             (long long)o->narrow_max_columns, OCEAN_NARROW_MAX_COLUMNS);
-  OceanCheck(o->narrow_min_density >= 0.0 && o->narrow_min_density <= 1.0, OCEAN_ERR_ARG, "options: narrow_min_density %g must lie in [0, 1]", o->narrow_min_density);
-  OceanCheck(o->narrow_max_entries >= 0, OCEAN_ERR_ARG, "options: narrow_max_entries %lld must not be negative", (long long)o->narrow_max_entries);
-  OceanCheck(o->device_memory_limit >= 0, OCEAN_ERR_ARG, "options: device_memory_limit %lld must be 0 (the free memory) or a byte count", (long long)o->device_memory_limit);
-  OceanCheck(o->reuse_map_max_bytes >= -1, OCEAN_ERR_ARG, "options: reuse_map_max_bytes %lld must be -1 (a quarter of the device's memory), 0 (never) or a byte count",
-             (long long)o->reuse_map_max_bytes);
+  OceanCheck(o->hash_load > 0.0 && o->hash_load <= 1.0, OCEAN_ERR_ARG, "options: hash_load %g must lie in (0, 1]",
+             o->hash_load);
+  OceanCheck(o->acc_smem_per_sm > 0, OCEAN_ERR_ARG, "options: acc_smem_per_sm %lld must be positive",
+             (long long)o->acc_smem_per_sm);
+  OceanCheck(o->max_output_nnz >= 0, OCEAN_ERR_ARG, "options: max_output_nnz %lld must not be negative",
+             (long long)o->max_output_nnz);
+  OceanCheck(o->narrow_max_columns >= 0 && o->narrow_max_columns <= OCEAN_NARROW_MAX_COLUMNS, OCEAN_ERR_ARG,
+             "options: narrow_max_columns %lld must lie in [0, %d]", (long long)o->narrow_max_columns,
+             OCEAN_NARROW_MAX_COLUMNS);
+  OceanCheck(o->narrow_min_density >= 0.0 && o->narrow_min_density <= 1.0, OCEAN_ERR_ARG,
+             "options: narrow_min_density %g must lie in [0, 1]", o->narrow_min_density);
+  OceanCheck(o->narrow_max_entries >= 0, OCEAN_ERR_ARG, "options: narrow_max_entries %lld must not be negative",
+             (long long)o->narrow_max_entries);
+  OceanCheck(o->device_memory_limit >= 0, OCEAN_ERR_ARG,
+             "options: device_memory_limit %lld must be 0 (the free memory) or a byte count",
+             (long long)o->device_memory_limit);
+  OceanCheck(
+    o->reuse_map_max_bytes >= -1, OCEAN_ERR_ARG,
+    "options: reuse_map_max_bytes %lld must be -1 (a quarter of the device's memory), 0 (never) or a byte count",
+    (long long)o->reuse_map_max_bytes);
   return OCEAN_SUCCESS;
 }
 
 OceanError OceanProfileValidate(const OceanDeviceProfile *p)
 {
-  OceanCheck(p->smem_per_block > 0 && p->smem_per_sm > 0, OCEAN_ERR_ARG, "device profile '%s': shared memory per block %lld and per SM %lld must be positive", p->name,
+  OceanCheck(p->smem_per_block > 0 && p->smem_per_sm > 0, OCEAN_ERR_ARG,
+             "device profile '%s': shared memory per block %lld and per SM %lld must be positive", p->name,
              (long long)p->smem_per_block, (long long)p->smem_per_sm);
-  OceanCheck(p->warp_size > 0 && p->max_threads_per_block >= p->warp_size && p->max_threads_per_sm >= p->warp_size, OCEAN_ERR_ARG,
-             "device profile '%s': warp size %d, threads per block %d and per SM %d are inconsistent", p->name, p->warp_size, p->max_threads_per_block, p->max_threads_per_sm);
+  OceanCheck(p->warp_size > 0 && p->max_threads_per_block >= p->warp_size && p->max_threads_per_sm >= p->warp_size,
+             OCEAN_ERR_ARG, "device profile '%s': warp size %d, threads per block %d and per SM %d are inconsistent",
+             p->name, p->warp_size, p->max_threads_per_block, p->max_threads_per_sm);
   return OCEAN_SUCCESS;
 }
 
@@ -85,12 +102,12 @@ static void OceanBinNormal(int64_t smem, int threads, double load, OceanBinConfi
   c->threads                = threads;
   c->rows_per_block         = 1;
   c->smem_bytes             = smem;
-  c->hash_capacity          = smem / 12;      /* int32 column + fp64 value */
+  c->hash_capacity          = smem / 12; /* int32 column + fp64 value */
   c->hash_limit             = OceanHashLimit(c->hash_capacity, load);
-  c->dense_columns          = smem * 8 / 65;  /* 8-byte value + 1 bitmap bit per column */
-  c->symbolic_hash_capacity = smem / 4;       /* int32 column */
+  c->dense_columns          = smem * 8 / 65; /* 8-byte value + 1 bitmap bit per column */
+  c->symbolic_hash_capacity = smem / 4;      /* int32 column */
   c->symbolic_hash_limit    = OceanHashLimit(c->symbolic_hash_capacity, load);
-  c->symbolic_dense_columns = smem * 8;       /* bitmap only */
+  c->symbolic_dense_columns = smem * 8; /* bitmap only */
 }
 
 /*
@@ -99,14 +116,16 @@ static void OceanBinNormal(int64_t smem, int threads, double load, OceanBinConfi
   threads two blocks can have; N3..N0 each halve memory and threads.  SHORT packs several short rows into N0's
   resources, ESC handles rows with few products, LONG uses N4's resources plus global memory.
 */
-OceanError OceanBinTableCompute(const OceanDeviceProfile *profile, const OceanOptions *opts, OceanBinConfig bins[OCEAN_NUM_BINS])
+OceanError OceanBinTableCompute(const OceanDeviceProfile *profile, const OceanOptions *opts,
+                                OceanBinConfig bins[OCEAN_NUM_BINS])
 {
-  const double load    = opts->hash_load;
-  const int    warp    = profile->warp_size;
-  int64_t      budget  = OceanMin64(opts->acc_smem_per_sm, profile->smem_per_sm);
-  int64_t      smem4   = OceanMin64(budget / 2, profile->smem_per_block);
-  int          threads = profile->max_threads_per_block < profile->max_threads_per_sm / 2 ? profile->max_threads_per_block : profile->max_threads_per_sm / 2;
-  int          b, rpb;
+  const double load   = opts->hash_load;
+  const int    warp   = profile->warp_size;
+  int64_t      budget = OceanMin64(opts->acc_smem_per_sm, profile->smem_per_sm);
+  int64_t      smem4  = OceanMin64(budget / 2, profile->smem_per_block);
+  int threads = profile->max_threads_per_block < profile->max_threads_per_sm / 2 ? profile->max_threads_per_block
+                                                                                 : profile->max_threads_per_sm / 2;
+  int b, rpb;
 
   memset(bins, 0, sizeof(OceanBinConfig) * OCEAN_NUM_BINS);
   for (b = OCEAN_BIN_N0; b <= OCEAN_BIN_N4; b++) {
@@ -115,8 +134,9 @@ OceanError OceanBinTableCompute(const OceanDeviceProfile *profile, const OceanOp
     OceanBinNormal(smem4 >> shift, t < warp ? warp : t, load, &bins[b]); /* a block is at least one warp */
   }
   OceanCheck(bins[OCEAN_BIN_N0].hash_limit >= 1 && bins[OCEAN_BIN_N0].dense_columns >= 1, OCEAN_ERR_ARG,
-             "device profile '%s' with acc_smem_per_sm %lld leaves the smallest configuration %lld bytes of shared memory: too small for an accumulator", profile->name,
-             (long long)opts->acc_smem_per_sm, (long long)bins[OCEAN_BIN_N0].smem_bytes);
+             "device profile '%s' with acc_smem_per_sm %lld leaves the smallest configuration %lld bytes of shared "
+             "memory: too small for an accumulator",
+             profile->name, (long long)opts->acc_smem_per_sm, (long long)bins[OCEAN_BIN_N0].smem_bytes);
 
   /* SHORT: 8 rows share N0's block; fewer when a row's hash would admit less than a warp of nonzeros */
   bins[OCEAN_BIN_SHORT] = bins[OCEAN_BIN_N0];
@@ -138,7 +158,8 @@ OceanError OceanBinTableCompute(const OceanDeviceProfile *profile, const OceanOp
   bins[OCEAN_BIN_ESC2].threads        = 64;
   bins[OCEAN_BIN_ESC2].rows_per_block = 2;
   bins[OCEAN_BIN_ESC2].max_products   = 64;
-  for (b = OCEAN_BIN_ESC4; b <= OCEAN_BIN_ESC2; b++) bins[b].smem_bytes = bins[b].rows_per_block * bins[b].max_products * 12;
+  for (b = OCEAN_BIN_ESC4; b <= OCEAN_BIN_ESC2; b++)
+    bins[b].smem_bytes = bins[b].rows_per_block * bins[b].max_products * 12;
 
   /* LONG: N4's threads, accumulating in global memory.  Dense when the row's span fits a bitmap in the shared memory
      a block may opt in to (values in a global array per block: no probing, no table to clear, output in column order,
@@ -146,8 +167,9 @@ OceanError OceanBinTableCompute(const OceanDeviceProfile *profile, const OceanOp
      launch gives the bitmap only the bytes of the widest dense row, so narrower products keep two blocks per SM; the
      whole opt-in memory takes R-MAT scale 20's 2^20 columns, whose rows otherwise need global hash tables of about
      nnz(C) entries and a sort of C. */
-  bins[OCEAN_BIN_LONG]                        = bins[OCEAN_BIN_N4];
-  bins[OCEAN_BIN_LONG].smem_bytes             = OceanMax64(profile->smem_per_block - OCEAN_LONG_STATIC_SMEM, bins[OCEAN_BIN_N4].smem_bytes);
+  bins[OCEAN_BIN_LONG] = bins[OCEAN_BIN_N4];
+  bins[OCEAN_BIN_LONG].smem_bytes =
+    OceanMax64(profile->smem_per_block - OCEAN_LONG_STATIC_SMEM, bins[OCEAN_BIN_N4].smem_bytes);
   bins[OCEAN_BIN_LONG].dense_columns          = bins[OCEAN_BIN_LONG].smem_bytes * 8;
   bins[OCEAN_BIN_LONG].symbolic_dense_columns = bins[OCEAN_BIN_LONG].smem_bytes * 8;
 

@@ -10,7 +10,7 @@
 
 typedef struct {
   int      valid;
-  uint64_t id; /* the source's structure id */
+  uint64_t id;                /* the source's structure id */
   int64_t  nrows, ncols, nnz; /* of the source */
   int64_t *rowptr;
   int32_t *colidx;
@@ -24,14 +24,14 @@ struct _p_OceanProduct {
   OceanProductType type;
   int              nstages;
   OceanStage       stage[2];
-  OceanTranspose   trans;  /* A^T (AtB), P^T (PtAP on a host backend) */
-  void            *dtrans; /* P^T on the device (PtAP on a device backend: ops->transpose_update) */
-  OceanSettings    own;    /* OceanProductSetOptions: the plan's own settings ... */
-  int              has_own; /* ... else the context's */
+  OceanTranspose   trans;     /* A^T (AtB), P^T (PtAP on a host backend) */
+  void            *dtrans;    /* P^T on the device (PtAP on a device backend: ops->transpose_update) */
+  OceanSettings    own;       /* OceanProductSetOptions: the plan's own settings ... */
+  int              has_own;   /* ... else the context's */
   uint64_t         own_state; /* bumped by OceanProductSetOptions */
   int              has_symbolic;
   uint64_t         a_id, b_id, set_state; /* the settings state of the last symbolic phase */
-  OceanMemoryType  mtype; /* of the operands (OceanProductSetOperandMemType) */
+  OceanMemoryType  mtype;                 /* of the operands (OceanProductSetOperandMemType) */
 };
 
 /* ------------------------------------------------------------------------------------------------ transposes */
@@ -52,7 +52,8 @@ static OceanError OceanTransposeUpdate(OceanTranspose *T, const OceanCSR *M)
   const int64_t nnz = OceanCSRNnz(M);
   int64_t       i, t;
 
-  if (T->valid && M->structure_id && T->id == M->structure_id && T->nrows == M->nrows && T->ncols == M->ncols && T->nnz == nnz) {
+  if (T->valid && M->structure_id && T->id == M->structure_id && T->nrows == M->nrows && T->ncols == M->ncols &&
+      T->nnz == nnz) {
 #pragma omp parallel for schedule(static)
     for (t = 0; t < nnz; t++) T->values[t] = M->values[T->perm[t]];
   } else {
@@ -86,7 +87,8 @@ static OceanError OceanTransposeUpdate(OceanTranspose *T, const OceanCSR *M)
   T->csr.colidx       = T->colidx;
   T->csr.values       = T->values;
   T->csr.structure_id = OceanDeriveStructureId(M->structure_id, 1, OCEAN_TAG_TRANSPOSE);
-  T->csr.values_id    = M->values_id ? OceanDeriveStructureId(M->values_id, 1, OCEAN_TAG_TRANSPOSE) : 0; /* gathered from M's values */
+  T->csr.values_id =
+    M->values_id ? OceanDeriveStructureId(M->values_id, 1, OCEAN_TAG_TRANSPOSE) : 0; /* gathered from M's values */
   return OCEAN_SUCCESS;
 }
 
@@ -101,10 +103,16 @@ static OceanError OceanProductTranspose(OceanProduct prod, const OceanCSR *M, do
 /* ------------------------------------------------------------------------------------------------ plans */
 
 /* The plan's settings: its own (OceanProductSetOptions) or the context's. */
-static const OceanSettings *OceanProductSettings(OceanProduct prod) { return prod->has_own ? &prod->own : &prod->ctx->set; }
+static const OceanSettings *OceanProductSettings(OceanProduct prod)
+{
+  return prod->has_own ? &prod->own : &prod->ctx->set;
+}
 
 /* Changes whenever the settings the plan runs with change (a symbolic phase is then redone). */
-static uint64_t OceanProductSettingsState(OceanProduct prod) { return prod->has_own ? prod->own_state : prod->ctx->set_state; }
+static uint64_t OceanProductSettingsState(OceanProduct prod)
+{
+  return prod->has_own ? prod->own_state : prod->ctx->set_state;
+}
 
 OceanError OceanProductSetOptions(OceanProduct prod, const OceanOptions *opts)
 {
@@ -130,7 +138,8 @@ OceanError OceanProductCreate(OceanContext ctx, OceanProductType type, OceanProd
   OceanProduct p;
 
   OceanCheck(ctx && prod, OCEAN_ERR_ARG, "OceanProductCreate: NULL argument");
-  OceanCheck(type >= OCEAN_PRODUCT_AB && type <= OCEAN_PRODUCT_PtAP, OCEAN_ERR_ARG, "OceanProductCreate: unknown product type %d", (int)type);
+  OceanCheck(type >= OCEAN_PRODUCT_AB && type <= OCEAN_PRODUCT_PtAP, OCEAN_ERR_ARG,
+             "OceanProductCreate: unknown product type %d", (int)type);
   OceanCall(OceanCalloc(1, &p, "OceanProductCreate: plan"));
   p->ctx     = ctx;
   p->type    = type;
@@ -157,7 +166,8 @@ OceanError OceanProductDestroy(OceanProduct *prod)
 }
 
 /* The operands, normalized, validated (columns too when full) and with matching sizes for the product type. */
-static OceanError OceanProductCheckOperands(OceanProduct prod, const OceanCSR *A_in, const OceanCSR *B_in, int full, OceanCSR *A, OceanCSR *B)
+static OceanError OceanProductCheckOperands(OceanProduct prod, const OceanCSR *A_in, const OceanCSR *B_in, int full,
+                                            OceanCSR *A, OceanCSR *B)
 {
   const char *bname = prod->type == OCEAN_PRODUCT_PtAP ? "P" : "B";
 
@@ -165,8 +175,10 @@ static OceanError OceanProductCheckOperands(OceanProduct prod, const OceanCSR *A
   prod->stage[0].dev_operands = prod->stage[1].dev_operands = 0;
   if (prod->mtype == OCEAN_MEMORY_DEVICE) {
     OceanStage *st = &prod->stage[0];
-    /* OceanProductSetOperandMemType admitted only AB and PtAP plans of a CUDA context; the host never reads these arrays */
-    OceanCheck(prod->ctx->ops->check_device_csr && prod->type != OCEAN_PRODUCT_AtB, OCEAN_ERR_ARG, "%s product: device-resident operands need an AB or PtAP plan of a CUDA context",
+    /* OceanProductSetOperandMemType admitted only AB and PtAP plans of a CUDA context; the host never reads these
+     * arrays */
+    OceanCheck(prod->ctx->ops->check_device_csr && prod->type != OCEAN_PRODUCT_AtB, OCEAN_ERR_ARG,
+               "%s product: device-resident operands need an AB or PtAP plan of a CUDA context",
                OceanProductTypeName(prod->type));
     *A = *A_in;
     *B = *B_in;
@@ -188,16 +200,20 @@ static OceanError OceanProductCheckOperands(OceanProduct prod, const OceanCSR *A
   }
   switch (prod->type) {
   case OCEAN_PRODUCT_AB:
-    OceanCheck(A->ncols == B->nrows, OCEAN_ERR_ARG, "AB product: A is %lld x %lld but B is %lld x %lld (A's columns must equal B's rows)", (long long)A->nrows, (long long)A->ncols,
-               (long long)B->nrows, (long long)B->ncols);
+    OceanCheck(A->ncols == B->nrows, OCEAN_ERR_ARG,
+               "AB product: A is %lld x %lld but B is %lld x %lld (A's columns must equal B's rows)",
+               (long long)A->nrows, (long long)A->ncols, (long long)B->nrows, (long long)B->ncols);
     break;
   case OCEAN_PRODUCT_AtB:
-    OceanCheck(A->nrows == B->nrows, OCEAN_ERR_ARG, "AtB product: A is %lld x %lld but B is %lld x %lld (A's rows must equal B's rows)", (long long)A->nrows, (long long)A->ncols,
-               (long long)B->nrows, (long long)B->ncols);
+    OceanCheck(A->nrows == B->nrows, OCEAN_ERR_ARG,
+               "AtB product: A is %lld x %lld but B is %lld x %lld (A's rows must equal B's rows)", (long long)A->nrows,
+               (long long)A->ncols, (long long)B->nrows, (long long)B->ncols);
     break;
   case OCEAN_PRODUCT_PtAP:
-    OceanCheck(A->nrows == A->ncols && A->ncols == B->nrows, OCEAN_ERR_ARG, "PtAP product: A is %lld x %lld and P is %lld x %lld (A must be square with as many columns as P has rows)",
-               (long long)A->nrows, (long long)A->ncols, (long long)B->nrows, (long long)B->ncols);
+    OceanCheck(
+      A->nrows == A->ncols && A->ncols == B->nrows, OCEAN_ERR_ARG,
+      "PtAP product: A is %lld x %lld and P is %lld x %lld (A must be square with as many columns as P has rows)",
+      (long long)A->nrows, (long long)A->ncols, (long long)B->nrows, (long long)B->ncols);
     break;
   }
   return OCEAN_SUCCESS;
@@ -208,19 +224,20 @@ static OceanError OceanProductAPView(OceanProduct prod, const OceanCSR *A, const
 {
   OceanStage *st = &prod->stage[0];
   OceanCall(OceanStageHostC(prod->ctx, st));
-  AP->nrows            = st->nrows;
-  AP->ncols            = st->ncols;
-  AP->rowptr           = st->rowptr;
-  AP->colidx           = st->colidx;
-  AP->values           = st->values;
-  AP->structure_id     = OceanDeriveStructureId(A->structure_id, P->structure_id, OCEAN_TAG_AP);
-  AP->values_id        = 0;
+  AP->nrows        = st->nrows;
+  AP->ncols        = st->ncols;
+  AP->rowptr       = st->rowptr;
+  AP->colidx       = st->colidx;
+  AP->values       = st->values;
+  AP->structure_id = OceanDeriveStructureId(A->structure_id, P->structure_id, OCEAN_TAG_AP);
+  AP->values_id    = 0;
   return OCEAN_SUCCESS;
 }
 
 /* PtAP's second stage on a device backend reads its operands on the device: P^T made there from stage 0's upload of
    P (kept, values gathered on later calls) and A*P, stage 0's C, in place.  Nothing goes through the host. */
-static OceanError OceanProductDeviceChain(OceanProduct prod, const OceanCSR *A, const OceanCSR *P, OceanCSR *PT, OceanCSR *AP, double *seconds)
+static OceanError OceanProductDeviceChain(OceanProduct prod, const OceanCSR *A, const OceanCSR *P, OceanCSR *PT,
+                                          OceanCSR *AP, double *seconds)
 {
   const OceanBackendOps *ops = prod->ctx->ops;
   OceanStage            *s0 = &prod->stage[0], *s1 = &prod->stage[1];
@@ -249,7 +266,8 @@ static OceanError OceanProductDeviceChain(OceanProduct prod, const OceanCSR *A, 
 static OceanError OceanProductRun(OceanProduct prod, const OceanCSR *A, const OceanCSR *B, int numeric)
 {
   OceanContext ctx = prod->ctx;
-  OceanError (*run)(OceanContext, OceanStage *, const OceanCSR *, const OceanCSR *) = numeric ? OceanStageNumeric : OceanStageSymbolic;
+  OceanError (*run)(OceanContext, OceanStage *, const OceanCSR *, const OceanCSR *) =
+    numeric ? OceanStageNumeric : OceanStageSymbolic;
   double   tt;
   OceanCSR AP;
 
@@ -286,17 +304,18 @@ OceanError OceanProductSymbolic(OceanProduct prod, const OceanCSR *A_in, const O
   OceanCheck(prod, OCEAN_ERR_ARG, "OceanProductSymbolic: NULL plan");
   OceanCall(OceanProductCheckOperands(prod, A_in, B_in, 1, &A, &B));
   /* the same structures (and options) as the last symbolic call: C's structure is known, numeric suffices */
-  if (prod->has_symbolic && A.structure_id && B.structure_id && A.structure_id == prod->a_id && B.structure_id == prod->b_id && prod->set_state == OceanProductSettingsState(prod) &&
+  if (prod->has_symbolic && A.structure_id && B.structure_id && A.structure_id == prod->a_id &&
+      B.structure_id == prod->b_id && prod->set_state == OceanProductSettingsState(prod) &&
       OceanStageSameOperands(&prod->stage[0], prod->type == OCEAN_PRODUCT_AtB ? &prod->trans.csr : &A, &B))
     return OceanProductRun(prod, &A, &B, 1);
 
   prod->has_symbolic = 0;
   err                = OceanProductRun(prod, &A, &B, 0);
   if (err) return err;
-  prod->has_symbolic  = 1;
-  prod->a_id          = A.structure_id;
-  prod->b_id          = B.structure_id;
-  prod->set_state     = OceanProductSettingsState(prod);
+  prod->has_symbolic = 1;
+  prod->a_id         = A.structure_id;
+  prod->b_id         = B.structure_id;
+  prod->set_state    = OceanProductSettingsState(prod);
   return OCEAN_SUCCESS;
 }
 
@@ -305,23 +324,32 @@ OceanError OceanProductNumeric(OceanProduct prod, const OceanCSR *A_in, const Oc
   OceanCSR A, B;
 
   OceanCheck(prod, OCEAN_ERR_ARG, "OceanProductNumeric: NULL plan");
-  OceanCheck(prod->has_symbolic, OCEAN_ERR_STATE, "OceanProductNumeric: %s plan has no successful symbolic phase", OceanProductTypeName(prod->type));
+  OceanCheck(prod->has_symbolic, OCEAN_ERR_STATE, "OceanProductNumeric: %s plan has no successful symbolic phase",
+             OceanProductTypeName(prod->type));
   OceanCall(OceanProductCheckOperands(prod, A_in, B_in, 0, &A, &B));
-  OceanCheck(A.structure_id && B.structure_id && A.structure_id == prod->a_id && B.structure_id == prod->b_id, OCEAN_ERR_STATE,
-             "OceanProductNumeric: %s plan: structure ids (%llu, %llu) differ from those of the symbolic phase (%llu, %llu) or are 0; call OceanProductSymbolic",
-             OceanProductTypeName(prod->type), (unsigned long long)A.structure_id, (unsigned long long)B.structure_id, (unsigned long long)prod->a_id, (unsigned long long)prod->b_id);
+  OceanCheck(A.structure_id && B.structure_id && A.structure_id == prod->a_id && B.structure_id == prod->b_id,
+             OCEAN_ERR_STATE,
+             "OceanProductNumeric: %s plan: structure ids (%llu, %llu) differ from those of the symbolic phase (%llu, "
+             "%llu) or are 0; call OceanProductSymbolic",
+             OceanProductTypeName(prod->type), (unsigned long long)A.structure_id, (unsigned long long)B.structure_id,
+             (unsigned long long)prod->a_id, (unsigned long long)prod->b_id);
   return OceanProductRun(prod, &A, &B, 1);
 }
 
-static OceanStage *OceanProductLastStage(OceanProduct prod) { return &prod->stage[prod->nstages - 1]; }
+static OceanStage *OceanProductLastStage(OceanProduct prod)
+{
+  return &prod->stage[prod->nstages - 1];
+}
 
-OceanError OceanProductGetC(OceanProduct prod, int64_t *nrows, int64_t *ncols, int64_t *nnz, const int64_t **rowptr, const int32_t **colidx, const double **values)
+OceanError OceanProductGetC(OceanProduct prod, int64_t *nrows, int64_t *ncols, int64_t *nnz, const int64_t **rowptr,
+                            const int32_t **colidx, const double **values)
 {
   OceanStage *st;
 
   OceanCheck(prod, OCEAN_ERR_ARG, "OceanProductGetC: NULL plan");
   st = OceanProductLastStage(prod);
-  OceanCheck(prod->has_symbolic && st->valid, OCEAN_ERR_STATE, "OceanProductGetC: %s plan has no product computed", OceanProductTypeName(prod->type));
+  OceanCheck(prod->has_symbolic && st->valid, OCEAN_ERR_STATE, "OceanProductGetC: %s plan has no product computed",
+             OceanProductTypeName(prod->type));
   OceanCall(OceanStageHostC(prod->ctx, st));
   if (nrows) *nrows = st->nrows;
   if (ncols) *ncols = st->ncols;
@@ -332,7 +360,8 @@ OceanError OceanProductGetC(OceanProduct prod, int64_t *nrows, int64_t *ncols, i
   return OCEAN_SUCCESS;
 }
 
-OceanError OceanProductGetDeviceC(OceanProduct prod, int64_t *nrows, int64_t *ncols, int64_t *nnz, const int64_t **d_rowptr, const int32_t **d_colidx, const double **d_values)
+OceanError OceanProductGetDeviceC(OceanProduct prod, int64_t *nrows, int64_t *ncols, int64_t *nnz,
+                                  const int64_t **d_rowptr, const int32_t **d_colidx, const double **d_values)
 {
   OceanStage    *st;
   const int64_t *rp;
@@ -340,10 +369,12 @@ OceanError OceanProductGetDeviceC(OceanProduct prod, int64_t *nrows, int64_t *nc
   const double  *v;
 
   OceanCheck(prod, OCEAN_ERR_ARG, "OceanProductGetDeviceC: NULL plan");
-  OceanCheck(prod->ctx->ops->device_c, OCEAN_ERR_NOT_AVAILABLE, "OceanProductGetDeviceC: the %s plan's context is a CPU context: C is on the host (OceanProductGetC)",
+  OceanCheck(prod->ctx->ops->device_c, OCEAN_ERR_NOT_AVAILABLE,
+             "OceanProductGetDeviceC: the %s plan's context is a CPU context: C is on the host (OceanProductGetC)",
              OceanProductTypeName(prod->type));
   st = OceanProductLastStage(prod);
-  OceanCheck(prod->has_symbolic && st->valid, OCEAN_ERR_STATE, "OceanProductGetDeviceC: %s plan has no product computed", OceanProductTypeName(prod->type));
+  OceanCheck(prod->has_symbolic && st->valid, OCEAN_ERR_STATE,
+             "OceanProductGetDeviceC: %s plan has no product computed", OceanProductTypeName(prod->type));
   OceanCall(prod->ctx->ops->device_c(st, &rp, &ci, &v));
   if (nrows) *nrows = st->nrows;
   if (ncols) *ncols = st->ncols;
@@ -357,12 +388,16 @@ OceanError OceanProductGetDeviceC(OceanProduct prod, int64_t *nrows, int64_t *nc
 OceanError OceanProductSetOperandMemType(OceanProduct prod, OceanMemoryType mtype)
 {
   OceanCheck(prod, OCEAN_ERR_ARG, "OceanProductSetOperandMemType: NULL plan");
-  OceanCheck(mtype == OCEAN_MEMORY_HOST || mtype == OCEAN_MEMORY_DEVICE, OCEAN_ERR_ARG, "OceanProductSetOperandMemType: unknown memory type %d", (int)mtype);
+  OceanCheck(mtype == OCEAN_MEMORY_HOST || mtype == OCEAN_MEMORY_DEVICE, OCEAN_ERR_ARG,
+             "OceanProductSetOperandMemType: unknown memory type %d", (int)mtype);
   if (mtype == OCEAN_MEMORY_DEVICE) {
     OceanCheck(prod->ctx->ops->check_device_csr, OCEAN_ERR_ARG,
-               "OceanProductSetOperandMemType: device-resident operands need a CUDA context; this %s plan's context is a CPU context (keep the operands on the host)",
+               "OceanProductSetOperandMemType: device-resident operands need a CUDA context; this %s plan's context is "
+               "a CPU context (keep the operands on the host)",
                OceanProductTypeName(prod->type));
-    OceanCheck(prod->type != OCEAN_PRODUCT_AtB, OCEAN_ERR_ARG, "OceanProductSetOperandMemType: device-resident operands are supported for AB and PtAP plans, not %s (its transpose is made on the host)",
+    OceanCheck(prod->type != OCEAN_PRODUCT_AtB, OCEAN_ERR_ARG,
+               "OceanProductSetOperandMemType: device-resident operands are supported for AB and PtAP plans, not %s "
+               "(its transpose is made on the host)",
                OceanProductTypeName(prod->type));
   }
   prod->mtype = mtype;
@@ -386,7 +421,9 @@ OceanError OceanProductGetNumStages(OceanProduct prod, int *nstages)
 OceanError OceanProductGetStats(OceanProduct prod, int stage, OceanStats *stats)
 {
   OceanCheck(prod && stats, OCEAN_ERR_ARG, "OceanProductGetStats: NULL argument");
-  OceanCheck(stage >= 0 && stage < prod->nstages, OCEAN_ERR_ARG, "OceanProductGetStats: stage %d of a %s plan with %d stage(s)", stage, OceanProductTypeName(prod->type), prod->nstages);
+  OceanCheck(stage >= 0 && stage < prod->nstages, OCEAN_ERR_ARG,
+             "OceanProductGetStats: stage %d of a %s plan with %d stage(s)", stage, OceanProductTypeName(prod->type),
+             prod->nstages);
   *stats = prod->stage[stage].stats;
   return OCEAN_SUCCESS;
 }
@@ -394,11 +431,13 @@ OceanError OceanProductGetStats(OceanProduct prod, int stage, OceanStats *stats)
 OceanError OceanProductGetRowInfo(OceanProduct prod, int stage, const OceanRowInfo **rows, int64_t *nrows)
 {
   OceanCheck(prod && rows && nrows, OCEAN_ERR_ARG, "OceanProductGetRowInfo: NULL argument");
-  OceanCheck(stage >= 0 && stage < prod->nstages, OCEAN_ERR_ARG, "OceanProductGetRowInfo: stage %d of a %s plan with %d stage(s)", stage, OceanProductTypeName(prod->type), prod->nstages);
-  OceanCheck(prod->stage[stage].rows && prod->stage[stage].valid, OCEAN_ERR_STATE, "OceanProductGetRowInfo: %s: no row records (set OceanOptions.record_rows before the symbolic phase)",
+  OceanCheck(stage >= 0 && stage < prod->nstages, OCEAN_ERR_ARG,
+             "OceanProductGetRowInfo: stage %d of a %s plan with %d stage(s)", stage, OceanProductTypeName(prod->type),
+             prod->nstages);
+  OceanCheck(prod->stage[stage].rows && prod->stage[stage].valid, OCEAN_ERR_STATE,
+             "OceanProductGetRowInfo: %s: no row records (set OceanOptions.record_rows before the symbolic phase)",
              prod->stage[stage].name);
   *rows  = prod->stage[stage].rows;
   *nrows = prod->stage[stage].nrows;
   return OCEAN_SUCCESS;
 }
-

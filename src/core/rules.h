@@ -20,13 +20,19 @@
 #include <stdint.h>
 
 #ifdef __CUDACC__
-  #define OCEAN_HD static inline __host__ __device__
+#define OCEAN_HD static inline __host__ __device__
 #else
-  #define OCEAN_HD static inline
+#define OCEAN_HD static inline
 #endif
 
-OCEAN_HD int64_t OceanMin64(int64_t a, int64_t b) { return a < b ? a : b; }
-OCEAN_HD int64_t OceanMax64(int64_t a, int64_t b) { return a > b ? a : b; }
+OCEAN_HD int64_t OceanMin64(int64_t a, int64_t b)
+{
+  return a < b ? a : b;
+}
+OCEAN_HD int64_t OceanMax64(int64_t a, int64_t b)
+{
+  return a > b ? a : b;
+}
 
 /* Number of bits needed to write v (0 for v == 0). */
 OCEAN_HD int OceanBitsFor(uint64_t v)
@@ -96,16 +102,26 @@ OCEAN_HD int64_t OceanHashSlot(int32_t col, int64_t cap)
 {
   uint32_t h = (uint32_t)col * 2654435761u;
 #if defined(__CUDA_ARCH__)
-  return (int64_t)__umulhi(h, (uint32_t)cap); /* the same high half: capacities stay below 2^32 (at most ncols / load) */
+  return (int64_t)__umulhi(h,
+                           (uint32_t)cap); /* the same high half: capacities stay below 2^32 (at most ncols / load) */
 #else
   return (int64_t)(((uint64_t)h * (uint64_t)cap) >> 32);
 #endif
 }
 
 /* Capacities of a bin as seen by the numeric (column + value) or the symbolic (column only) accumulators. */
-OCEAN_HD int64_t OceanBinHashCapacity(const OceanBinConfig *c, OceanPass ph) { return ph == OCEAN_PASS_NUMERIC ? c->hash_capacity : c->symbolic_hash_capacity; }
-OCEAN_HD int64_t OceanBinHashLimit(const OceanBinConfig *c, OceanPass ph) { return ph == OCEAN_PASS_NUMERIC ? c->hash_limit : c->symbolic_hash_limit; }
-OCEAN_HD int64_t OceanBinDenseColumns(const OceanBinConfig *c, OceanPass ph) { return ph == OCEAN_PASS_NUMERIC ? c->dense_columns : c->symbolic_dense_columns; }
+OCEAN_HD int64_t OceanBinHashCapacity(const OceanBinConfig *c, OceanPass ph)
+{
+  return ph == OCEAN_PASS_NUMERIC ? c->hash_capacity : c->symbolic_hash_capacity;
+}
+OCEAN_HD int64_t OceanBinHashLimit(const OceanBinConfig *c, OceanPass ph)
+{
+  return ph == OCEAN_PASS_NUMERIC ? c->hash_limit : c->symbolic_hash_limit;
+}
+OCEAN_HD int64_t OceanBinDenseColumns(const OceanBinConfig *c, OceanPass ph)
+{
+  return ph == OCEAN_PASS_NUMERIC ? c->dense_columns : c->symbolic_dense_columns;
+}
 
 OCEAN_HD void OceanRouteSet(OceanRoute *r, int bin, int acc, int64_t slot, int64_t capacity)
 {
@@ -132,9 +148,11 @@ OCEAN_HD int64_t OceanBinTeamThreads(const OceanBinConfig *c, int64_t warp)
 /* A SHORT or N0..N3 row with more products than its team should take (OCEAN_TEAM_PRODUCTS_PER_THREAD each: rows of
    Galerkin products of coarse levels have tens of thousands of products for a few dozen columns) moves up to the
    bin whose team is big enough (N4 at most).  Its slot stays; a hash row takes the bigger bin's table. */
-OCEAN_HD void OceanRoutePromote(const OceanBinConfig *bins, int64_t warp, OceanPass ph, const OceanRowShape *row, OceanRoute *r)
+OCEAN_HD void OceanRoutePromote(const OceanBinConfig *bins, int64_t warp, OceanPass ph, const OceanRowShape *row,
+                                OceanRoute *r)
 {
-  while (r->bin >= OCEAN_BIN_SHORT && r->bin < OCEAN_BIN_N4 && row->products > OCEAN_TEAM_PRODUCTS_PER_THREAD * OceanBinTeamThreads(&bins[r->bin], warp)) {
+  while (r->bin >= OCEAN_BIN_SHORT && r->bin < OCEAN_BIN_N4 &&
+         row->products > OCEAN_TEAM_PRODUCTS_PER_THREAD * OceanBinTeamThreads(&bins[r->bin], warp)) {
     r->bin = (uint8_t)(r->bin == OCEAN_BIN_SHORT ? OCEAN_BIN_N0 : r->bin + 1);
     if (r->acc == OCEAN_ACC_HASH) r->capacity = OceanBinHashCapacity(&bins[r->bin], ph);
   }
@@ -151,12 +169,13 @@ OCEAN_HD void OceanRoutePromote(const OceanBinConfig *bins, int64_t warp, OceanP
     smallest of N0..N4 where s <= dense columns -> DENSE; slot min(ub, p rounded up to a warp) numeric, ub symbolic
                           or where p <= hash limit -> HASH; slot min(limit, ub)
     otherwise, s <= LONG's dense columns -> LONG, dense in global memory (bitmap in shared); slot as DENSE's
-    otherwise                       -> LONG, hash in global memory of capacity for p (at least N4's); slot min(limit, ub)
-  then SHORT and N0..N3 rows with too many products for their team move up (OceanRoutePromote).
-  A row overflows when its nonzeros exceed its slot.  With p >= nnz (exact counts, upper bounds) no route
-  overflows.  The symbolic phase uses the symbolic (column-only) capacities.
+    otherwise                       -> LONG, hash in global memory of capacity for p (at least N4's); slot min(limit,
+  ub) then SHORT and N0..N3 rows with too many products for their team move up (OceanRoutePromote). A row overflows when
+  its nonzeros exceed its slot.  With p >= nnz (exact counts, upper bounds) no route overflows.  The symbolic phase uses
+  the symbolic (column-only) capacities.
 */
-OCEAN_HD void OceanRouteRowBins(const OceanBinConfig *bins, int64_t warp, double load, OceanPass ph, int64_t p, const OceanRowShape *row, OceanRoute *r)
+OCEAN_HD void OceanRouteRowBins(const OceanBinConfig *bins, int64_t warp, double load, OceanPass ph, int64_t p,
+                                const OceanRowShape *row, OceanRoute *r)
 {
   int b;
 
@@ -165,11 +184,14 @@ OCEAN_HD void OceanRouteRowBins(const OceanBinConfig *bins, int64_t warp, double
     return;
   }
   if (row->products <= bins[OCEAN_BIN_ESC2].max_products) {
-    OceanRouteSet(r, row->products <= bins[OCEAN_BIN_ESC4].max_products ? OCEAN_BIN_ESC4 : OCEAN_BIN_ESC2, OCEAN_ACC_ESC, row->ub, row->products);
+    OceanRouteSet(r, row->products <= bins[OCEAN_BIN_ESC4].max_products ? OCEAN_BIN_ESC4 : OCEAN_BIN_ESC2,
+                  OCEAN_ACC_ESC, row->ub, row->products);
     return;
   }
   if (p < warp && p <= OceanBinHashLimit(&bins[OCEAN_BIN_SHORT], ph)) {
-    OceanRouteSet(r, OCEAN_BIN_SHORT, OCEAN_ACC_HASH, OceanMin64(OceanBinHashLimit(&bins[OCEAN_BIN_SHORT], ph), row->ub), OceanBinHashCapacity(&bins[OCEAN_BIN_SHORT], ph));
+    OceanRouteSet(r, OCEAN_BIN_SHORT, OCEAN_ACC_HASH,
+                  OceanMin64(OceanBinHashLimit(&bins[OCEAN_BIN_SHORT], ph), row->ub),
+                  OceanBinHashCapacity(&bins[OCEAN_BIN_SHORT], ph));
     OceanRoutePromote(bins, warp, ph, row, r);
     return;
   }
@@ -210,13 +232,19 @@ OCEAN_HD void OceanRouteNarrow(int64_t p, const OceanRowShape *row, OceanRoute *
 OCEAN_HD int64_t OceanPredictFromEstimate(double estimate, double coefficient, const OceanRowShape *r)
 {
   double p = ceil(estimate * coefficient);
-  return r->products == 0 ? 0 : (p < (double)r->ub ? OceanMax64((int64_t)p, 1) : r->ub); /* the comparison also catches inf */
+  return r->products == 0
+         ? 0
+         : (p < (double)r->ub ? OceanMax64((int64_t)p, 1) : r->ub); /* the comparison also catches inf */
 }
 
 /* EXACT's first symbolic prediction: min(ub, ceil(products / conservative CR)). */
-OCEAN_HD int64_t OceanPredictExact(const OceanRowShape *r, double cr_conservative) { return OceanMin64(r->ub, (int64_t)ceil((double)r->products / cr_conservative)); }
+OCEAN_HD int64_t OceanPredictExact(const OceanRowShape *r, double cr_conservative)
+{
+  return OceanMin64(r->ub, (int64_t)ceil((double)r->products / cr_conservative));
+}
 
-/* ------------------------------------------------------------------------------------------------ sampling, statistics */
+/* ------------------------------------------------------------------------------------------------ sampling, statistics
+ */
 
 /* The j-th of ns sampled rows spread evenly over the nq rows with products: the row of rank
    floor((2j+1) nq / (2 ns)) among them, split so that it cannot overflow.  Strictly increasing in j for ns <= nq. */
@@ -227,7 +255,10 @@ OCEAN_HD int64_t OceanSampleIndex(int64_t j, int64_t nq, int64_t ns)
 }
 
 /* One row's term of OceanStats.estimate_mean_rel_error (rows with nnz > 0 only). */
-OCEAN_HD double OceanEstimateRelError(int64_t predicted, double coefficient, int64_t nnz) { return fabs((double)predicted / coefficient - (double)nnz) / (double)nnz; }
+OCEAN_HD double OceanEstimateRelError(int64_t predicted, double coefficient, int64_t nnz)
+{
+  return fabs((double)predicted / coefficient - (double)nnz) / (double)nnz;
+}
 
 /* ------------------------------------------------------------------------------------------------ sketches */
 
@@ -239,7 +270,10 @@ OCEAN_HD double OceanEstimateRelError(int64_t predicted, double coefficient, int
    removes it. */
 #define OCEAN_SKETCH_ML_BIAS 0.47
 
-OCEAN_HD int OceanLog2Int(int m) { return OceanBitsFor((uint64_t)m) - 1; }
+OCEAN_HD int OceanLog2Int(int m)
+{
+  return OceanBitsFor((uint64_t)m) - 1;
+}
 
 /* The splitmix64 output for the column (a fixed seed: the golden-ratio increment), so sketches built anywhere,
    any time, on any device, agree and can be merged. */
@@ -253,7 +287,10 @@ OCEAN_HD uint64_t OceanHashColumn(int32_t col)
 
 /* The set of update values a register knows, bit k-1 for value k: the three bits (1, seen(u-1), seen(u-2)) placed
    with their top at bit u-1 (branch-free; the empty register gives the empty set). */
-OCEAN_HD uint64_t OceanRegisterUnpack(uint8_t r) { return ((uint64_t)(4 | (r & 3)) << (r >> 2)) >> 3; }
+OCEAN_HD uint64_t OceanRegisterUnpack(uint8_t r)
+{
+  return ((uint64_t)(4 | (r & 3)) << (r >> 2)) >> 3;
+}
 
 OCEAN_HD uint8_t OceanRegisterPack(uint64_t set)
 {
@@ -285,7 +322,10 @@ OCEAN_HD void OceanSketchInsert(uint8_t *sketch, int log2m, int32_t col)
 }
 
 /* rho_k = 2^-min(k, q): the probability of update value k = 1..q+1 in a register (q = 64 - log2 m hash bits). */
-OCEAN_HD double OceanSketchRho(int k, int q) { return ldexp(1.0, -(k <= q ? k : q)); }
+OCEAN_HD double OceanSketchRho(int k, int q)
+{
+  return ldexp(1.0, -(k <= q ? k : q));
+}
 
 /*
   Maximum likelihood under the Poisson model (each register sees Poisson(lambda) columns, lambda = n/m; update
@@ -338,7 +378,7 @@ OCEAN_HD double OceanSketchEstimateRegisters(const uint8_t *sketch, int register
 {
   const int log2m = OceanLog2Int(registers), q = 64 - log2m;
   int       beta[66] = {0}, k_lo = q + 2, k_hi = 0, j;
-  double    alpha    = 0;
+  double    alpha = 0;
 
   /* beta[k] for update value k = 1..q+1 */
   for (j = 0; j < registers; j++) {

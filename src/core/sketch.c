@@ -29,7 +29,8 @@
 
 int OceanSketchRegistersValid(int registers)
 {
-  return registers >= OCEAN_HLL_MIN_REGISTERS && registers <= OCEAN_HLL_MAX_REGISTERS && (registers & (registers - 1)) == 0;
+  return registers >= OCEAN_HLL_MIN_REGISTERS && registers <= OCEAN_HLL_MAX_REGISTERS &&
+         (registers & (registers - 1)) == 0;
 }
 
 void OceanSketchBuild(const OceanCSR *B, int registers, uint8_t *sketches)
@@ -71,9 +72,13 @@ void OceanSketchMergeRow(const OceanCSR *A, int64_t i, const uint8_t *sketches, 
   for (j = 0; j < registers; j++) merged[j] = OceanRegisterPack(set[j]);
 }
 
-double OceanSketchEstimate(const uint8_t *sketch, int registers) { return OceanSketchEstimateRegisters(sketch, registers); }
+double OceanSketchEstimate(const uint8_t *sketch, int registers)
+{
+  return OceanSketchEstimateRegisters(sketch, registers);
+}
 
-OceanError OceanSketchEstimateRows(OceanContext ctx, const OceanCSR *A, const OceanCSR *B, int registers, uint8_t **scratch, double *estimate, int *reused)
+OceanError OceanSketchEstimateRows(OceanContext ctx, const OceanCSR *A, const OceanCSR *B, int registers,
+                                   uint8_t **scratch, double *estimate, int *reused)
 {
   const uint8_t *sketches;
   int64_t        i;
@@ -89,7 +94,8 @@ OceanError OceanSketchEstimateRows(OceanContext ctx, const OceanCSR *A, const Oc
   return OCEAN_SUCCESS;
 }
 
-OceanError OceanEstimateRowNnz(OceanContext ctx, const OceanCSR *A_in, const OceanCSR *B_in, int registers, double *estimate)
+OceanError OceanEstimateRowNnz(OceanContext ctx, const OceanCSR *A_in, const OceanCSR *B_in, int registers,
+                               double *estimate)
 {
   OceanCSR   A, B;
   uint8_t   *scratch = NULL;
@@ -98,9 +104,11 @@ OceanError OceanEstimateRowNnz(OceanContext ctx, const OceanCSR *A_in, const Oce
 
   OceanCheck(ctx, OCEAN_ERR_ARG, "OceanEstimateRowNnz: NULL context");
   OceanCall(OceanCSRPrepareAB("OceanEstimateRowNnz", A_in, B_in, &A, &B));
-  OceanCheck(OceanSketchRegistersValid(registers), OCEAN_ERR_ARG, "OceanEstimateRowNnz: %d registers: must be a power of two in [%d, %d]", registers, OCEAN_HLL_MIN_REGISTERS,
-             OCEAN_HLL_MAX_REGISTERS);
-  OceanCheck(estimate || A.nrows == 0, OCEAN_ERR_ARG, "OceanEstimateRowNnz: NULL estimate array for %lld rows", (long long)A.nrows);
+  OceanCheck(OceanSketchRegistersValid(registers), OCEAN_ERR_ARG,
+             "OceanEstimateRowNnz: %d registers: must be a power of two in [%d, %d]", registers,
+             OCEAN_HLL_MIN_REGISTERS, OCEAN_HLL_MAX_REGISTERS);
+  OceanCheck(estimate || A.nrows == 0, OCEAN_ERR_ARG, "OceanEstimateRowNnz: NULL estimate array for %lld rows",
+             (long long)A.nrows);
   err = OceanSketchEstimateRows(ctx, &A, &B, registers, &scratch, estimate, &reused);
   OceanFree(scratch);
   return err;
@@ -108,10 +116,12 @@ OceanError OceanEstimateRowNnz(OceanContext ctx, const OceanCSR *A_in, const Oce
 
 static int OceanSketchCacheMatch(const OceanSketchCacheEntry *e, const OceanCSR *B, int64_t b_nnz, int registers)
 {
-  return e->sketches && e->structure_id == B->structure_id && e->registers == registers && e->nrows == B->nrows && e->nnz == b_nnz;
+  return e->sketches && e->structure_id == B->structure_id && e->registers == registers && e->nrows == B->nrows &&
+         e->nnz == b_nnz;
 }
 
-int OceanSketchCacheFind(OceanSketchCacheEntry *cache, uint64_t *clock, const OceanCSR *B, int64_t b_nnz, int registers, OceanSketchCacheEntry **entry)
+int OceanSketchCacheFind(OceanSketchCacheEntry *cache, uint64_t *clock, const OceanCSR *B, int64_t b_nnz, int registers,
+                         OceanSketchCacheEntry **entry)
 {
   OceanSketchCacheEntry *e = NULL;
   int                    i;
@@ -130,7 +140,8 @@ int OceanSketchCacheFind(OceanSketchCacheEntry *cache, uint64_t *clock, const Oc
   return 0;
 }
 
-OceanError OceanContextGetSketches(OceanContext ctx, const OceanCSR *B, int registers, uint8_t **scratch, const uint8_t **sketches, int *reused)
+OceanError OceanContextGetSketches(OceanContext ctx, const OceanCSR *B, int registers, uint8_t **scratch,
+                                   const uint8_t **sketches, int *reused)
 {
   size_t                 nbytes = (size_t)B->nrows * (size_t)registers;
   OceanSketchCacheEntry *e      = NULL;

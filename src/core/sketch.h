@@ -18,15 +18,15 @@ double OceanSketchEstimate(const uint8_t *sketch, int registers);
 typedef struct {
   uint64_t structure_id; /* 0: unused entry */
   int      registers;
-  int64_t  nrows, nnz;   /* checked too: a reused id with other sizes is a caller bug we do not want to crash on */
-  uint8_t *sketches;     /* host or device memory, as the cache's owner keeps it */
+  int64_t  nrows, nnz; /* checked too: a reused id with other sizes is a caller bug we do not want to crash on */
+  uint8_t *sketches;   /* host or device memory, as the cache's owner keeps it */
   uint64_t last_use;
 } OceanSketchCacheEntry;
 
 /* The cache's lookup: 1 and the entry when B's sketches with this register count are there (its last use is
    bumped), else 0 and the least recently used entry to replace.  b_nnz: B's nonzeros (a device B's cannot be read
    off its rowptr). */
-int OceanSketchCacheFind(OceanSketchCacheEntry *cache, uint64_t *clock, const OceanCSR *B, int64_t b_nnz,
-                         int registers, OceanSketchCacheEntry **entry);
+int OceanSketchCacheFind(OceanSketchCacheEntry *cache, uint64_t *clock, const OceanCSR *B, int64_t b_nnz, int registers,
+                         OceanSketchCacheEntry **entry);
 
 #endif

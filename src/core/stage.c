@@ -61,8 +61,9 @@ static int64_t OceanPrefixSum(const int64_t *counts, int64_t n, int64_t *off)
 
 OceanError OceanStageCheckNnz(const OceanStage *st, int64_t nnz)
 {
-  OceanCheck(nnz <= st->set->options.max_output_nnz, OCEAN_ERR_INDEX_OVERFLOW, "%s: C (%lld x %lld) has %lld nonzeros, more than max_output_nnz = %lld", st->name,
-             (long long)st->nrows, (long long)st->ncols, (long long)nnz, (long long)st->set->options.max_output_nnz);
+  OceanCheck(nnz <= st->set->options.max_output_nnz, OCEAN_ERR_INDEX_OVERFLOW,
+             "%s: C (%lld x %lld) has %lld nonzeros, more than max_output_nnz = %lld", st->name, (long long)st->nrows,
+             (long long)st->ncols, (long long)nnz, (long long)st->set->options.max_output_nnz);
   return OCEAN_SUCCESS;
 }
 
@@ -126,13 +127,15 @@ static void OceanStageRecordOperands(OceanStage *st, const OceanCSR *A, const Oc
 
 int OceanStageSameOperands(const OceanStage *st, const OceanCSR *A, const OceanCSR *B)
 {
-  return st->valid && A->structure_id && B->structure_id && A->structure_id == st->a_id && B->structure_id == st->b_id && A->nrows == st->a_nrows && A->ncols == st->a_ncols &&
-         OceanStageOperandNnz(st, 0, A) == st->a_nnz && B->nrows == st->b_nrows && B->ncols == st->b_ncols && OceanStageOperandNnz(st, 1, B) == st->b_nnz;
+  return st->valid && A->structure_id && B->structure_id && A->structure_id == st->a_id &&
+         B->structure_id == st->b_id && A->nrows == st->a_nrows && A->ncols == st->a_ncols &&
+         OceanStageOperandNnz(st, 0, A) == st->a_nnz && B->nrows == st->b_nrows && B->ncols == st->b_ncols &&
+         OceanStageOperandNnz(st, 1, B) == st->b_nnz;
 }
 
 void OceanStageStatsFromAnalysis(OceanStage *st, const OceanCSR *A, const OceanCSR *B)
 {
-  OceanStats *s = &st->stats;
+  OceanStats *s              = &st->stats;
   int64_t     symbolic_calls = s->symbolic_calls, numeric_calls = s->numeric_calls;
   double      t_upload = s->t_upload, t_analysis = s->t_analysis; /* the upload and analysis precede this */
   int64_t     uploaded = s->uploaded_bytes;
@@ -222,7 +225,7 @@ static OceanError OceanStageLadder(OceanContext ctx, OceanStage *st, const Ocean
     OceanCall(ops->predict(ctx, st, A, B));
     OceanCall(ops->over_allocated(ctx, st, A, B, &switched));
   }
-  if (switched) { /* the slots would pass max_output_nnz */
+  if (switched) {                           /* the slots would pass max_output_nnz */
     st->stats.switched_to_exact = switched; /* 1: max_output_nnz, 2: device memory */
     st->dec.workflow            = OCEAN_WORKFLOW_EXACT;
     st->stats.workflow          = OCEAN_WORKFLOW_EXACT;
@@ -247,7 +250,8 @@ OceanError OceanStageSymbolic(OceanContext ctx, OceanStage *st, const OceanCSR *
   st->nrows = A->nrows;
   st->ncols = B->ncols;
   st->nnz   = 0;
-  err       = OceanSelectNarrow(&st->set->options, st->name, A->nrows, B->nrows, B->ncols, OceanStageOperandNnz(st, 1, B), &st->narrow);
+  err = OceanSelectNarrow(&st->set->options, st->name, A->nrows, B->nrows, B->ncols, OceanStageOperandNnz(st, 1, B),
+                          &st->narrow);
   if (!err) err = ctx->ops->symbolic_begin(ctx, st, A, B);
   if (!err) {
     err = OceanStageLadder(ctx, st, A, B);
@@ -266,17 +270,21 @@ OceanError OceanStageSymbolic(OceanContext ctx, OceanStage *st, const OceanCSR *
 /* Values only, into C's structure, with the exact routes. */
 OceanError OceanStageNumeric(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B)
 {
-  OceanStats     *s = &st->stats;
-  OceanError      err;
-  double          t0, seconds;
+  OceanStats *s = &st->stats;
+  OceanError  err;
+  double      t0, seconds;
 
   st->stats.t_upload = st->stats.t_download = 0;
   st->stats.uploaded_bytes                  = 0;
-  OceanCheck(OceanStageSameOperands(st, A, B), OCEAN_ERR_STATE,
-             "%s: numeric needs the operands of the last symbolic phase (structure ids %llu, %llu; sizes %lld x %lld with %lld nonzeros and %lld x %lld with %lld), got ids %llu, %llu, sizes %lld x %lld (%lld) and %lld x %lld (%lld)",
-             st->name, (unsigned long long)st->a_id, (unsigned long long)st->b_id, (long long)st->a_nrows, (long long)st->a_ncols, (long long)st->a_nnz, (long long)st->b_nrows,
-             (long long)st->b_ncols, (long long)st->b_nnz, (unsigned long long)A->structure_id, (unsigned long long)B->structure_id, (long long)A->nrows, (long long)A->ncols,
-             (long long)OceanStageOperandNnz(st, 0, A), (long long)B->nrows, (long long)B->ncols, (long long)OceanStageOperandNnz(st, 1, B));
+  OceanCheck(
+    OceanStageSameOperands(st, A, B), OCEAN_ERR_STATE,
+    "%s: numeric needs the operands of the last symbolic phase (structure ids %llu, %llu; sizes %lld x %lld with %lld "
+    "nonzeros and %lld x %lld with %lld), got ids %llu, %llu, sizes %lld x %lld (%lld) and %lld x %lld (%lld)",
+    st->name, (unsigned long long)st->a_id, (unsigned long long)st->b_id, (long long)st->a_nrows,
+    (long long)st->a_ncols, (long long)st->a_nnz, (long long)st->b_nrows, (long long)st->b_ncols, (long long)st->b_nnz,
+    (unsigned long long)A->structure_id, (unsigned long long)B->structure_id, (long long)A->nrows, (long long)A->ncols,
+    (long long)OceanStageOperandNnz(st, 0, A), (long long)B->nrows, (long long)B->ncols,
+    (long long)OceanStageOperandNnz(st, 1, B));
   t0  = OceanPhaseBegin(ctx, OCEAN_PHASE_NUMERIC);
   err = ctx->ops->numeric(ctx, st, A, B);
   (void)OceanPhaseEnd(ctx, OCEAN_PHASE_NUMERIC, err ? 0.0 : 2.0 * (double)st->an.products, t0);
@@ -287,7 +295,7 @@ OceanError OceanStageNumeric(OceanContext ctx, OceanStage *st, const OceanCSR *A
      into C's known structure); the bins are those of the plan's exact routes */
   s->numeric_calls++;
   s->t_analysis = s->t_estimate = s->t_symbolic = s->t_fallback = s->t_compact = s->t_transpose = 0;
-  s->t_numeric                                                                = seconds;
+  s->t_numeric                                                                                  = seconds;
   s->overflow_rows = s->symbolic_retry_rows = 0;
   s->switched_to_exact = s->sketches_reused = 0;
   s->allocated_entries                      = st->nnz;

@@ -18,19 +18,19 @@ typedef struct {
   int64_t    *list;      /* overflowed rows */
   int32_t    *bcols, *fcols;
   double     *bvals, *fvals;
-  uint8_t    *sketches;  /* sketches of B when its structure id is 0 */
+  uint8_t    *sketches; /* sketches of B when its structure id is 0 */
 } OceanStageScratch;
 
 typedef struct _p_OceanStage {
-  const char       *name;
-  const OceanSettings *set; /* the plan's settings for the current call */
-  int               valid; /* C and the exact routes describe the operands below */
-  uint64_t          a_id, b_id;
-  int64_t           a_nrows, a_ncols, a_nnz, b_nrows, b_ncols, b_nnz;
-  OceanAnalysis     an;
-  OceanDecision     dec;
+  const char          *name;
+  const OceanSettings *set;   /* the plan's settings for the current call */
+  int                  valid; /* C and the exact routes describe the operands below */
+  uint64_t             a_id, b_id;
+  int64_t              a_nrows, a_ncols, a_nnz, b_nrows, b_ncols, b_nnz;
+  OceanAnalysis        an;
+  OceanDecision        dec;
   int               narrow; /* the current symbolic call takes the NARROW workflow (OceanSelectNarrow, both backends) */
-  OceanRoute       *exact; /* routes with p = nnz: numeric-only reuse */
+  OceanRoute       *exact;  /* routes with p = nnz: numeric-only reuse */
   int64_t           nrows, ncols, nnz;
   int64_t          *rowptr; /* C on the host: the CPU backend's result; the CUDA backend's copy, made lazily */
   int32_t          *colidx;
@@ -45,30 +45,32 @@ typedef struct _p_OceanStage {
 } OceanStage;
 
 /* Nonzeros of operand k (0: A, 1: B) of the stage's current call. */
-static inline int64_t OceanStageOperandNnz(const OceanStage *st, int k, const OceanCSR *M) { return st->dev_operands ? st->op_nnz[k] : OceanCSRNnz(M); }
+static inline int64_t OceanStageOperandNnz(const OceanStage *st, int k, const OceanCSR *M)
+{
+  return st->dev_operands ? st->op_nnz[k] : OceanCSRNnz(M);
+}
 
 /* The statistics the analysis and the decision give (times of the upload and the analysis kept). */
-void       OceanStageStatsFromAnalysis(OceanStage *st, const OceanCSR *A, const OceanCSR *B);
+void OceanStageStatsFromAnalysis(OceanStage *st, const OceanCSR *A, const OceanCSR *B);
 /* C's size against max_output_nnz. */
 OceanError OceanStageCheckNnz(const OceanStage *st, int64_t nnz);
 /* C's row offsets from exact counts (after the size check), then its column and value arrays, on the host. */
 OceanError OceanStageAllocC(OceanStage *st, const int64_t *counts);
 /* Rows per bin and per accumulator of routes[0, nrows) into s. */
-void       OceanStageCountBins(const OceanStage *st, const OceanRoute *routes, OceanStats *s);
+void OceanStageCountBins(const OceanStage *st, const OceanRoute *routes, OceanStats *s);
 /* The mean relative error of the estimates (estimate workflow, per-row arrays on the host), a serial sum. */
-double     OceanStageEstimateError(const OceanStage *st);
+double OceanStageEstimateError(const OceanStage *st);
 /* Routes every row by predicted[i] (the NARROW workflow has its single route). */
-void       OceanStageRouteRows(const OceanStage *st, OceanPass pass, const int64_t *predicted, OceanRoute *routes);
+void OceanStageRouteRows(const OceanStage *st, OceanPass pass, const int64_t *predicted, OceanRoute *routes);
 
 /* The stage's symbolic phase (analysis, workflow, C and the exact routes for numeric reuse) and numeric-only phase
    (new values into C's structure), each through the context's backend. */
 OceanError OceanStageSymbolic(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B);
 OceanError OceanStageNumeric(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B);
 /* Whether A and B are the operands of the stage's last symbolic phase (structure ids, sizes, nonzeros). */
-int        OceanStageSameOperands(const OceanStage *st, const OceanCSR *A, const OceanCSR *B);
+int OceanStageSameOperands(const OceanStage *st, const OceanCSR *A, const OceanCSR *B);
 /* C on the host (a backend that keeps it on the device copies what is stale). */
 OceanError OceanStageHostC(OceanContext ctx, OceanStage *st);
 void       OceanStageDestroy(OceanContext ctx, OceanStage *st);
 
 #endif
-

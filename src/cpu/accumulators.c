@@ -34,7 +34,8 @@ static OceanError OceanGrow(void **ptr, int64_t *n, int64_t need, size_t size, i
   return OCEAN_SUCCESS;
 }
 
-#define OceanGrowArray(ws, f, need, fill, bytes) OceanGrow((void **)&(ws)->f, &(ws)->n##f, (need), sizeof(*(ws)->f), (fill), (bytes))
+#define OceanGrowArray(ws, f, need, fill, bytes) \
+  OceanGrow((void **)&(ws)->f, &(ws)->n##f, (need), sizeof(*(ws)->f), (fill), (bytes))
 
 static OceanError OceanWorkspaceEnsure(OceanWorkspace *ws, const OceanRoute *r, int numeric, int64_t *bytes)
 {
@@ -71,12 +72,13 @@ static OceanError OceanWorkspaceEnsure(OceanWorkspace *ws, const OceanRoute *r, 
    LONG bin's global hash grows them later. */
 OceanError OceanWorkspacesCreate(const OceanBinConfig bins[OCEAN_NUM_BINS], int n, OceanWorkspace **ws)
 {
-  const OceanBinConfig *n4    = &bins[OCEAN_BIN_N4];
-  const OceanRoute      r[4]  = {
-    {.acc = OCEAN_ACC_ESC, .capacity = bins[OCEAN_BIN_ESC2].max_products, .slot = 0},
-    {.acc = OCEAN_ACC_HASH, .capacity = n4->hash_capacity, .slot = n4->hash_limit},
-    {.acc = OCEAN_ACC_HASH, .capacity = n4->symbolic_hash_capacity, .slot = n4->symbolic_hash_limit}, /* symbolic */
-    {.acc = OCEAN_ACC_DENSE, .capacity = OceanMax64(n4->dense_columns, n4->symbolic_dense_columns), .slot = 0},
+  const OceanBinConfig *n4   = &bins[OCEAN_BIN_N4];
+  const OceanRoute      r[4] = {
+         {.acc = OCEAN_ACC_ESC, .capacity = bins[OCEAN_BIN_ESC2].max_products, .slot = 0},
+         {.acc = OCEAN_ACC_HASH, .capacity = n4->hash_capacity, .slot = n4->hash_limit},
+         /* symbolic */
+         {.acc = OCEAN_ACC_HASH, .capacity = n4->symbolic_hash_capacity, .slot = n4->symbolic_hash_limit},
+         {.acc = OCEAN_ACC_DENSE, .capacity = OceanMax64(n4->dense_columns, n4->symbolic_dense_columns), .slot = 0},
   };
   int     t, j;
   int64_t bytes = 0;
@@ -129,7 +131,6 @@ void OceanWorkspacesResetPacked(OceanWorkspace *ws, int n)
   for (t = 0; t < n; t++) ws[t].all_packed = 1;
 }
 
-
 /* ------------------------------------------------------------------------------------------------ key-ptr sort */
 
 #define OCEAN_INSERTION_SORT_MAX 32
@@ -172,13 +173,13 @@ OCEAN_DEFINE_KEYPTR_SORT(OceanSortKeyPtr64, uint64_t)
 
 /* ------------------------------------------------------------------------------------------------ ESC */
 
-static void OceanEscRow(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B, int64_t i, const OceanRoute *r, int32_t *cols, double *vals, int64_t *count,
-                        int *overflow)
+static void OceanEscRow(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B, int64_t i, const OceanRoute *r,
+                        int32_t *cols, double *vals, int64_t *count, int *overflow)
 {
   const int numeric = cols != NULL;
   int32_t  *ec      = ws->esc_cols;
   double   *ev      = ws->esc_vals;
-  int64_t   n = 0, a, b, t, u, c;
+  int64_t   n       = 0, a, b, t, u, c;
 
   for (t = A->rowptr[i]; t < A->rowptr[i + 1]; t++) { /* expand */
     const int32_t k = A->colidx[t];
@@ -214,7 +215,8 @@ static void OceanEscRow(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B
 /* OceanHashSlot (the table position of a column): core/rules.h */
 
 /* Inserts all products of row i; returns 1 (overflow) when a new column would pass the slot. */
-static int OceanHashAccumulate(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B, int64_t i, const OceanRoute *r, int numeric, int64_t *count)
+static int OceanHashAccumulate(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B, int64_t i, const OceanRoute *r,
+                               int numeric, int64_t *count)
 {
   int32_t      *keys = ws->keys;
   double       *hv   = ws->hvals;
@@ -251,7 +253,8 @@ static void OceanHashClear(OceanWorkspace *ws, int64_t n)
 }
 
 /* Sorted output of the n entries in the table, through packed key-ptr words; clears the table. */
-static void OceanHashExtract(OceanWorkspace *ws, int64_t n, const OceanRowShape *row, const OceanRoute *r, int32_t *cols, double *vals)
+static void OceanHashExtract(OceanWorkspace *ws, int64_t n, const OceanRowShape *row, const OceanRoute *r,
+                             int32_t *cols, double *vals)
 {
   const int     kb = OceanBitsFor((uint64_t)(row->span - 1)), pb = OceanBitsFor((uint64_t)(r->capacity - 1));
   const int32_t base = row->colmin;
@@ -262,7 +265,8 @@ static void OceanHashExtract(OceanWorkspace *ws, int64_t n, const OceanRowShape 
   if (kb + pb <= 32) {
     const uint32_t mask = (uint32_t)((1ULL << pb) - 1);
     uint32_t      *w    = (uint32_t *)ws->sorta;
-    for (j = 0; j < n; j++) w[j] = (uint32_t)(((uint64_t)(uint32_t)(keys[ws->used[j]] - base) << pb) | (uint64_t)ws->used[j]);
+    for (j = 0; j < n; j++)
+      w[j] = (uint32_t)(((uint64_t)(uint32_t)(keys[ws->used[j]] - base) << pb) | (uint64_t)ws->used[j]);
     w = OceanSortKeyPtr32(w, (uint32_t *)ws->sortb, n, pb, kb);
     for (j = 0; j < n; j++) {
       const int64_t pos = w[j] & mask;
@@ -285,8 +289,8 @@ static void OceanHashExtract(OceanWorkspace *ws, int64_t n, const OceanRowShape 
   }
 }
 
-static void OceanHashRow(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B, int64_t i, const OceanRowShape *row, const OceanRoute *r, int32_t *cols, double *vals,
-                         int64_t *count, int *overflow)
+static void OceanHashRow(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B, int64_t i, const OceanRowShape *row,
+                         const OceanRoute *r, int32_t *cols, double *vals, int64_t *count, int *overflow)
 {
   *overflow = OceanHashAccumulate(ws, A, B, i, r, cols != NULL, count);
   if (*overflow || !cols) OceanHashClear(ws, *count);
@@ -320,10 +324,11 @@ static inline int OceanCtz64(uint64_t x)
 #endif
 }
 
-static void OceanDenseAccumulate(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B, int64_t i, const OceanRowShape *row, int numeric, int bitmap_query)
+static void OceanDenseAccumulate(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B, int64_t i,
+                                 const OceanRowShape *row, int numeric, int bitmap_query)
 {
-  uint64_t *bm   = ws->bitmap;
-  double   *dv   = ws->dense;
+  uint64_t *bm = ws->bitmap;
+  double   *dv = ws->dense;
   int64_t   t, u;
 
   for (t = A->rowptr[i]; t < A->rowptr[i + 1]; t++) {
@@ -348,7 +353,8 @@ static void OceanDenseAccumulate(OceanWorkspace *ws, const OceanCSR *A, const Oc
 }
 
 /* Output in column order when the row fits its slot; always leaves the bitmap and values cleared. */
-static void OceanDenseExtract(OceanWorkspace *ws, const OceanRowShape *row, const OceanRoute *r, int32_t *cols, double *vals, int64_t *count, int *overflow)
+static void OceanDenseExtract(OceanWorkspace *ws, const OceanRowShape *row, const OceanRoute *r, int32_t *cols,
+                              double *vals, int64_t *count, int *overflow)
 {
   const int64_t nw = (row->span + 63) / 64;
   uint64_t     *bm = ws->bitmap;
@@ -376,8 +382,9 @@ static void OceanDenseExtract(OceanWorkspace *ws, const OceanRowShape *row, cons
 
 /* ------------------------------------------------------------------------------------------------ rows */
 
-OceanError OceanCpuRow(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B, int64_t i, const OceanRowShape *row, const OceanRoute *r, int bitmap_query, int32_t *cols,
-                       double *vals, int64_t *count, int *overflow, int64_t *bytes)
+OceanError OceanCpuRow(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B, int64_t i, const OceanRowShape *row,
+                       const OceanRoute *r, int bitmap_query, int32_t *cols, double *vals, int64_t *count,
+                       int *overflow, int64_t *bytes)
 {
   *count    = 0;
   *overflow = 0;
@@ -396,7 +403,8 @@ OceanError OceanCpuRow(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B,
   return OCEAN_SUCCESS;
 }
 
-OceanError OceanCpuRowKnown(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B, int64_t i, const int32_t *cols, int64_t n, double *vals, int64_t *bytes)
+OceanError OceanCpuRowKnown(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B, int64_t i, const int32_t *cols,
+                            int64_t n, double *vals, int64_t *bytes)
 {
   OceanError err = OCEAN_SUCCESS;
   int64_t    j, t, u;
@@ -422,8 +430,8 @@ OceanError OceanCpuRowKnown(OceanWorkspace *ws, const OceanCSR *A, const OceanCS
   return err;
 }
 
-OceanError OceanCpuCountRow(const OceanSettings *set, OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B, int64_t i, const OceanRowShape *row, int64_t p, int64_t *nnz,
-                            int *retried, int64_t *bytes)
+OceanError OceanCpuCountRow(const OceanSettings *set, OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B,
+                            int64_t i, const OceanRowShape *row, int64_t p, int64_t *nnz, int *retried, int64_t *bytes)
 {
   *retried = 0;
   for (;;) {

@@ -32,7 +32,8 @@ OceanError OceanCountRowNnz(const OceanCSR *A_in, const OceanCSR *B_in, int64_t 
       int        retried;
       OceanError e;
       if (OceanParallelFailed(&ps)) continue;
-      e = OceanCpuCountRow(&ctx->set, &ws[OceanThreadNum()], &A, &B, i, &an.rows[i], an.rows[i].ub, &nnz[i], &retried, &bytes);
+      e = OceanCpuCountRow(&ctx->set, &ws[OceanThreadNum()], &A, &B, i, &an.rows[i], an.rows[i].ub, &nnz[i], &retried,
+                           &bytes);
       if (e) OceanParallelFail(&ps, e, i, bytes);
     }
     err = OceanParallelReport(&ps, "OceanCountRowNnz");

@@ -10,15 +10,15 @@
 
 /* Per-thread scratch of the CPU accumulators (accumulators.c), sized from the bin table; the LONG bin grows it. */
 typedef struct {
-  int32_t  *keys;   /* hash columns, -1 when free; all free between rows */
-  double   *hvals;  /* hash values */
-  int64_t  *used;   /* table positions in insertion order: clearing, packing */
-  double   *dense;  /* dense values; all zero between rows */
-  uint64_t *bitmap; /* dense bitmap; all zero between rows */
+  int32_t  *keys;          /* hash columns, -1 when free; all free between rows */
+  double   *hvals;         /* hash values */
+  int64_t  *used;          /* table positions in insertion order: clearing, packing */
+  double   *dense;         /* dense values; all zero between rows */
+  uint64_t *bitmap;        /* dense bitmap; all zero between rows */
   void     *sorta, *sortb; /* key-ptr words (8 bytes per entry reserved) */
   int32_t  *esc_cols;
   double   *esc_vals;
-  int32_t  *pos;      /* numeric-only reuse: a column's position in the current row of C; all -1 between rows */
+  int32_t  *pos; /* numeric-only reuse: a column's position in the current row of C; all -1 between rows */
   int64_t   nkeys, nhvals, nused, ndense, nbitmap, nsort, nesc_cols, nesc_vals, npos;
   int       all_packed; /* every hash row sorted 32-bit key-ptr words */
   char      pad[64];    /* the workspaces of different threads sit in one array */
@@ -43,18 +43,21 @@ void       OceanWorkspacesDestroy(OceanWorkspace **ws, int n);
    entries to cols/vals.  Symbolic when cols == NULL: counts.  *overflow is set (and nothing valid written) when
    the row has more than route->slot nonzeros.  Fails only when the workspace cannot grow (*bytes: the request). */
 OceanError OceanCpuRow(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B, int64_t i, const OceanRowShape *row,
-                       const OceanRoute *route, int bitmap_query, int32_t *cols, double *vals, int64_t *count, int *overflow, int64_t *bytes);
+                       const OceanRoute *route, int bitmap_query, int32_t *cols, double *vals, int64_t *count,
+                       int *overflow, int64_t *bytes);
 
 /* Numeric-only reuse of row i: the values of C's known row (columns cols[0, n), sorted) into vals, each product added
    at its column's position, in product order (the accumulators' sums, bitwise).  OCEAN_ERR_STATE when a product's
    column is not in the row.  *bytes: the workspace size asked when it fails to grow. */
-OceanError OceanCpuRowKnown(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B, int64_t i, const int32_t *cols, int64_t n, double *vals, int64_t *bytes);
+OceanError OceanCpuRowKnown(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B, int64_t i, const int32_t *cols,
+                            int64_t n, double *vals, int64_t *bytes);
 /* Exact nonzero count of one row by the symbolic accumulators, starting from the route of prediction p and
    retrying with the next larger configuration while the symbolic accumulator overflows. */
-OceanError OceanCpuCountRow(const OceanSettings *set, OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B, int64_t i, const OceanRowShape *row,
-                            int64_t p, int64_t *nnz, int *retried, int64_t *bytes);
+OceanError OceanCpuCountRow(const OceanSettings *set, OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B,
+                            int64_t i, const OceanRowShape *row, int64_t p, int64_t *nnz, int *retried, int64_t *bytes);
 
-/* Whether every hash-accumulated row so far sorted 32-bit packed key-ptr words (reset with OceanWorkspacesResetPacked). */
+/* Whether every hash-accumulated row so far sorted 32-bit packed key-ptr words (reset with OceanWorkspacesResetPacked).
+ */
 int  OceanWorkspacesAllPacked(OceanWorkspace *ws, int n);
 void OceanWorkspacesResetPacked(OceanWorkspace *ws, int n);
 

@@ -6,7 +6,10 @@
 
 /* ------------------------------------------------------------------------------------------------ context */
 
-static OceanCpuContext *OceanCpuCtx(OceanContext ctx) { return (OceanCpuContext *)ctx->backend_data; }
+static OceanCpuContext *OceanCpuCtx(OceanContext ctx)
+{
+  return (OceanCpuContext *)ctx->backend_data;
+}
 
 static OceanError OceanCpuContextSetup(OceanContext ctx, int device, const OceanDeviceProfile *profile)
 {
@@ -45,7 +48,8 @@ OceanError OceanCpuWorkspaces(OceanContext ctx, const OceanSettings *set, OceanW
 
 /* ------------------------------------------------------------------------------------------------ analysis */
 
-OceanError OceanCpuAnalyzeSample(OceanContext ctx, const OceanSettings *set, const OceanCSR *A, const OceanCSR *B, OceanAnalysis *an)
+OceanError OceanCpuAnalyzeSample(OceanContext ctx, const OceanSettings *set, const OceanCSR *A, const OceanCSR *B,
+                                 OceanAnalysis *an)
 {
   int64_t            *sample, *count, ns, j;
   OceanWorkspace     *ws;
@@ -68,7 +72,8 @@ OceanError OceanCpuAnalyzeSample(OceanContext ctx, const OceanSettings *set, con
     OceanError err;
     if (OceanParallelFailed(&st)) continue;
     /* p = ub always fits, so this never retries */
-    err = OceanCpuCountRow(set, &ws[OceanThreadNum()], A, B, sample[j], &an->rows[sample[j]], an->rows[sample[j]].ub, &count[j], &retried, &bytes);
+    err = OceanCpuCountRow(set, &ws[OceanThreadNum()], A, B, sample[j], &an->rows[sample[j]], an->rows[sample[j]].ub,
+                           &count[j], &retried, &bytes);
     if (err) OceanParallelFail(&st, err, sample[j], bytes);
   }
   if (!st.failed) OceanAnalysisSampleFinish(an, sample + 2 * ns, count, ns);
@@ -79,7 +84,8 @@ OceanError OceanCpuAnalyzeSample(OceanContext ctx, const OceanSettings *set, con
 /* ------------------------------------------------------------------------------------------------ workflows */
 
 /* Numeric pass of the over-allocating workflows: each row into its slot, overflow flagged. */
-static OceanError OceanCpuNumericIntoSlots(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B, OceanWorkspace *ws)
+static OceanError OceanCpuNumericIntoSlots(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B,
+                                           OceanWorkspace *ws)
 {
   OceanStageScratch  *t  = &st->tmp;
   OceanParallelStatus ps = {0, OCEAN_SUCCESS, 0, 0};
@@ -91,8 +97,8 @@ static OceanError OceanCpuNumericIntoSlots(OceanContext ctx, OceanStage *st, con
     int        overflow;
     OceanError err;
     if (OceanParallelFailed(&ps)) continue;
-    err = OceanCpuRow(&ws[OceanThreadNum()], A, B, i, &st->an.rows[i], &t->routes[i], st->dec.bitmap_query, t->bcols + t->offsets[i], t->bvals + t->offsets[i], &t->counts[i],
-                      &overflow, &bytes);
+    err = OceanCpuRow(&ws[OceanThreadNum()], A, B, i, &st->an.rows[i], &t->routes[i], st->dec.bitmap_query,
+                      t->bcols + t->offsets[i], t->bvals + t->offsets[i], &t->counts[i], &overflow, &bytes);
     if (err) OceanParallelFail(&ps, err, i, bytes);
     t->flags[i] = (uint8_t)overflow;
   }
@@ -104,7 +110,8 @@ static OceanError OceanCpuNumericIntoSlots(OceanContext ctx, OceanStage *st, con
   that overflowed), then C's size check, then each is re-routed by its exact count and computed into an exactly
   sized buffer.  Their fallback offsets replace their slot offsets.
 */
-static OceanError OceanCpuFallback(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B, OceanWorkspace *ws, int64_t n)
+static OceanError OceanCpuFallback(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B,
+                                   OceanWorkspace *ws, int64_t n)
 {
   OceanStageScratch  *t  = &st->tmp;
   OceanParallelStatus ps = {0, OCEAN_SUCCESS, 0, 0};
@@ -116,13 +123,14 @@ static OceanError OceanCpuFallback(OceanContext ctx, OceanStage *st, const Ocean
 
 #pragma omp parallel for schedule(dynamic, 1)
   for (j = 0; j < n; j++) {
-    const int64_t  row = t->list[j];
-    const OceanRowShape *sh = &st->an.rows[row];
-    int64_t        bytes = 0;
-    int            retried;
-    OceanError     err;
+    const int64_t        row   = t->list[j];
+    const OceanRowShape *sh    = &st->an.rows[row];
+    int64_t              bytes = 0;
+    int                  retried;
+    OceanError           err;
     if (OceanParallelFailed(&ps)) continue;
-    err = OceanCpuCountRow(st->set, &ws[OceanThreadNum()], A, B, row, sh, OceanMin64(sh->ub, 2 * t->routes[row].slot), &t->counts[row], &retried, &bytes);
+    err = OceanCpuCountRow(st->set, &ws[OceanThreadNum()], A, B, row, sh, OceanMin64(sh->ub, 2 * t->routes[row].slot),
+                           &t->counts[row], &retried, &bytes);
     if (err) OceanParallelFail(&ps, err, row, bytes);
   }
   OceanCall(OceanParallelReport(&ps, st->name));
@@ -145,8 +153,10 @@ static OceanError OceanCpuFallback(OceanContext ctx, OceanStage *st, const Ocean
     OceanError    err;
     if (OceanParallelFailed(&ps)) continue;
     OceanRouteRow(st->set, OCEAN_PASS_NUMERIC, t->counts[row], &st->an.rows[row], &r);
-    err = OceanCpuRow(&ws[OceanThreadNum()], A, B, row, &st->an.rows[row], &r, st->dec.bitmap_query, t->fcols + t->offsets[row], t->fvals + t->offsets[row], &count, &overflow, &bytes);
-    if (!err && (overflow || count != t->counts[row])) err = OCEAN_ERR_STATE; /* cannot happen: the exact count routes without overflow */
+    err = OceanCpuRow(&ws[OceanThreadNum()], A, B, row, &st->an.rows[row], &r, st->dec.bitmap_query,
+                      t->fcols + t->offsets[row], t->fvals + t->offsets[row], &count, &overflow, &bytes);
+    if (!err && (overflow || count != t->counts[row]))
+      err = OCEAN_ERR_STATE; /* cannot happen: the exact count routes without overflow */
     if (err) OceanParallelFail(&ps, err, row, bytes);
   }
   return OceanParallelReport(&ps, st->name);
@@ -172,7 +182,8 @@ static OceanError OceanCpuCompact(OceanStage *st)
 /* UPPER_BOUND, ESTIMATE and NARROW: route by t->predicted, numeric into slots, fallback, compaction.  Sets *switched
    (and does nothing) when the slots would pass max_output_nnz; NARROW never switches (its dense rows are bounded
    by narrow_max_entries, and C's exact size is checked). */
-static OceanError OceanCpuOverAllocated(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B, int *switched)
+static OceanError OceanCpuOverAllocated(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B,
+                                        int *switched)
 {
   OceanStageScratch *t = &st->tmp;
   OceanStats        *s = &st->stats;
@@ -243,7 +254,8 @@ static OceanError OceanCpuEstimate(OceanContext ctx, OceanStage *st, const Ocean
 }
 
 /* EXACT's symbolic pass: exact counts into t->predicted, each row first routed by products / conservative CR. */
-static OceanError OceanCpuExactSymbolic(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B, OceanWorkspace *ws)
+static OceanError OceanCpuExactSymbolic(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B,
+                                        OceanWorkspace *ws)
 {
   OceanStageScratch  *t  = &st->tmp;
   OceanParallelStatus ps = {0, OCEAN_SUCCESS, 0, 0};
@@ -265,7 +277,8 @@ static OceanError OceanCpuExactSymbolic(OceanContext ctx, OceanStage *st, const 
 }
 
 /* EXACT's numeric pass: every row by its exact route straight into C. */
-static OceanError OceanCpuExactNumeric(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B, OceanWorkspace *ws)
+static OceanError OceanCpuExactNumeric(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B,
+                                       OceanWorkspace *ws)
 {
   OceanStageScratch  *t  = &st->tmp;
   OceanParallelStatus ps = {0, OCEAN_SUCCESS, 0, 0};
@@ -277,9 +290,10 @@ static OceanError OceanCpuExactNumeric(OceanContext ctx, OceanStage *st, const O
     int        overflow;
     OceanError err;
     if (OceanParallelFailed(&ps)) continue;
-    err = OceanCpuRow(&ws[OceanThreadNum()], A, B, i, &st->an.rows[i], &t->routes[i], st->dec.bitmap_query, st->colidx + st->rowptr[i], st->values + st->rowptr[i], &count,
-                      &overflow, &bytes);
-    if (!err && (overflow || count != t->predicted[i])) err = OCEAN_ERR_STATE; /* cannot happen: exact routes never overflow */
+    err = OceanCpuRow(&ws[OceanThreadNum()], A, B, i, &st->an.rows[i], &t->routes[i], st->dec.bitmap_query,
+                      st->colidx + st->rowptr[i], st->values + st->rowptr[i], &count, &overflow, &bytes);
+    if (!err && (overflow || count != t->predicted[i]))
+      err = OCEAN_ERR_STATE; /* cannot happen: exact routes never overflow */
     if (err) OceanParallelFail(&ps, err, i, bytes);
   }
   return OceanParallelReport(&ps, st->name);
@@ -332,7 +346,8 @@ static OceanError OceanCpuAnalyze(OceanContext ctx, OceanStage *st, const OceanC
 
   t0  = OceanPhaseBegin(ctx, OCEAN_PHASE_ANALYSIS);
   err = OceanAnalyzeShapes(A, B, &st->an);
-  if (!err && !st->narrow && OceanAnalysisNeedsSample(&st->set->options, &st->an)) err = OceanCpuAnalyzeSample(ctx, st->set, A, B, &st->an);
+  if (!err && !st->narrow && OceanAnalysisNeedsSample(&st->set->options, &st->an))
+    err = OceanCpuAnalyzeSample(ctx, st->set, A, B, &st->an);
   st->stats.t_analysis = OceanPhaseEnd(ctx, OCEAN_PHASE_ANALYSIS, 0.0, t0);
   return err;
 }
@@ -361,7 +376,8 @@ static OceanError OceanCpuFinish(OceanContext ctx, OceanStage *st)
   OceanStats *s = &st->stats;
 
   OceanCall(OceanMalloc(st->nrows, &st->exact, "exact routes"));
-  if (st->dec.workflow == OCEAN_WORKFLOW_EXACT) memcpy(st->exact, st->tmp.routes, (size_t)st->nrows * sizeof(OceanRoute));
+  if (st->dec.workflow == OCEAN_WORKFLOW_EXACT)
+    memcpy(st->exact, st->tmp.routes, (size_t)st->nrows * sizeof(OceanRoute));
   else OceanStageRouteRows(st, OCEAN_PASS_NUMERIC, st->tmp.counts, st->exact);
   s->packed_sort_keys = OceanWorkspacesAllPacked(OceanCpuCtx(ctx)->ws, OceanCpuCtx(ctx)->nws);
   OceanStageCountBins(st, st->tmp.routes, s);
@@ -392,7 +408,8 @@ static OceanError OceanCpuNumericReuse(OceanStage *st, const OceanCSR *A, const 
     int64_t         bytes = 0;
     OceanError      err;
     if (OceanParallelFailed(&ps)) continue;
-    err = OceanCpuRowKnown(w, A, B, i, st->colidx + st->rowptr[i], st->rowptr[i + 1] - st->rowptr[i], st->values + st->rowptr[i], &bytes);
+    err = OceanCpuRowKnown(w, A, B, i, st->colidx + st->rowptr[i], st->rowptr[i + 1] - st->rowptr[i],
+                           st->values + st->rowptr[i], &bytes);
     if (err) OceanParallelFail(&ps, err, i, bytes);
   }
   return OceanParallelReport(&ps, st->name);
@@ -411,7 +428,10 @@ static OceanError OceanCpuNumeric(OceanContext ctx, OceanStage *st, const OceanC
   return err;
 }
 
-static void OceanCpuExactCounts(const OceanStage *st, OceanStats *s) { OceanStageCountBins(st, st->exact, s); }
+static void OceanCpuExactCounts(const OceanStage *st, OceanStats *s)
+{
+  OceanStageCountBins(st, st->exact, s);
+}
 
 static void OceanCpuStageDestroy(OceanContext ctx, OceanStage *st)
 {

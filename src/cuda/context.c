@@ -15,13 +15,15 @@ OceanError OceanCudaContextSetup(OceanContext ctx, int device, const OceanDevice
 
   OceanCall(OceanCalloc(1, &c, "CUDA context"));
   ctx->device = device;
-  err              = OceanCudaDeviceCreate(device, &c->dev);
+  err         = OceanCudaDeviceCreate(device, &c->dev);
   if (!err && !profile) err = OceanCudaDeviceProfile(device, &ctx->profile);
   if (!err) err = OceanCudaDeviceMemory(c->dev, NULL, &c->device_memory); /* the mirrors' default limit */
   if (err) {
     OceanCudaDeviceDestroy(&c->dev);
     free(c);
-    return err == OCEAN_ERR_DEVICE ? OceanSetError(err, "OceanContextCreate: CUDA device %d: %s", device, OceanGetLastErrorMessage()) : err;
+    return err == OCEAN_ERR_DEVICE
+           ? OceanSetError(err, "OceanContextCreate: CUDA device %d: %s", device, OceanGetLastErrorMessage())
+           : err;
   }
   OceanCudaPoolSetReclaim(c->dev, OceanCudaMirrorsReclaim, c);
   ctx->backend_data = c;
@@ -42,9 +44,15 @@ static void OceanCudaMirrorsFree(OceanCudaContext *c)
   for (i = 0; i < OCEAN_CUDA_MIRRORS; i++) OceanCudaMirrorFree(c->dev, &c->mirrors[i]);
 }
 
-int64_t OceanCudaMirrorBytes(int64_t nrows, int64_t nnz) { return (nrows + 1) * (int64_t)sizeof(int64_t) + nnz * (int64_t)(sizeof(int32_t) + sizeof(double)); }
+int64_t OceanCudaMirrorBytes(int64_t nrows, int64_t nnz)
+{
+  return (nrows + 1) * (int64_t)sizeof(int64_t) + nnz * (int64_t)(sizeof(int32_t) + sizeof(double));
+}
 
-static int64_t OceanCudaMirrorLimit(const OceanCudaContext *c) { return c->mirror_limit ? c->mirror_limit : c->device_memory / 4; }
+static int64_t OceanCudaMirrorLimit(const OceanCudaContext *c)
+{
+  return c->mirror_limit ? c->mirror_limit : c->device_memory / 4;
+}
 
 /* The bytes of the mirrors; *in_use (optional): of those the current call uses. */
 int64_t OceanCudaMirrorsBytes(const OceanCudaContext *c, int64_t *in_use)
@@ -137,7 +145,8 @@ void OceanCudaContextTeardown(OceanContext ctx)
   ctx->backend_data = NULL;
 }
 
-OceanError OceanCudaMemoryGet(OceanContext ctx, int64_t *in_use, int64_t *peak, int64_t *reserved, int64_t *cuda_mallocs)
+OceanError OceanCudaMemoryGet(OceanContext ctx, int64_t *in_use, int64_t *peak, int64_t *reserved,
+                              int64_t *cuda_mallocs)
 {
   OceanCudaPoolStats(OceanCtxDev(ctx), in_use, peak, reserved, cuda_mallocs);
   return OCEAN_SUCCESS;
@@ -187,8 +196,11 @@ OceanError OceanCudaProbe(int device)
   int ndev = 0;
 
   (void)OceanCudaDeviceCount(&ndev);
-  OceanCheck(ndev > 0, OCEAN_ERR_NOT_AVAILABLE, "OceanContextCreate: no CUDA device (CUDA backend %s, %d device(s) visible); use OCEAN_BACKEND_CPU", "compiled", ndev);
-  OceanCheck(device < ndev, OCEAN_ERR_ARG, "OceanContextCreate: CUDA device %d requested, %d visible (0 to %d)", device, ndev, ndev - 1);
+  OceanCheck(ndev > 0, OCEAN_ERR_NOT_AVAILABLE,
+             "OceanContextCreate: no CUDA device (CUDA backend %s, %d device(s) visible); use OCEAN_BACKEND_CPU",
+             "compiled", ndev);
+  OceanCheck(device < ndev, OCEAN_ERR_ARG, "OceanContextCreate: CUDA device %d requested, %d visible (0 to %d)", device,
+             ndev, ndev - 1);
   return OCEAN_SUCCESS;
 }
 

@@ -29,13 +29,13 @@ typedef struct {
 } OceanCudaMirror;
 
 typedef struct {
-  OceanCudaDevice dev;
+  OceanCudaDevice       dev;
   OceanSketchCacheEntry dcache[OCEAN_SKETCH_CACHE_SIZE]; /* the device sketches of B (core/sketch.h's routine) */
-  OceanCudaMirror mirrors[OCEAN_CUDA_MIRRORS];
-  uint64_t        mirror_clock;
-  uint64_t        mirror_call;   /* mirror_clock + 1 when the current stage call began */
-  int64_t         mirror_limit;  /* set by OceanContextSetDeviceMirrorLimit; 0: the default */
-  int64_t         device_memory; /* the device's total memory (bytes) */
+  OceanCudaMirror       mirrors[OCEAN_CUDA_MIRRORS];
+  uint64_t              mirror_clock;
+  uint64_t              mirror_call;   /* mirror_clock + 1 when the current stage call began */
+  int64_t               mirror_limit;  /* set by OceanContextSetDeviceMirrorLimit; 0: the default */
+  int64_t               device_memory; /* the device's total memory (bytes) */
 } OceanCudaContext;
 
 /* Scratch of one symbolic run on the device; freed when it ends. */
@@ -50,35 +50,44 @@ typedef struct {
 
 /* Device state of one stage: operands (k = 0: A, 1: B), shapes, C and the exact routes for numeric reuse. */
 typedef struct {
-  int64_t        nnz[2];      /* of the operands */
-  OceanDevCSR    view[2];     /* the operands of the current call on the device */
-  const OceanCudaMirror *mirror[2]; /* their mirrors, NULL where none */
-  const double  *host_values[2]; /* their host values */
-  int            own_valid[2]; /* own_* hold operand k's uploaded structure */
-  int64_t       *own_rowptr[2]; /* uploads of host operands without a structure id (those with one use mirrors) */
-  int32_t       *own_colidx[2];
-  double        *own_values[2];
-  int64_t        c_nnz;
-  int64_t       *c_rowptr;
-  int32_t       *c_colidx;
-  double        *c_values;
-  OceanRowShape *shapes;
-  OceanRoute    *exact;
-  OceanCudaKnownPlan known;   /* C's rows grouped for numeric-only products (made by the first numeric call) */
-  OceanCudaProductMap map;    /* numeric-only calls sum through it when made (OceanCudaStageMapCreate) */
-  int            map_tried;   /* the first numeric call decided on the map */
+  int64_t                nnz[2];         /* of the operands */
+  OceanDevCSR            view[2];        /* the operands of the current call on the device */
+  const OceanCudaMirror *mirror[2];      /* their mirrors, NULL where none */
+  const double          *host_values[2]; /* their host values */
+  int                    own_valid[2];   /* own_* hold operand k's uploaded structure */
+  int64_t             *own_rowptr[2]; /* uploads of host operands without a structure id (those with one use mirrors) */
+  int32_t             *own_colidx[2];
+  double              *own_values[2];
+  int64_t              c_nnz;
+  int64_t             *c_rowptr;
+  int32_t             *c_colidx;
+  double              *c_values;
+  OceanRowShape       *shapes;
+  OceanRoute          *exact;
+  OceanCudaKnownPlan   known;        /* C's rows grouped for numeric-only products (made by the first numeric call) */
+  OceanCudaProductMap  map;          /* numeric-only calls sum through it when made (OceanCudaStageMapCreate) */
+  int                  map_tried;    /* the first numeric call decided on the map */
   OceanCudaRouteCounts exact_counts; /* rows per bin and accumulator of the exact routes (numeric calls' statistics) */
-  int64_t        row_chunks;  /* > 0: C was made in row chunks and is on the host only (c_colidx, c_values NULL) */
-  OceanCudaScratch     run;   /* the symbolic call's scratch (freed when it ends) */
-  OceanCudaRouteParams rp;    /* the symbolic call's routing parameters */
+  int64_t              row_chunks; /* > 0: C was made in row chunks and is on the host only (c_colidx, c_values NULL) */
+  OceanCudaScratch     run;        /* the symbolic call's scratch (freed when it ends) */
+  OceanCudaRouteParams rp;         /* the symbolic call's routing parameters */
 } OceanCudaStage;
 
-static inline OceanCudaContext *OceanCudaCtx(OceanContext ctx) { return (OceanCudaContext *)ctx->backend_data; }
-static inline OceanCudaDevice   OceanCtxDev(OceanContext ctx) { return OceanCudaCtx(ctx)->dev; }
+static inline OceanCudaContext *OceanCudaCtx(OceanContext ctx)
+{
+  return (OceanCudaContext *)ctx->backend_data;
+}
+static inline OceanCudaDevice OceanCtxDev(OceanContext ctx)
+{
+  return OceanCudaCtx(ctx)->dev;
+}
 
 /* A phase's device time into *seconds: at once when a phase callback (PETSc's log events) brackets the phases on the
    host, so that they measure the phase; else read with the stage's other timers when it ends. */
-static inline OceanError OceanStageTimerStop(OceanContext ctx, double *seconds) { return OceanCudaTimerStop(OceanCtxDev(ctx), seconds, ctx->phase_callback != NULL); }
+static inline OceanError OceanStageTimerStop(OceanContext ctx, double *seconds)
+{
+  return OceanCudaTimerStop(OceanCtxDev(ctx), seconds, ctx->phase_callback != NULL);
+}
 
 #define OceanDevAlloc(ctx, n, p) OceanCudaAlloc(OceanCtxDev(ctx), (size_t)(n) * sizeof(**(p)), (void **)(p))
 #define OceanDevFree(ctx, p) \
@@ -87,7 +96,8 @@ static inline OceanError OceanStageTimerStop(OceanContext ctx, double *seconds) 
     (p) = NULL; \
   } while (0)
 
-static inline OceanDevCSR OceanDevView(int64_t nrows, int64_t ncols, const int64_t *rp, const int32_t *ci, const double *v)
+static inline OceanDevCSR OceanDevView(int64_t nrows, int64_t ncols, const int64_t *rp, const int32_t *ci,
+                                       const double *v)
 {
   OceanDevCSR m;
   m.nrows  = nrows;
@@ -98,24 +108,30 @@ static inline OceanDevCSR OceanDevView(int64_t nrows, int64_t ncols, const int64
   return m;
 }
 
-void OceanCudaMirrorFree(OceanCudaDevice dev, OceanCudaMirror *m);
-int64_t OceanCudaMirrorBytes(int64_t nrows, int64_t nnz);
-int64_t OceanCudaMirrorsBytes(const OceanCudaContext *c, int64_t *in_use);
-int OceanCudaMirrorsFit(OceanCudaContext *c, int64_t bytes);
+void             OceanCudaMirrorFree(OceanCudaDevice dev, OceanCudaMirror *m);
+int64_t          OceanCudaMirrorBytes(int64_t nrows, int64_t nnz);
+int64_t          OceanCudaMirrorsBytes(const OceanCudaContext *c, int64_t *in_use);
+int              OceanCudaMirrorsFit(OceanCudaContext *c, int64_t bytes);
 OceanCudaMirror *OceanCudaMirrorSlot(OceanCudaContext *c);
-void OceanCudaMirrorsCallBegin(OceanContext ctx);
-OceanError OceanCudaOperand(OceanContext ctx, OceanStage *st, OceanCudaStage *d, int k, const OceanCSR *M, int values_only, OceanDevCSR *view);
-void OceanCudaRouteParamsGet(const OceanStage *st, OceanCudaRouteParams *rp);
-void OceanCudaScratchFree(OceanContext ctx, OceanCudaScratch *s);
-OceanError OceanCudaAnalyze(OceanContext ctx, OceanStage *st, OceanCudaStage *d, const OceanCudaRouteParams *rp, OceanDevCSR A, OceanDevCSR B, OceanCudaScratch *s);
-OceanError OceanCudaGetSketches(OceanContext ctx, const OceanCSR *Bh, int64_t b_nnz, OceanDevCSR B, int registers, OceanCudaScratch *s, const uint8_t **sketches, int *reused);
-OceanError OceanCudaOverAllocated(OceanContext ctx, OceanStage *st, OceanCudaStage *d, const OceanCudaRouteParams *rp, OceanDevCSR A, OceanDevCSR B, OceanCudaScratch *s,
-                                         int *switched);
+void             OceanCudaMirrorsCallBegin(OceanContext ctx);
+OceanError       OceanCudaOperand(OceanContext ctx, OceanStage *st, OceanCudaStage *d, int k, const OceanCSR *M,
+                                  int values_only, OceanDevCSR *view);
+void             OceanCudaRouteParamsGet(const OceanStage *st, OceanCudaRouteParams *rp);
+void             OceanCudaScratchFree(OceanContext ctx, OceanCudaScratch *s);
+OceanError       OceanCudaAnalyze(OceanContext ctx, OceanStage *st, OceanCudaStage *d, const OceanCudaRouteParams *rp,
+                                  OceanDevCSR A, OceanDevCSR B, OceanCudaScratch *s);
+OceanError       OceanCudaGetSketches(OceanContext ctx, const OceanCSR *Bh, int64_t b_nnz, OceanDevCSR B, int registers,
+                                      OceanCudaScratch *s, const uint8_t **sketches, int *reused);
+OceanError OceanCudaOverAllocated(OceanContext ctx, OceanStage *st, OceanCudaStage *d, const OceanCudaRouteParams *rp,
+                                  OceanDevCSR A, OceanDevCSR B, OceanCudaScratch *s, int *switched);
 OceanError OceanCudaStageHostC(OceanContext ctx, OceanStage *st, const OceanCudaStage *d);
-OceanError OceanCudaChunkedRows(OceanContext ctx, OceanStage *st, OceanCudaStage *d, const OceanCudaRouteParams *rp, OceanDevCSR A, OceanDevCSR B, const OceanRoute *routes,
-                                       int check, int64_t *counts, uint8_t *flags);
-OceanError OceanCudaExact(OceanContext ctx, OceanStage *st, OceanCudaStage *d, const OceanCudaRouteParams *rp, OceanDevCSR A, OceanDevCSR B, OceanCudaScratch *s);
-OceanError OceanCudaNarrow(OceanContext ctx, OceanStage *st, OceanCudaStage *d, OceanDevCSR A, OceanDevCSR B, OceanCudaScratch *s);
+OceanError OceanCudaChunkedRows(OceanContext ctx, OceanStage *st, OceanCudaStage *d, const OceanCudaRouteParams *rp,
+                                OceanDevCSR A, OceanDevCSR B, const OceanRoute *routes, int check, int64_t *counts,
+                                uint8_t *flags);
+OceanError OceanCudaExact(OceanContext ctx, OceanStage *st, OceanCudaStage *d, const OceanCudaRouteParams *rp,
+                          OceanDevCSR A, OceanDevCSR B, OceanCudaScratch *s);
+OceanError OceanCudaNarrow(OceanContext ctx, OceanStage *st, OceanCudaStage *d, OceanDevCSR A, OceanDevCSR B,
+                           OceanCudaScratch *s);
 OceanError OceanCudaStageMapCreate(OceanContext ctx, OceanStage *st, OceanCudaStage *d, OceanDevCSR A, OceanDevCSR B);
 
 /* the table's entries (src/cuda/stage.c gathers them) */
@@ -126,7 +142,8 @@ OceanError OceanCudaCheckDeviceCSR(OceanContext ctx, const OceanCSR *M, const ch
 OceanError OceanCudaStageGetDeviceOperand(OceanStage *st, int k, const OceanCSR *M, OceanCSR *view);
 OceanError OceanCudaTransposeUpdate(OceanContext ctx, void **cache, const OceanCSR *M, int64_t nnz, OceanCSR *T);
 void       OceanCudaTransposeDestroy(OceanContext ctx, void **cache);
-OceanError OceanCudaMemoryGet(OceanContext ctx, int64_t *in_use, int64_t *peak, int64_t *reserved, int64_t *cuda_mallocs);
+OceanError OceanCudaMemoryGet(OceanContext ctx, int64_t *in_use, int64_t *peak, int64_t *reserved,
+                              int64_t *cuda_mallocs);
 OceanError OceanCudaMemoryResetPeak(OceanContext ctx);
 OceanError OceanCudaMemoryTrim(OceanContext ctx);
 OceanError OceanCudaMirrorLimitSet(OceanContext ctx, int64_t bytes);

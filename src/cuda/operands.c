@@ -18,11 +18,13 @@ static OceanError OceanCudaStageUpload(OceanContext ctx, OceanStage *st, void *d
 
 static int OceanCudaMirrorMatches(const OceanCudaMirror *m, const OceanCSR *M, int64_t nnz)
 {
-  return m->structure_id && m->structure_id == M->structure_id && m->nrows == M->nrows && m->ncols == M->ncols && m->nnz == nnz;
+  return m->structure_id && m->structure_id == M->structure_id && m->nrows == M->nrows && m->ncols == M->ncols &&
+         m->nnz == nnz;
 }
 
 /* M's structure into the free slot m (the values follow). */
-static OceanError OceanCudaMirrorCreate(OceanContext ctx, OceanStage *st, const OceanCSR *M, int64_t nnz, OceanCudaMirror *m)
+static OceanError OceanCudaMirrorCreate(OceanContext ctx, OceanStage *st, const OceanCSR *M, int64_t nnz,
+                                        OceanCudaMirror *m)
 {
   OceanCall(OceanDevAlloc(ctx, M->nrows + 1, &m->rowptr));
   OceanCall(OceanDevAlloc(ctx, nnz, &m->colidx));
@@ -39,7 +41,8 @@ static OceanError OceanCudaMirrorCreate(OceanContext ctx, OceanStage *st, const 
 /* The mirror of host operand M (structure id nonzero): found, or made once room is made under the limit; values
    uploaded unless the mirror's values id says they are M's.  *mirror NULL: M is not mirrored (it and the current
    call's mirrors would pass the limit). */
-static OceanError OceanCudaMirrorGet(OceanContext ctx, OceanStage *st, const OceanCSR *M, int64_t nnz, OceanDevCSR *view, const OceanCudaMirror **mirror)
+static OceanError OceanCudaMirrorGet(OceanContext ctx, OceanStage *st, const OceanCSR *M, int64_t nnz,
+                                     OceanDevCSR *view, const OceanCudaMirror **mirror)
 {
   OceanCudaContext *c = (OceanCudaContext *)ctx->backend_data;
   OceanCudaMirror  *m = NULL;
@@ -48,7 +51,8 @@ static OceanError OceanCudaMirrorGet(OceanContext ctx, OceanStage *st, const Oce
   *mirror = NULL;
   for (i = 0; i < OCEAN_CUDA_MIRRORS && !m; i++)
     if (OceanCudaMirrorMatches(&c->mirrors[i], M, nnz)) m = &c->mirrors[i];
-  if (!m && !(OceanCudaMirrorsFit(c, OceanCudaMirrorBytes(M->nrows, nnz)) && (m = OceanCudaMirrorSlot(c)))) return OCEAN_SUCCESS;
+  if (!m && !(OceanCudaMirrorsFit(c, OceanCudaMirrorBytes(M->nrows, nnz)) && (m = OceanCudaMirrorSlot(c))))
+    return OCEAN_SUCCESS;
   m->last_use = ++c->mirror_clock; /* before its arrays are allocated: the current call's from now on */
   if (!m->structure_id) {
     OceanError err = OceanCudaMirrorCreate(ctx, st, M, nnz, m);
@@ -83,12 +87,14 @@ static void OceanCudaOwnFree(OceanContext ctx, OceanCudaStage *d, int k)
   this structure (numeric).  B shares A's mirror only with A's values (A*A): B with the same structure but other values
   takes its own buffers, as B without an id.  Operand 0 must be resolved before operand 1.
 */
-OceanError OceanCudaOperand(OceanContext ctx, OceanStage *st, OceanCudaStage *d, int k, const OceanCSR *M, int values_only, OceanDevCSR *view)
+OceanError OceanCudaOperand(OceanContext ctx, OceanStage *st, OceanCudaStage *d, int k, const OceanCSR *M,
+                            int values_only, OceanDevCSR *view)
 {
   const int64_t          nnz    = OceanStageOperandNnz(st, k, M);
   const OceanCudaMirror *taken  = k == 1 ? d->mirror[0] : NULL;
   const int              shares = taken && OceanCudaMirrorMatches(taken, M, nnz);
-  const int              mirror = M->structure_id && (!shares || (M->values_id && M->values_id == taken->values_id) || M->values == d->host_values[0]);
+  const int              mirror = M->structure_id &&
+                     (!shares || (M->values_id && M->values_id == taken->values_id) || M->values == d->host_values[0]);
 
   d->nnz[k]         = nnz;
   d->mirror[k]      = NULL;
@@ -121,23 +127,34 @@ OceanError OceanCudaCheckDeviceCSR(OceanContext ctx, const OceanCSR *M, const ch
   *nnz = 0;
   OceanCheck(M, OCEAN_ERR_ARG, "matrix %s is NULL", name);
   OceanCheck(ctx->backend_data, OCEAN_ERR_ARG, "device-resident matrix %s: the context has no CUDA device", name);
-  OceanCheck(M->nrows >= 0 && M->ncols >= 0, OCEAN_ERR_ARG, "device-resident matrix %s has negative sizes %lld x %lld", name, (long long)M->nrows, (long long)M->ncols);
-  OceanCheck(M->ncols <= (int64_t)INT32_MAX, OCEAN_ERR_ARG, "device-resident matrix %s has %lld columns: column indices are int32", name, (long long)M->ncols);
+  OceanCheck(M->nrows >= 0 && M->ncols >= 0, OCEAN_ERR_ARG, "device-resident matrix %s has negative sizes %lld x %lld",
+             name, (long long)M->nrows, (long long)M->ncols);
+  OceanCheck(M->ncols <= (int64_t)INT32_MAX, OCEAN_ERR_ARG,
+             "device-resident matrix %s has %lld columns: column indices are int32", name, (long long)M->ncols);
   if (M->nrows == 0 && !M->rowptr) return OCEAN_SUCCESS; /* an empty matrix may come without offsets */
-  OceanCheck(M->rowptr, OCEAN_ERR_ARG, "device-resident matrix %s (%lld x %lld) has no row offsets", name, (long long)M->nrows, (long long)M->ncols);
+  OceanCheck(M->rowptr, OCEAN_ERR_ARG, "device-resident matrix %s (%lld x %lld) has no row offsets", name,
+             (long long)M->nrows, (long long)M->ncols);
   OceanCall(OceanCudaIsDevicePointer(M->rowptr, &ok[0]));
   OceanCall(OceanCudaIsDevicePointer(M->colidx, &ok[1]));
   OceanCall(OceanCudaIsDevicePointer(M->values, &ok[2]));
-  OceanCheck(ok[0] && ok[1] && ok[2], OCEAN_ERR_ARG, "device-resident matrix %s (%lld x %lld): its %s pointer is not device memory (OceanProductSetOperandMemType(OCEAN_MEMORY_DEVICE) was set)",
-             name, (long long)M->nrows, (long long)M->ncols, !ok[0] ? "rowptr" : !ok[1] ? "colidx" : "values");
+  OceanCheck(ok[0] && ok[1] && ok[2], OCEAN_ERR_ARG,
+             "device-resident matrix %s (%lld x %lld): its %s pointer is not device memory "
+             "(OceanProductSetOperandMemType(OCEAN_MEMORY_DEVICE) was set)",
+             name, (long long)M->nrows, (long long)M->ncols,
+             !ok[0]   ? "rowptr"
+             : !ok[1] ? "colidx"
+                      : "values");
   {
     const void *src[2] = {M->rowptr, M->rowptr + M->nrows};
     void       *dst[2] = {&r0, &rn};
     OceanCall(OceanCudaReadbackWords(OceanCtxDev(ctx), 2, src, dst)); /* one wait for both */
   }
-  OceanCheck(r0 == 0, OCEAN_ERR_ARG, "device-resident matrix %s: row offsets must start at 0, not %lld", name, (long long)r0);
-  OceanCheck(rn >= 0, OCEAN_ERR_ARG, "device-resident matrix %s: rowptr[%lld] = %lld is negative", name, (long long)M->nrows, (long long)rn);
-  OceanCheck(rn == 0 || (M->colidx && M->values), OCEAN_ERR_ARG, "device-resident matrix %s has %lld nonzeros but no column indices or values", name, (long long)rn);
+  OceanCheck(r0 == 0, OCEAN_ERR_ARG, "device-resident matrix %s: row offsets must start at 0, not %lld", name,
+             (long long)r0);
+  OceanCheck(rn >= 0, OCEAN_ERR_ARG, "device-resident matrix %s: rowptr[%lld] = %lld is negative", name,
+             (long long)M->nrows, (long long)rn);
+  OceanCheck(rn == 0 || (M->colidx && M->values), OCEAN_ERR_ARG,
+             "device-resident matrix %s has %lld nonzeros but no column indices or values", name, (long long)rn);
   *nnz = rn;
   return OCEAN_SUCCESS;
 }
@@ -146,7 +163,8 @@ OceanError OceanCudaStageGetDeviceOperand(OceanStage *st, int k, const OceanCSR 
 {
   OceanCudaStage *d = (OceanCudaStage *)st->dev;
 
-  OceanCheck(d && (d->view[k].rowptr || d->view[k].nrows == 0), OCEAN_ERR_STATE, "%s: operand %s is not on the device", st->name, k ? "B" : "A");
+  OceanCheck(d && (d->view[k].rowptr || d->view[k].nrows == 0), OCEAN_ERR_STATE, "%s: operand %s is not on the device",
+             st->name, k ? "B" : "A");
   *view        = *M;
   view->rowptr = d->view[k].rowptr;
   view->colidx = d->view[k].colidx;

@@ -99,13 +99,15 @@ static OceanError OceanCudaPredictStep(OceanContext ctx, OceanStage *st, const O
   double            t0;
 
   (void)Ah;
-  if (st->dec.workflow != OCEAN_WORKFLOW_ESTIMATE) return OceanCudaPredictRows(OCEAN_CUDA_PREDICT_UB, NULL, n, d->shapes, NULL, NULL, 0.0, s->p);
+  if (st->dec.workflow != OCEAN_WORKFLOW_ESTIMATE)
+    return OceanCudaPredictRows(OCEAN_CUDA_PREDICT_UB, NULL, n, d->shapes, NULL, NULL, 0.0, s->p);
   t0 = OceanPhaseBegin(ctx, OCEAN_PHASE_ESTIMATE);
   OceanCall(OceanCudaTimerStart(dev));
   OceanCall(OceanDevAlloc(ctx, n, &s->estimate));
   OceanCall(OceanCudaGetSketches(ctx, Bh, d->nnz[1], d->view[1], st->dec.registers, s, &sk, &reused));
   OceanCall(OceanCudaSketchEstimate(d->view[0], sk, st->dec.registers, s->estimate));
-  OceanCall(OceanCudaPredictRows(OCEAN_CUDA_PREDICT_ESTIMATE, NULL, n, d->shapes, s->estimate, NULL, st->dec.coefficient, s->p));
+  OceanCall(OceanCudaPredictRows(OCEAN_CUDA_PREDICT_ESTIMATE, NULL, n, d->shapes, s->estimate, NULL,
+                                 st->dec.coefficient, s->p));
   OceanCall(OceanStageTimerStop(ctx, &st->stats.t_estimate));
   (void)OceanPhaseEnd(ctx, OCEAN_PHASE_ESTIMATE, 0.0, t0);
   st->stats.sketches_reused      = reused;
@@ -114,7 +116,8 @@ static OceanError OceanCudaPredictStep(OceanContext ctx, OceanStage *st, const O
   return OCEAN_SUCCESS;
 }
 
-static OceanError OceanCudaOverAllocatedStep(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B, int *switched)
+static OceanError OceanCudaOverAllocatedStep(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B,
+                                             int *switched)
 {
   OceanCudaStage *d = (OceanCudaStage *)st->dev;
 
@@ -156,11 +159,16 @@ static OceanError OceanCudaCheckStats(OceanStage *st)
 
   OceanStageCountBins(st, t->routes, &h);
   for (b = 0; b < OCEAN_NUM_BINS; b++)
-    OceanCheck(h.rows_per_bin[b] == s->rows_per_bin[b], OCEAN_ERR_STATE, "%s: device reduction: bin %s has %lld rows, the host counts %lld", st->name, OceanBinName((OceanBin)b),
+    OceanCheck(h.rows_per_bin[b] == s->rows_per_bin[b], OCEAN_ERR_STATE,
+               "%s: device reduction: bin %s has %lld rows, the host counts %lld", st->name, OceanBinName((OceanBin)b),
                (long long)s->rows_per_bin[b], (long long)h.rows_per_bin[b]);
-  OceanCheck(h.dense_rows == s->dense_rows && h.hash_rows == s->hash_rows && h.esc_rows == s->esc_rows && h.global_rows == s->global_rows, OCEAN_ERR_STATE,
-             "%s: device reduction: accumulator rows dense/hash/esc/global %lld/%lld/%lld/%lld, the host counts %lld/%lld/%lld/%lld", st->name, (long long)s->dense_rows,
-             (long long)s->hash_rows, (long long)s->esc_rows, (long long)s->global_rows, (long long)h.dense_rows, (long long)h.hash_rows, (long long)h.esc_rows,
+  OceanCheck(h.dense_rows == s->dense_rows && h.hash_rows == s->hash_rows && h.esc_rows == s->esc_rows &&
+               h.global_rows == s->global_rows,
+             OCEAN_ERR_STATE,
+             "%s: device reduction: accumulator rows dense/hash/esc/global %lld/%lld/%lld/%lld, the host counts "
+             "%lld/%lld/%lld/%lld",
+             st->name, (long long)s->dense_rows, (long long)s->hash_rows, (long long)s->esc_rows,
+             (long long)s->global_rows, (long long)h.dense_rows, (long long)h.hash_rows, (long long)h.esc_rows,
              (long long)h.global_rows);
   for (i = 0; i < st->nrows; i++) {
     products += st->an.rows[i].products;
@@ -168,16 +176,20 @@ static OceanError OceanCudaCheckStats(OceanStage *st)
     if (t->flags) nover += t->flags[i];
     slots += t->routes[i].slot;
   }
-  OceanCheck(products == s->products, OCEAN_ERR_STATE, "%s: device reduction: %lld products, the host sums %lld", st->name, (long long)s->products, (long long)products);
-  OceanCheck(nnz == s->nnz_c, OCEAN_ERR_STATE, "%s: device reduction: nnz(C) %lld, the host sums %lld", st->name, (long long)s->nnz_c, (long long)nnz);
-  OceanCheck(!t->flags || nover == s->overflow_rows, OCEAN_ERR_STATE, "%s: device reduction: %lld overflow rows, the host counts %lld", st->name, (long long)s->overflow_rows,
+  OceanCheck(products == s->products, OCEAN_ERR_STATE, "%s: device reduction: %lld products, the host sums %lld",
+             st->name, (long long)s->products, (long long)products);
+  OceanCheck(nnz == s->nnz_c, OCEAN_ERR_STATE, "%s: device reduction: nnz(C) %lld, the host sums %lld", st->name,
+             (long long)s->nnz_c, (long long)nnz);
+  OceanCheck(!t->flags || nover == s->overflow_rows, OCEAN_ERR_STATE,
+             "%s: device reduction: %lld overflow rows, the host counts %lld", st->name, (long long)s->overflow_rows,
              (long long)nover);
-  OceanCheck(s->workflow == OCEAN_WORKFLOW_EXACT || slots == s->allocated_entries, OCEAN_ERR_STATE, "%s: device reduction: %lld allocated entries, the host sums %lld", st->name,
+  OceanCheck(s->workflow == OCEAN_WORKFLOW_EXACT || slots == s->allocated_entries, OCEAN_ERR_STATE,
+             "%s: device reduction: %lld allocated entries, the host sums %lld", st->name,
              (long long)s->allocated_entries, (long long)slots);
   if (s->workflow == OCEAN_WORKFLOW_ESTIMATE) {
     double e = OceanStageEstimateError(st);
-    OceanCheck(fabs(e - s->estimate_mean_rel_error) <= 1e-12 * fmax(1.0, fabs(e)), OCEAN_ERR_STATE, "%s: device reduction: estimate error %.17g, the host's %.17g", st->name,
-               s->estimate_mean_rel_error, e);
+    OceanCheck(fabs(e - s->estimate_mean_rel_error) <= 1e-12 * fmax(1.0, fabs(e)), OCEAN_ERR_STATE,
+               "%s: device reduction: estimate error %.17g, the host's %.17g", st->name, s->estimate_mean_rel_error, e);
   }
   return OCEAN_SUCCESS;
 }
@@ -209,7 +221,9 @@ static OceanError OceanCudaFinish(OceanContext ctx, OceanStage *st)
     S->hash_rows   = rc.acc[OCEAN_ACC_HASH];
     S->esc_rows    = rc.acc[OCEAN_ACC_ESC];
     S->global_rows = rc.acc[OCEAN_ACC_GLOBAL_HASH] + rc.acc[OCEAN_ACC_GLOBAL_DENSE];
-    if (st->dec.workflow == OCEAN_WORKFLOW_ESTIMATE) OceanCall(OceanCudaEstimateError(dev, n, d->shapes, s->estimate, st->dec.coefficient, s->counts, &S->estimate_mean_rel_error));
+    if (st->dec.workflow == OCEAN_WORKFLOW_ESTIMATE)
+      OceanCall(OceanCudaEstimateError(dev, n, d->shapes, s->estimate, st->dec.coefficient, s->counts,
+                                       &S->estimate_mean_rel_error));
   }
   st->host_structure = st->host_values = d->row_chunks > 0; /* row chunks: C is on the host, and only there */
   if (!st->set->options.record_rows) return OCEAN_SUCCESS;
@@ -233,7 +247,8 @@ static OceanError OceanCudaFinish(OceanContext ctx, OceanStage *st)
       int64_t i;
       OceanCall(OceanMalloc(n, &t->estimate, "estimates"));
       OceanCall(OceanCudaDownload(t->estimate, s->estimate, (size_t)n * sizeof(double)));
-      for (i = 0; i < n; i++) t->predicted[i] = OceanPredictFromEstimate(t->estimate[i], st->dec.coefficient, &st->an.rows[i]);
+      for (i = 0; i < n; i++)
+        t->predicted[i] = OceanPredictFromEstimate(t->estimate[i], st->dec.coefficient, &st->an.rows[i]);
     } else {
       int64_t i;
       for (i = 0; i < n; i++) t->predicted[i] = st->an.rows[i].ub;
@@ -255,20 +270,23 @@ static void OceanCudaSymbolicEnd(OceanContext ctx, OceanStage *st, OceanError *e
    and the operands' entries have 32-bit indices.  A pool that cannot hold it is no error: the calls search C's rows. */
 OceanError OceanCudaStageMapCreate(OceanContext ctx, OceanStage *st, OceanCudaStage *d, OceanDevCSR A, OceanDevCSR B)
 {
-  const OceanCudaContext *c     = (const OceanCudaContext *)ctx->backend_data;
-  const int64_t           limit = st->set->options.reuse_map_max_bytes < 0 ? c->device_memory / 4 : st->set->options.reuse_map_max_bytes;
-  OceanError              err;
+  const OceanCudaContext *c = (const OceanCudaContext *)ctx->backend_data;
+  const int64_t           limit =
+    st->set->options.reuse_map_max_bytes < 0 ? c->device_memory / 4 : st->set->options.reuse_map_max_bytes;
+  OceanError err;
 
   d->map_tried = 1;
   if (limit == 0 || d->nnz[0] > INT32_MAX || d->nnz[1] > INT32_MAX) return OCEAN_SUCCESS;
-  err = OceanCudaProductMapCreate(OceanCtxDev(ctx), &d->known, A, B, d->shapes, d->c_nnz, d->c_rowptr, d->c_colidx, st->an.products, limit, &d->map);
+  err = OceanCudaProductMapCreate(OceanCtxDev(ctx), &d->known, A, B, d->shapes, d->c_nnz, d->c_rowptr, d->c_colidx,
+                                  st->an.products, limit, &d->map);
   return err == OCEAN_ERR_MEMORY ? OCEAN_SUCCESS : err;
 }
 
 /* Values only: new values (uploaded, or the caller's device arrays) added into C's known structure (no routes, no
    sort).  A product outside that structure is an error (the operands' structure changed under the same ids).  C's
    host copy is then stale until asked for. */
-static OceanError OceanCudaStageNumeric_Private(OceanContext ctx, OceanStage *st, const OceanCSR *Ah, const OceanCSR *Bh)
+static OceanError OceanCudaStageNumeric_Private(OceanContext ctx, OceanStage *st, const OceanCSR *Ah,
+                                                const OceanCSR *Bh)
 {
   OceanCudaDevice dev = OceanCtxDev(ctx);
   OceanCudaStage *d   = (OceanCudaStage *)st->dev;
@@ -292,16 +310,25 @@ static OceanError OceanCudaStageNumeric_Private(OceanContext ctx, OceanStage *st
     if (!err) err = OceanCudaChunkedRows(ctx, st, d, &rp, A, B, d->exact, 1, counts, flags);
     OceanDevFree(ctx, counts);
     OceanDevFree(ctx, flags);
-  } else if (st->dec.workflow == OCEAN_WORKFLOW_NARROW) err = OceanCudaNarrowKnown(dev, A, d->nnz[0], B, d->c_rowptr, d->c_colidx, d->c_values);
+  } else if (st->dec.workflow == OCEAN_WORKFLOW_NARROW)
+    err = OceanCudaNarrowKnown(dev, A, d->nnz[0], B, d->c_rowptr, d->c_colidx, d->c_values);
   else {
     /* the grouping of C's rows is the same for every numeric call: made once, kept */
-    if (!d->known.rows && st->nrows) OceanCall(OceanCudaKnownPlanCreate(dev, ctx->profile.smem_per_block, st->nrows, d->c_rowptr, d->shapes, &d->known));
+    if (!d->known.rows && st->nrows)
+      OceanCall(
+        OceanCudaKnownPlanCreate(dev, ctx->profile.smem_per_block, st->nrows, d->c_rowptr, d->shapes, &d->known));
     err = d->map_tried ? OCEAN_SUCCESS : OceanCudaStageMapCreate(ctx, st, d, A, B);
-    if (!err) err = d->map.bytes ? OceanCudaNumericMap(dev, &d->known, &d->map, A, B, d->shapes, d->c_rowptr, d->c_values) : OceanCudaNumericKnown(dev, &d->known, A, B, d->shapes, d->c_rowptr, d->c_colidx, d->c_values);
+    if (!err)
+      err = d->map.bytes
+            ? OceanCudaNumericMap(dev, &d->known, &d->map, A, B, d->shapes, d->c_rowptr, d->c_values)
+            : OceanCudaNumericKnown(dev, &d->known, A, B, d->shapes, d->c_rowptr, d->c_colidx, d->c_values);
   }
   st->stats.reuse_map_bytes = d->map.bytes;
   if (err == OCEAN_ERR_STATE)
-    return OceanSetError(err, "%s: C does not have the structure of the symbolic phase although the operands' structure ids match (a product falls outside it)", st->name);
+    return OceanSetError(err,
+                         "%s: C does not have the structure of the symbolic phase although the operands' structure ids "
+                         "match (a product falls outside it)",
+                         st->name);
   OceanCall(err);
   return OceanStageTimerStop(ctx, &st->stats.t_numeric);
 }
@@ -337,10 +364,12 @@ static OceanError OceanCudaStageDownloadC(OceanContext ctx, OceanStage *st)
   double          t0;
 
   OceanCheck(d && d->c_rowptr, OCEAN_ERR_STATE, "%s: no C on the device", st->name);
-  OceanCheck(!d->row_chunks || (st->host_structure && st->host_values), OCEAN_ERR_STATE, "%s: C is made in chunks of rows on the host, and the last numeric call failed: its values are not current",
-             st->name);
-  t0                   = OceanPhaseBegin(ctx, OCEAN_PHASE_DOWNLOAD);
-  err                  = OceanCudaStageDownloadC_Private(ctx, st, d);
+  OceanCheck(
+    !d->row_chunks || (st->host_structure && st->host_values), OCEAN_ERR_STATE,
+    "%s: C is made in chunks of rows on the host, and the last numeric call failed: its values are not current",
+    st->name);
+  t0  = OceanPhaseBegin(ctx, OCEAN_PHASE_DOWNLOAD);
+  err = OceanCudaStageDownloadC_Private(ctx, st, d);
   st->stats.t_download += OceanPhaseEnd(ctx, OCEAN_PHASE_DOWNLOAD, 0.0, t0);
   return err;
 }
@@ -358,13 +387,16 @@ static void OceanCudaStageExactCounts(const OceanStage *st, OceanStats *s)
   s->global_rows = d->exact_counts.acc[OCEAN_ACC_GLOBAL_HASH] + d->exact_counts.acc[OCEAN_ACC_GLOBAL_DENSE];
 }
 
-static OceanError OceanCudaStageGetDeviceC(OceanStage *st, const int64_t **d_rowptr, const int32_t **d_colidx, const double **d_values)
+static OceanError OceanCudaStageGetDeviceC(OceanStage *st, const int64_t **d_rowptr, const int32_t **d_colidx,
+                                           const double **d_values)
 {
   OceanCudaStage *d = (OceanCudaStage *)st->dev;
 
   OceanCheck(d && d->c_rowptr, OCEAN_ERR_STATE, "%s: no C on the device", st->name);
-  OceanCheck(!d->row_chunks, OCEAN_ERR_STATE, "%s: C (%lld x %lld, %lld nonzeros) did not fit the device memory; it was made in %lld chunks of rows and is on the host only", st->name,
-             (long long)st->nrows, (long long)st->ncols, (long long)st->nnz, (long long)d->row_chunks);
+  OceanCheck(!d->row_chunks, OCEAN_ERR_STATE,
+             "%s: C (%lld x %lld, %lld nonzeros) did not fit the device memory; it was made in %lld chunks of rows and "
+             "is on the host only",
+             st->name, (long long)st->nrows, (long long)st->ncols, (long long)st->nnz, (long long)d->row_chunks);
   *d_rowptr = d->c_rowptr;
   *d_colidx = d->c_colidx;
   *d_values = d->c_values;

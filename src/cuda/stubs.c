@@ -5,7 +5,10 @@
 #include "core/backend.h"
 
 #ifndef OCEAN_HAVE_CUDA
-int OceanCudaCompiled(void) { return 0; }
+int OceanCudaCompiled(void)
+{
+  return 0;
+}
 
 OceanError OceanCudaDeviceCount(int *count)
 {
@@ -17,13 +20,16 @@ OceanError OceanCudaDeviceCount(int *count)
 OceanError OceanCudaDeviceProfile(int device, OceanDeviceProfile *profile)
 {
   (void)profile;
-  return OceanSetError(OCEAN_ERR_NOT_AVAILABLE, "OceanCudaDeviceProfile: device %d: the CUDA backend was not compiled in", device);
+  return OceanSetError(OCEAN_ERR_NOT_AVAILABLE,
+                       "OceanCudaDeviceProfile: device %d: the CUDA backend was not compiled in", device);
 }
 
 static OceanError OceanCudaProbe(int device)
 {
   (void)device;
-  return OceanSetError(OCEAN_ERR_NOT_AVAILABLE, "OceanContextCreate: no CUDA device (CUDA backend not compiled, 0 device(s) visible); use OCEAN_BACKEND_CPU");
+  return OceanSetError(
+    OCEAN_ERR_NOT_AVAILABLE,
+    "OceanContextCreate: no CUDA device (CUDA backend not compiled, 0 device(s) visible); use OCEAN_BACKEND_CPU");
 }
 
 const OceanBackendOps OceanCudaBackendOps = {.name = "cuda", .probe = OceanCudaProbe};

@@ -34,7 +34,8 @@ OceanError OceanCudaTransposeUpdate(OceanContext ctx, void **cache_, const Ocean
 
   if (!*cache) OceanCall(OceanCalloc(1, cache, "device transpose"));
   c = *cache;
-  if (c->valid && M->structure_id && c->id == M->structure_id && c->nrows == M->nrows && c->ncols == M->ncols && c->nnz == nnz) {
+  if (c->valid && M->structure_id && c->id == M->structure_id && c->nrows == M->nrows && c->ncols == M->ncols &&
+      c->nnz == nnz) {
     OceanCall(OceanCudaGatherValues(c->perm, nnz, M->values, c->values));
   } else {
     OceanError err;
@@ -43,7 +44,8 @@ OceanError OceanCudaTransposeUpdate(OceanContext ctx, void **cache_, const Ocean
     OceanCall(OceanDevAlloc(ctx, nnz, &c->perm));
     OceanCall(OceanDevAlloc(ctx, nnz, &c->colidx));
     OceanCall(OceanDevAlloc(ctx, nnz, &c->values));
-    err = OceanCudaTranspose(OceanCtxDev(ctx), OceanDevView(M->nrows, M->ncols, M->rowptr, M->colidx, M->values), nnz, c->rowptr, c->colidx, c->values, c->perm);
+    err = OceanCudaTranspose(OceanCtxDev(ctx), OceanDevView(M->nrows, M->ncols, M->rowptr, M->colidx, M->values), nnz,
+                             c->rowptr, c->colidx, c->values, c->perm);
     if (err) {
       OceanCudaTransposeFree(ctx, c);
       return err;

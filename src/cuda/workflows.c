@@ -42,8 +42,9 @@ void OceanCudaScratchFree(OceanContext ctx, OceanCudaScratch *s)
   whose symbolic accumulator overflows are retried with p = min(ub, 2 slot) (OceanCpuCountRow's rule) until none
   does.  *retried: rows that needed a retry.
 */
-static OceanError OceanCudaCountRows(OceanContext ctx, const OceanCudaRouteParams *rp, OceanDevCSR A, OceanDevCSR B, OceanCudaScratch *s, const OceanRowShape *d_shapes,
-                                     const int64_t *d_list, int64_t n, int64_t *retried)
+static OceanError OceanCudaCountRows(OceanContext ctx, const OceanCudaRouteParams *rp, OceanDevCSR A, OceanDevCSR B,
+                                     OceanCudaScratch *s, const OceanRowShape *d_shapes, const int64_t *d_list,
+                                     int64_t n, int64_t *retried)
 {
   OceanCudaDevice dev = OceanCtxDev(ctx);
   int64_t        *cur = NULL, *next = NULL, nnext, round = 0;
@@ -55,10 +56,14 @@ static OceanError OceanCudaCountRows(OceanContext ctx, const OceanCudaRouteParam
   while (n > 0) {
     const int64_t *list = round == 0 ? d_list : cur;
     if ((err = OceanCudaRouteRows(rp, OCEAN_PASS_SYMBOLIC, list, n, s->p, d_shapes, s->sroutes))) break;
-    if ((err = OceanCudaRunRows(dev, rp, A, B, d_shapes, s->sroutes, list, n, 0, NULL, NULL, NULL, s->counts, s->cflags, NULL))) break;
+    if ((err = OceanCudaRunRows(dev, rp, A, B, d_shapes, s->sroutes, list, n, 0, NULL, NULL, NULL, s->counts, s->cflags,
+                                NULL)))
+      break;
     if ((err = OceanCudaSelectFlagged(dev, list, n, s->cflags, next, &nnext))) break;
     if (round == 0) *retried = nnext;
-    if (nnext && (err = OceanCudaPredictRows(OCEAN_CUDA_PREDICT_RETRY, next, nnext, d_shapes, NULL, s->sroutes, 0.0, s->p))) break;
+    if (nnext &&
+        (err = OceanCudaPredictRows(OCEAN_CUDA_PREDICT_RETRY, next, nnext, d_shapes, NULL, s->sroutes, 0.0, s->p)))
+      break;
     {
       int64_t *t = cur;
       cur        = next;
@@ -74,7 +79,8 @@ done:
 }
 
 /* The host's sample (from the downloaded shapes, record_rows only) against the device's: the same rows and products. */
-static OceanError OceanCudaCheckSample(OceanContext ctx, OceanStage *st, const int64_t *d_sample, const int64_t *h_q, int64_t ns)
+static OceanError OceanCudaCheckSample(OceanContext ctx, OceanStage *st, const int64_t *d_sample, const int64_t *h_q,
+                                       int64_t ns)
 {
   OceanAnalysis *an     = &st->an;
   OceanAnalysis  copy   = *an; /* SampleSelect resets the CR fields */
@@ -82,13 +88,17 @@ static OceanError OceanCudaCheckSample(OceanContext ctx, OceanStage *st, const i
   OceanError     err;
 
   OceanCall(OceanAnalysisSampleSelect(&st->set->options, &copy, &sample, &hns));
-  err = hns == ns ? OCEAN_SUCCESS : OceanSetError(OCEAN_ERR_STATE, "%s: device sample of %lld rows, the host's has %lld", st->name, (long long)ns, (long long)hns);
+  err = hns == ns ? OCEAN_SUCCESS
+                  : OceanSetError(OCEAN_ERR_STATE, "%s: device sample of %lld rows, the host's has %lld", st->name,
+                                  (long long)ns, (long long)hns);
   if (!err && ns) err = OceanMalloc(ns, &rows, "sampled rows");
   if (!err && ns) err = OceanCudaReadback(OceanCtxDev(ctx), rows, d_sample, (size_t)ns * sizeof(int64_t));
   for (j = 0; !err && j < ns; j++)
     if (rows[j] != sample[j] || h_q[j] != sample[2 * ns + j])
-      err = OceanSetError(OCEAN_ERR_STATE, "%s: sampled row %lld is row %lld with %lld products on the device, row %lld with %lld on the host", st->name, (long long)j,
-                          (long long)rows[j], (long long)h_q[j], (long long)sample[j], (long long)sample[2 * ns + j]);
+      err = OceanSetError(
+        OCEAN_ERR_STATE,
+        "%s: sampled row %lld is row %lld with %lld products on the device, row %lld with %lld on the host", st->name,
+        (long long)j, (long long)rows[j], (long long)h_q[j], (long long)sample[j], (long long)sample[2 * ns + j]);
   OceanFree(rows);
   OceanFree(sample);
   return err;
@@ -99,7 +109,8 @@ static OceanError OceanCudaCheckSample(OceanContext ctx, OceanStage *st, const i
   products (CUB sum), the rows with products (CUB select: their number nq), the sample (OceanSampleIndex over them),
   its exact counts (symbolic accumulators), and to the host only the sample's ns (products, nnz) pairs.
 */
-OceanError OceanCudaAnalyze(OceanContext ctx, OceanStage *st, OceanCudaStage *d, const OceanCudaRouteParams *rp, OceanDevCSR A, OceanDevCSR B, OceanCudaScratch *s)
+OceanError OceanCudaAnalyze(OceanContext ctx, OceanStage *st, OceanCudaStage *d, const OceanCudaRouteParams *rp,
+                            OceanDevCSR A, OceanDevCSR B, OceanCudaScratch *s)
 {
   OceanCudaDevice dev    = OceanCtxDev(ctx);
   OceanAnalysis  *an     = &st->an;
@@ -113,7 +124,8 @@ OceanError OceanCudaAnalyze(OceanContext ctx, OceanStage *st, OceanCudaStage *d,
   OceanAnalysisSampleReset(an);
   OceanCall(OceanDevAlloc(ctx, A.nrows, &d->shapes));
   /* s->cflags: the rows with products (the symbolic counts below reuse it as their overflow flags) */
-  OceanCall(OceanCudaAnalyzeRows(dev, A, d->nnz[0], B, d->nnz[1], d->shapes, s->cflags, &an->products, &an->bound_total));
+  OceanCall(
+    OceanCudaAnalyzeRows(dev, A, d->nnz[0], B, d->nnz[1], d->shapes, s->cflags, &an->products, &an->bound_total));
   OceanAnalysisFinishRows(an, d->nnz[0]);
   if (record) {
     OceanCall(OceanMalloc(A.nrows, &an->rows, "analysis: rows"));
@@ -123,7 +135,9 @@ OceanError OceanCudaAnalyze(OceanContext ctx, OceanStage *st, OceanCudaStage *d,
   OceanCall(OceanCudaSelectFlagged(dev, NULL, A.nrows, s->cflags, s->list, &nq));
   ns = OceanAnalysisSampleSize(&st->set->options, A.nrows, nq);
   if (ns == 0) return OCEAN_SUCCESS;
-  if ((err = OceanDevAlloc(ctx, ns, &d_sample)) || (err = OceanDevAlloc(ctx, 2 * ns, &d_vals)) || (err = OceanMalloc(2 * ns, &h, "analysis: sampled products and counts"))) goto done;
+  if ((err = OceanDevAlloc(ctx, ns, &d_sample)) || (err = OceanDevAlloc(ctx, 2 * ns, &d_vals)) ||
+      (err = OceanMalloc(2 * ns, &h, "analysis: sampled products and counts")))
+    goto done;
   if ((err = OceanCudaSampleRows(s->list, nq, ns, d_sample))) goto done;
   /* p = ub always fits, so this never retries */
   if ((err = OceanCudaPredictRows(OCEAN_CUDA_PREDICT_UB, d_sample, ns, d->shapes, NULL, NULL, 0.0, s->p))) goto done;
@@ -140,9 +154,10 @@ done:
 }
 
 /* The sketches of B on the device: from the device cache when B's structure id is known there. */
-OceanError OceanCudaGetSketches(OceanContext ctx, const OceanCSR *Bh, int64_t b_nnz, OceanDevCSR B, int registers, OceanCudaScratch *s, const uint8_t **sketches, int *reused)
+OceanError OceanCudaGetSketches(OceanContext ctx, const OceanCSR *Bh, int64_t b_nnz, OceanDevCSR B, int registers,
+                                OceanCudaScratch *s, const uint8_t **sketches, int *reused)
 {
-  OceanSketchCacheEntry *e = NULL;
+  OceanSketchCacheEntry *e      = NULL;
   size_t                 nbytes = (size_t)B.nrows * (size_t)registers;
 
   *reused = 0;
@@ -191,8 +206,8 @@ static OceanError OceanCudaAllocRowptr(OceanContext ctx, OceanStage *st, OceanCu
    OceanOptions.device_memory_limit when set. */
 static OceanError OceanCudaAvailable(OceanContext ctx, const OceanStage *st, int64_t *bytes)
 {
-  const OceanCudaContext *c     = (const OceanCudaContext *)ctx->backend_data;
-  const int64_t           limit = st->set->options.device_memory_limit;
+  const OceanCudaContext *c          = (const OceanCudaContext *)ctx->backend_data;
+  const int64_t           limit      = st->set->options.device_memory_limit;
   int64_t                 free_bytes = 0, in_use = 0, reserved = 0, mirrors, mirrors_in_use = 0;
 
   OceanCudaPoolStats(c->dev, &in_use, NULL, &reserved, NULL);
@@ -207,8 +222,8 @@ static OceanError OceanCudaAvailable(OceanContext ctx, const OceanStage *st, int
    suffice. */
 static OceanError OceanCudaFits(OceanContext ctx, const OceanStage *st, int64_t bytes, int *fits)
 {
-  const OceanCudaContext *c     = (const OceanCudaContext *)ctx->backend_data;
-  const int64_t           limit = st->set->options.device_memory_limit;
+  const OceanCudaContext *c      = (const OceanCudaContext *)ctx->backend_data;
+  const int64_t           limit  = st->set->options.device_memory_limit;
   int64_t                 in_use = 0, reserved = 0, available;
 
   OceanCudaPoolStats(c->dev, &in_use, NULL, &reserved, NULL);
@@ -221,8 +236,8 @@ static OceanError OceanCudaFits(OceanContext ctx, const OceanStage *st, int64_t 
 
 /* UPPER_BOUND and ESTIMATE after the predictions in s->p: slots, numeric, fallback, compaction, sort.  *switched: 1
    when the slots would pass max_output_nnz, 2 when they would not fit the device memory (nothing done then). */
-OceanError OceanCudaOverAllocated(OceanContext ctx, OceanStage *st, OceanCudaStage *d, const OceanCudaRouteParams *rp, OceanDevCSR A, OceanDevCSR B, OceanCudaScratch *s,
-                                         int *switched)
+OceanError OceanCudaOverAllocated(OceanContext ctx, OceanStage *st, OceanCudaStage *d, const OceanCudaRouteParams *rp,
+                                  OceanDevCSR A, OceanDevCSR B, OceanCudaScratch *s, int *switched)
 {
   OceanCudaDevice dev = OceanCtxDev(ctx);
   OceanStats     *S   = &st->stats;
@@ -255,7 +270,8 @@ OceanError OceanCudaOverAllocated(OceanContext ctx, OceanStage *st, OceanCudaSta
 
   t0 = OceanPhaseBegin(ctx, OCEAN_PHASE_NUMERIC);
   OceanCall(OceanCudaTimerStart(dev));
-  OceanCall(OceanCudaRunRows(dev, rp, A, B, d->shapes, s->routes, NULL, st->nrows, st->dec.bitmap_query, s->offsets, s->bcols, s->bvals, s->counts, s->flags, &unsorted));
+  OceanCall(OceanCudaRunRows(dev, rp, A, B, d->shapes, s->routes, NULL, st->nrows, st->dec.bitmap_query, s->offsets,
+                             s->bcols, s->bvals, s->counts, s->flags, &unsorted));
   OceanCall(OceanStageTimerStop(ctx, &S->t_numeric));
   (void)OceanPhaseEnd(ctx, OCEAN_PHASE_NUMERIC, 2.0 * (double)st->an.products, t0);
 
@@ -277,7 +293,8 @@ OceanError OceanCudaOverAllocated(OceanContext ctx, OceanStage *st, OceanCudaSta
     OceanCall(OceanDevAlloc(ctx, fb_total, &s->fvals));
     OceanCall(OceanCudaRouteRows(rp, OCEAN_PASS_NUMERIC, s->list, nover, s->counts, d->shapes, s->sroutes));
     /* the fallback's own counts and flags go to scratch: the over-allocated run's flags are the record */
-    OceanCall(OceanCudaRunRows(dev, rp, A, B, d->shapes, s->sroutes, s->list, nover, st->dec.bitmap_query, s->foffsets, s->fcols, s->fvals, s->p, s->nflags, &unsorted));
+    OceanCall(OceanCudaRunRows(dev, rp, A, B, d->shapes, s->sroutes, s->list, nover, st->dec.bitmap_query, s->foffsets,
+                               s->fcols, s->fvals, s->p, s->nflags, &unsorted));
     OceanCall(OceanStageTimerStop(ctx, &S->t_fallback));
     (void)OceanPhaseEnd(ctx, OCEAN_PHASE_FALLBACK, 0.0, t0);
   }
@@ -296,11 +313,13 @@ OceanError OceanCudaOverAllocated(OceanContext ctx, OceanStage *st, OceanCudaSta
   OceanDevFree(ctx, s->nflags);
   OceanCall(OceanCudaAllocRowptr(ctx, st, d, s));
   OceanCall(OceanDevAlloc(ctx, d->c_nnz, &d->c_colidx));
-  OceanCall(OceanCudaCompact(st->nrows, d->c_nnz, d->c_rowptr, s->flags, s->offsets, s->bcols, NULL, s->foffsets, s->fcols, NULL, d->c_colidx, NULL));
+  OceanCall(OceanCudaCompact(st->nrows, d->c_nnz, d->c_rowptr, s->flags, s->offsets, s->bcols, NULL, s->foffsets,
+                             s->fcols, NULL, d->c_colidx, NULL));
   OceanDevFree(ctx, s->bcols);
   OceanDevFree(ctx, s->fcols);
   OceanCall(OceanDevAlloc(ctx, d->c_nnz, &d->c_values));
-  OceanCall(OceanCudaCompact(st->nrows, d->c_nnz, d->c_rowptr, s->flags, s->offsets, NULL, s->bvals, s->foffsets, NULL, s->fvals, NULL, d->c_values));
+  OceanCall(OceanCudaCompact(st->nrows, d->c_nnz, d->c_rowptr, s->flags, s->offsets, NULL, s->bvals, s->foffsets, NULL,
+                             s->fvals, NULL, d->c_values));
   OceanDevFree(ctx, s->bvals);
   OceanDevFree(ctx, s->fvals);
   if (unsorted) OceanCall(OceanCudaSortRows(dev, st->nrows, d->c_nnz, d->c_rowptr, d->c_colidx, d->c_values));
@@ -321,7 +340,8 @@ OceanError OceanCudaStageHostC(OceanContext ctx, OceanStage *st, const OceanCuda
   OceanCall(OceanMalloc(n + 1, &st->rowptr, "C row offsets"));
   OceanCall(OceanMalloc(st->nnz, &st->colidx, "C column indices"));
   OceanCall(OceanMalloc(st->nnz, &st->values, "C values"));
-  if (n) OceanCall(OceanCudaDownloadStaged(OceanCtxDev(ctx), st->rowptr, d->c_rowptr, (size_t)(n + 1) * sizeof(int64_t)));
+  if (n)
+    OceanCall(OceanCudaDownloadStaged(OceanCtxDev(ctx), st->rowptr, d->c_rowptr, (size_t)(n + 1) * sizeof(int64_t)));
   else st->rowptr[0] = 0;
   return OCEAN_SUCCESS;
 }
@@ -345,15 +365,16 @@ static int64_t OceanCudaChunkEnd(const int64_t *rowptr, int64_t n, int64_t r0, i
   Such a row may write up to its route's slot, beyond its entries in C, so in that call the chunk buffers have room
   for the largest slot's excess past the chunk's last row.  counts and flags: per-row scratch of nrows entries.
 */
-OceanError OceanCudaChunkedRows(OceanContext ctx, OceanStage *st, OceanCudaStage *d, const OceanCudaRouteParams *rp, OceanDevCSR A, OceanDevCSR B, const OceanRoute *routes,
-                                       int check, int64_t *counts, uint8_t *flags)
+OceanError OceanCudaChunkedRows(OceanContext ctx, OceanStage *st, OceanCudaStage *d, const OceanCudaRouteParams *rp,
+                                OceanDevCSR A, OceanDevCSR B, const OceanRoute *routes, int check, int64_t *counts,
+                                uint8_t *flags)
 {
   OceanCudaDevice dev = OceanCtxDev(ctx);
   const int64_t   n   = st->nrows;
-  int64_t         available, budget, most = 0, excess = 0, r0, r1, i, chunks = 0, *off = NULL, *hslots = NULL, *hcounts = NULL;
-  int32_t        *cols = NULL, *hcols = NULL;
-  double         *vals = NULL;
-  OceanError      err = OCEAN_SUCCESS;
+  int64_t  available, budget, most = 0, excess = 0, r0, r1, i, chunks = 0, *off = NULL, *hslots = NULL, *hcounts = NULL;
+  int32_t *cols = NULL, *hcols = NULL;
+  double  *vals  = NULL;
+  OceanError err = OCEAN_SUCCESS;
 
   if (!check) OceanCall(OceanCudaStageHostC(ctx, st, d));
   OceanCall(OceanCudaAvailable(ctx, st, &available));
@@ -366,37 +387,44 @@ OceanError OceanCudaChunkedRows(OceanContext ctx, OceanStage *st, OceanCudaStage
   if (check) {
     /* the routes' slots (the scan into off, before off holds a chunk's offsets): the largest excess over C's row */
     if ((err = OceanCudaScanSlots(dev, routes, n, off, NULL)) || (err = OceanMalloc(n + 1, &hslots, "route slots")) ||
-        (err = OceanCudaDownloadStaged(dev, hslots, off, (size_t)(n + 1) * sizeof(int64_t))) || (err = OceanMalloc(n, &hcounts, "a chunk's row counts")) ||
+        (err = OceanCudaDownloadStaged(dev, hslots, off, (size_t)(n + 1) * sizeof(int64_t))) ||
+        (err = OceanMalloc(n, &hcounts, "a chunk's row counts")) ||
         (err = OceanMalloc(most, &hcols, "a chunk of C's columns")))
       goto done;
-    for (i = 0; i < n; i++) excess = OceanMax64(excess, (hslots[i + 1] - hslots[i]) - (st->rowptr[i + 1] - st->rowptr[i]));
+    for (i = 0; i < n; i++)
+      excess = OceanMax64(excess, (hslots[i + 1] - hslots[i]) - (st->rowptr[i + 1] - st->rowptr[i]));
   }
   if ((err = OceanDevAlloc(ctx, most + excess, &cols)) || (err = OceanDevAlloc(ctx, most + excess, &vals))) goto done;
   for (r0 = 0; r0 < n; r0 = r1) {
     int64_t     base, cnnz;
     OceanDevCSR Ac       = A;
     int         unsorted = 0;
-    r1        = OceanCudaChunkEnd(st->rowptr, n, r0, budget);
-    base      = st->rowptr[r0];
-    cnnz      = st->rowptr[r1] - base;
-    Ac.rowptr = A.rowptr + r0;
-    Ac.nrows  = r1 - r0;
+    r1                   = OceanCudaChunkEnd(st->rowptr, n, r0, budget);
+    base                 = st->rowptr[r0];
+    cnnz                 = st->rowptr[r1] - base;
+    Ac.rowptr            = A.rowptr + r0;
+    Ac.nrows             = r1 - r0;
     if ((err = OceanCudaRebaseOffsets(d->c_rowptr + r0, r1 - r0 + 1, off)) ||
-        (err = OceanCudaRunRows(dev, rp, Ac, B, d->shapes + r0, routes + r0, NULL, r1 - r0, st->dec.bitmap_query, off, cols, vals, counts + r0, flags + r0, &unsorted)) ||
+        (err = OceanCudaRunRows(dev, rp, Ac, B, d->shapes + r0, routes + r0, NULL, r1 - r0, st->dec.bitmap_query, off,
+                                cols, vals, counts + r0, flags + r0, &unsorted)) ||
         (unsorted && (err = OceanCudaSortRows(dev, r1 - r0, cnnz, off, cols, vals))))
       goto done;
     if (check) { /* a row that overflowed its slot counts slot + 1 */
       if ((err = OceanCudaDownloadStaged(dev, hcounts, counts + r0, (size_t)(r1 - r0) * sizeof(int64_t)))) goto done;
       for (i = r0; i < r1; i++)
         if (hcounts[i - r0] != st->rowptr[i + 1] - st->rowptr[i]) {
-          err = OceanSetError(OCEAN_ERR_STATE, "%s: row %lld of chunk %lld has %lld entries, C %lld", st->name, (long long)i, (long long)chunks, (long long)hcounts[i - r0],
+          err = OceanSetError(OCEAN_ERR_STATE, "%s: row %lld of chunk %lld has %lld entries, C %lld", st->name,
+                              (long long)i, (long long)chunks, (long long)hcounts[i - r0],
                               (long long)(st->rowptr[i + 1] - st->rowptr[i]));
           goto done;
         }
     }
-    if (cnnz && (err = OceanCudaDownloadStaged(dev, check ? hcols : st->colidx + base, cols, (size_t)cnnz * sizeof(int32_t)))) goto done;
+    if (cnnz &&
+        (err = OceanCudaDownloadStaged(dev, check ? hcols : st->colidx + base, cols, (size_t)cnnz * sizeof(int32_t))))
+      goto done;
     if (check && memcmp(hcols, st->colidx + base, (size_t)cnnz * sizeof(int32_t))) {
-      err = OceanSetError(OCEAN_ERR_STATE, "%s: chunk %lld (rows %lld to %lld) does not have C's known columns", st->name, (long long)chunks, (long long)r0, (long long)r1 - 1);
+      err = OceanSetError(OCEAN_ERR_STATE, "%s: chunk %lld (rows %lld to %lld) does not have C's known columns",
+                          st->name, (long long)chunks, (long long)r0, (long long)r1 - 1);
       goto done;
     }
     if (cnnz && (err = OceanCudaDownloadStaged(dev, st->values + base, vals, (size_t)cnnz * sizeof(double)))) goto done;
@@ -415,21 +443,25 @@ done:
 }
 
 /* C whole on the device: its arrays, the numeric run into them by the exact routes, the sort of global-hash rows. */
-static OceanError OceanCudaExactWhole(OceanContext ctx, OceanStage *st, OceanCudaStage *d, const OceanCudaRouteParams *rp, OceanDevCSR A, OceanDevCSR B, OceanCudaScratch *s)
+static OceanError OceanCudaExactWhole(OceanContext ctx, OceanStage *st, OceanCudaStage *d,
+                                      const OceanCudaRouteParams *rp, OceanDevCSR A, OceanDevCSR B, OceanCudaScratch *s)
 {
   int unsorted = 0;
 
   OceanCall(OceanDevAlloc(ctx, d->c_nnz, &d->c_colidx));
   OceanCall(OceanDevAlloc(ctx, d->c_nnz, &d->c_values));
   /* numeric counts and flags into scratch (s->p, s->nflags): the exact routes never overflow */
-  OceanCall(OceanCudaRunRows(OceanCtxDev(ctx), rp, A, B, d->shapes, s->routes, NULL, st->nrows, st->dec.bitmap_query, d->c_rowptr, d->c_colidx, d->c_values, s->p, s->nflags, &unsorted));
-  if (unsorted) OceanCall(OceanCudaSortRows(OceanCtxDev(ctx), st->nrows, d->c_nnz, d->c_rowptr, d->c_colidx, d->c_values));
+  OceanCall(OceanCudaRunRows(OceanCtxDev(ctx), rp, A, B, d->shapes, s->routes, NULL, st->nrows, st->dec.bitmap_query,
+                             d->c_rowptr, d->c_colidx, d->c_values, s->p, s->nflags, &unsorted));
+  if (unsorted)
+    OceanCall(OceanCudaSortRows(OceanCtxDev(ctx), st->nrows, d->c_nnz, d->c_rowptr, d->c_colidx, d->c_values));
   return OCEAN_SUCCESS;
 }
 
 /* EXACT: symbolic counts (assisted binning, retries), C, numeric into it, sort.  C whole on the device when its
    entries fit the available memory (and the run finds the memory for its workspace), else in chunks of rows. */
-OceanError OceanCudaExact(OceanContext ctx, OceanStage *st, OceanCudaStage *d, const OceanCudaRouteParams *rp, OceanDevCSR A, OceanDevCSR B, OceanCudaScratch *s)
+OceanError OceanCudaExact(OceanContext ctx, OceanStage *st, OceanCudaStage *d, const OceanCudaRouteParams *rp,
+                          OceanDevCSR A, OceanDevCSR B, OceanCudaScratch *s)
 {
   OceanCudaDevice dev = OceanCtxDev(ctx);
   OceanStats     *S   = &st->stats;
@@ -439,7 +471,8 @@ OceanError OceanCudaExact(OceanContext ctx, OceanStage *st, OceanCudaStage *d, c
 
   t0 = OceanPhaseBegin(ctx, OCEAN_PHASE_SYMBOLIC);
   OceanCall(OceanCudaTimerStart(dev));
-  OceanCall(OceanCudaPredictRows(OCEAN_CUDA_PREDICT_EXACT, NULL, st->nrows, d->shapes, NULL, NULL, st->an.cr_conservative, s->p));
+  OceanCall(OceanCudaPredictRows(OCEAN_CUDA_PREDICT_EXACT, NULL, st->nrows, d->shapes, NULL, NULL,
+                                 st->an.cr_conservative, s->p));
   OceanCall(OceanCudaCountRows(ctx, rp, A, B, s, d->shapes, NULL, st->nrows, &retried));
   OceanCall(OceanStageTimerStop(ctx, &S->t_symbolic));
   (void)OceanPhaseEnd(ctx, OCEAN_PHASE_SYMBOLIC, 0.0, t0);
@@ -471,7 +504,8 @@ OceanError OceanCudaExact(OceanContext ctx, OceanStage *st, OceanCudaStage *d, c
   pass, no routes, no sort.  The statistics and row records are the CPU's: every row with products in the NARROW bin
   (OceanRouteNarrow), slots at the rows' upper bounds.
 */
-OceanError OceanCudaNarrow(OceanContext ctx, OceanStage *st, OceanCudaStage *d, OceanDevCSR A, OceanDevCSR B, OceanCudaScratch *s)
+OceanError OceanCudaNarrow(OceanContext ctx, OceanStage *st, OceanCudaStage *d, OceanDevCSR A, OceanDevCSR B,
+                           OceanCudaScratch *s)
 {
   OceanCudaDevice    dev = OceanCtxDev(ctx);
   OceanStats        *S   = &st->stats;
@@ -492,7 +526,8 @@ OceanError OceanCudaNarrow(OceanContext ctx, OceanStage *st, OceanCudaStage *d, 
 
   t0 = OceanPhaseBegin(ctx, OCEAN_PHASE_NUMERIC);
   OceanCall(OceanCudaTimerStart(dev));
-  OceanCall(OceanCudaNarrowSymbolic(A, d->nnz[0], B, d->shapes, s->counts, s->offsets, s->flags, s->bcols, s->bvals, s->list));
+  OceanCall(
+    OceanCudaNarrowSymbolic(A, d->nnz[0], B, d->shapes, s->counts, s->offsets, s->flags, s->bcols, s->bvals, s->list));
   OceanCall(OceanCudaScanCounts(dev, NULL, n, s->counts, d->c_rowptr, NULL, NULL));
   OceanCall(OceanStageTimerStop(ctx, &S->t_numeric));
   {
@@ -516,7 +551,8 @@ OceanError OceanCudaNarrow(OceanContext ctx, OceanStage *st, OceanCudaStage *d, 
   OceanCall(OceanCudaTimerStart(dev));
   OceanCall(OceanDevAlloc(ctx, nnz, &d->c_colidx));
   OceanCall(OceanDevAlloc(ctx, nnz, &d->c_values));
-  OceanCall(OceanCudaCompact(n, d->c_nnz, d->c_rowptr, s->flags, s->offsets, s->bcols, s->bvals, NULL, NULL, NULL, d->c_colidx, d->c_values));
+  OceanCall(OceanCudaCompact(n, d->c_nnz, d->c_rowptr, s->flags, s->offsets, s->bcols, s->bvals, NULL, NULL, NULL,
+                             d->c_colidx, d->c_values));
   OceanCall(OceanStageTimerStop(ctx, &S->t_compact));
   (void)OceanPhaseEnd(ctx, OCEAN_PHASE_COMPACT, 0.0, t0);
 

@@ -7,16 +7,17 @@
 #include "petscmatocean.h"
 
 #if PETSC_VERSION_LT(3, 19, 0)
-  #define OCEAN_PETSC_OK 0
+#define OCEAN_PETSC_OK 0
 #else
-  #define OCEAN_PETSC_OK PETSC_SUCCESS
+#define OCEAN_PETSC_OK PETSC_SUCCESS
 #endif
 
 /* A core error becomes a PETSc error that carries the core's message. */
 #define PetscCallOcean(call) \
   do { \
     OceanError ocean_err_ = (call); \
-    PetscCheck(ocean_err_ == OCEAN_SUCCESS, PETSC_COMM_SELF, MatOceanPetscErrorCode(ocean_err_), "petsc-ocean: %s: %s", OceanErrorString(ocean_err_), OceanGetLastErrorMessage()); \
+    PetscCheck(ocean_err_ == OCEAN_SUCCESS, PETSC_COMM_SELF, MatOceanPetscErrorCode(ocean_err_), \
+               "petsc-ocean: %s: %s", OceanErrorString(ocean_err_), OceanGetLastErrorMessage()); \
   } while (0)
 
 typedef enum { MAT_OCEAN_BACKEND_AUTO = 0, MAT_OCEAN_BACKEND_CPU, MAT_OCEAN_BACKEND_CUDA } MatOceanBackendChoice;
@@ -33,9 +34,9 @@ typedef PetscErrorCode (*MatOceanConvertFn)(Mat, MatType, MatReuse, Mat *);
 /* What an ocean type adds to its parent (SeqAIJ or MPIAIJ): one table per type, so that attaching and detaching
    compose and remove exactly the same methods. */
 typedef struct {
-  const char       *kind;      /* "seq" or "mpi": the prefix of the type names */
-  MatType           name;      /* MATSEQAIJOCEAN or MATMPIAIJOCEAN */
-  MatType           parent;    /* MATSEQAIJ or MATMPIAIJ */
+  const char       *kind;         /* "seq" or "mpi": the prefix of the type names */
+  MatType           name;         /* MATSEQAIJOCEAN or MATMPIAIJOCEAN */
+  MatType           parent;       /* MATSEQAIJ or MATMPIAIJ */
   MatOceanConvertFn convert_to;   /* parent -> ocean, in place */
   MatOceanConvertFn convert_back; /* ocean -> parent, or NULL (MatConvert's generic route) */
   PetscErrorCode (*productsetfromoptions)(Mat);
@@ -54,10 +55,14 @@ typedef struct {
 
 PETSC_INTERN PetscErrorCode MatOceanPetscErrorCode(OceanError);
 PETSC_INTERN PetscErrorCode MatOceanGetOptions_Private(Mat C, MatOceanOptions *opts);
-PETSC_INTERN PetscErrorCode MatOceanGetContext_Private(MatOceanBackendChoice choice, OceanContext *ctx, OceanBackend *backend);
-PETSC_INTERN PetscErrorCode MatOceanCountersAdd_Private(PetscInt64 symbolic, PetscInt64 numeric, PetscInt64 skipped, PetscInt64 resymbolic);
-PETSC_INTERN PetscErrorCode MatOceanProductView_Private(Mat C, OceanProduct plan, const char *header, PetscViewer viewer);
-PETSC_INTERN PetscErrorCode MatOceanEventsBegin_Private(PetscLogEvent *symbolic, PetscLogEvent *numeric, PetscLogEvent *setc);
+PETSC_INTERN PetscErrorCode MatOceanGetContext_Private(MatOceanBackendChoice choice, OceanContext *ctx,
+                                                       OceanBackend *backend);
+PETSC_INTERN PetscErrorCode MatOceanCountersAdd_Private(PetscInt64 symbolic, PetscInt64 numeric, PetscInt64 skipped,
+                                                        PetscInt64 resymbolic);
+PETSC_INTERN PetscErrorCode MatOceanProductView_Private(Mat C, OceanProduct plan, const char *header,
+                                                        PetscViewer viewer);
+PETSC_INTERN PetscErrorCode MatOceanEventsBegin_Private(PetscLogEvent *symbolic, PetscLogEvent *numeric,
+                                                        PetscLogEvent *setc);
 PETSC_INTERN PetscErrorCode MatOceanRuntimeInitialize_Private(void);
 PETSC_INTERN PetscErrorCode MatOceanRuntimeFinalize_Private(void);
 PETSC_INTERN PetscErrorCode MatOceanSetThreads_Private(void);

@@ -54,11 +54,14 @@ PetscErrorCode MatProductSetFromOptions_MPIAIJOcean(Mat C)
   PetscCall(PetscObjectBaseTypeCompare((PetscObject)product->A, MATMPIAIJ, &mpiA));
   PetscCall(PetscObjectBaseTypeCompare((PetscObject)product->B, MATMPIAIJ, &mpiB));
   if (!mpiA || !mpiB) PetscFunctionReturn(OCEAN_PETSC_OK); /* e.g. dense B: PETSc's generic paths */
-  if (MatOceanIsMPIAIJOcean(product->A) && product->A->assembled) PetscCall(MatOceanConvertBlocks_MPIAIJOcean(product->A));
-  if (MatOceanIsMPIAIJOcean(product->B) && product->B->assembled) PetscCall(MatOceanConvertBlocks_MPIAIJOcean(product->B));
+  if (MatOceanIsMPIAIJOcean(product->A) && product->A->assembled)
+    PetscCall(MatOceanConvertBlocks_MPIAIJOcean(product->A));
+  if (MatOceanIsMPIAIJOcean(product->B) && product->B->assembled)
+    PetscCall(MatOceanConvertBlocks_MPIAIJOcean(product->B));
   /* ABt, RARt, ABC; and operands whose values are still to come from their own numeric phase (PETSc's generic triple
      products chain products so): PETSc's MPIAIJ algorithms, which gather the off-process rows again at numeric time */
-  if ((product->type != MATPRODUCT_AB && product->type != MATPRODUCT_AtB && product->type != MATPRODUCT_PtAP) || !product->A->assembled || !product->B->assembled) {
+  if ((product->type != MATPRODUCT_AB && product->type != MATPRODUCT_AtB && product->type != MATPRODUCT_PtAP) ||
+      !product->A->assembled || !product->B->assembled) {
     PetscCall((*parent->productsetfromoptions)(C));
     PetscFunctionReturn(OCEAN_PETSC_OK);
   }
@@ -87,7 +90,13 @@ static PetscErrorCode MatConvert_MPIAIJOcean_MPIAIJ(Mat A, MatType type, MatReus
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
-static const MatOceanType MatOceanTypeMPI = {"mpi", MATMPIAIJOCEAN, MATMPIAIJ, MatConvert_MPIAIJ_MPIAIJOcean, MatConvert_MPIAIJOcean_MPIAIJ, MatProductSetFromOptions_MPIAIJOcean, MatAssemblyEnd_MPIAIJOcean};
+static const MatOceanType MatOceanTypeMPI = {"mpi",
+                                             MATMPIAIJOCEAN,
+                                             MATMPIAIJ,
+                                             MatConvert_MPIAIJ_MPIAIJOcean,
+                                             MatConvert_MPIAIJOcean_MPIAIJ,
+                                             MatProductSetFromOptions_MPIAIJOcean,
+                                             MatAssemblyEnd_MPIAIJOcean};
 
 PetscErrorCode MatConvert_MPIAIJ_MPIAIJOcean(Mat A, MatType type, MatReuse reuse, Mat *newmat)
 {

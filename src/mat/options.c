@@ -1,8 +1,10 @@
 /* The -mat_ocean_* options of one product, read with the product matrix's prefixes (the outer one wins). */
 #include "mat/matocean.h"
 
-static const char *const MatOceanBackendNames[]  = {"auto", "cpu", "cuda", "MatOceanBackendChoice", "MAT_OCEAN_BACKEND_", NULL};
-static const char *const MatOceanWorkflowNames[] = {"auto", "upper_bound", "estimate", "exact", "narrow", "OceanWorkflowOption", "OCEAN_WORKFLOW_", NULL};
+static const char *const MatOceanBackendNames[] = {"auto", "cpu", "cuda", "MatOceanBackendChoice", "MAT_OCEAN_BACKEND_",
+                                                   NULL};
+static const char *const MatOceanWorkflowNames[] = {"auto",   "upper_bound",         "estimate",        "exact",
+                                                    "narrow", "OceanWorkflowOption", "OCEAN_WORKFLOW_", NULL};
 
 /* The options as read, before they are checked. */
 typedef struct {
@@ -16,20 +18,37 @@ static PetscErrorCode MatOceanReadOptions_Private(Mat C, const char *prefix, Mat
 {
   PetscFunctionBegin;
   PetscOptionsBegin(PetscObjectComm((PetscObject)C), prefix, "petsc-ocean SpGEMM options", "Mat");
-  PetscCall(PetscOptionsEList("-mat_ocean_backend", "Where products run", "MatOceanInitializePackage", MatOceanBackendNames, 3, MatOceanBackendNames[r->backend], &r->backend, NULL));
-  PetscCall(PetscOptionsEList("-mat_ocean_workflow", "Force a workflow (auto: the Ocean selection)", "MatOceanInitializePackage", MatOceanWorkflowNames, 5, MatOceanWorkflowNames[r->workflow], &r->workflow, NULL));
-  PetscCall(PetscOptionsInt("-mat_ocean_hll_registers", "HyperLogLog registers per sketch (0: 32, or 64 when ER >= 48)", "MatOceanInitializePackage", r->registers, &r->registers, NULL));
-  PetscCall(PetscOptionsReal("-mat_ocean_estimate_coefficient", "Estimate multiplier (0: 2.0 at 32 registers, else 1.5)", "MatOceanInitializePackage", r->coefficient, &r->coefficient, NULL));
-  PetscCall(PetscOptionsInt("-mat_ocean_acc_smem_per_sm", "Shared memory per SM given to accumulators (bytes)", "MatOceanInitializePackage", r->smem, &r->smem, NULL));
-  PetscCall(PetscOptionsInt("-mat_ocean_nnz_limit", "Largest nnz(C) accepted", "MatOceanInitializePackage", r->nnz_limit, &r->nnz_limit, NULL));
-  PetscCall(PetscOptionsInt("-mat_ocean_narrow_max_columns", "Narrow workflow when P (B) has at most this many columns (0: never automatically)", "MatOceanInitializePackage", r->narrow_columns, &r->narrow_columns, NULL));
-  PetscCall(PetscOptionsReal("-mat_ocean_narrow_min_density", "... and nnz(P) >= this x rows x columns", "MatOceanInitializePackage", r->narrow_density, &r->narrow_density, NULL));
-  PetscCall(PetscOptionsInt("-mat_ocean_narrow_max_entries", "... and rows(A) x columns(P) at most this", "MatOceanInitializePackage", r->narrow_entries, &r->narrow_entries, NULL));
-  PetscCall(PetscOptionsReal("-mat_ocean_device_memory_mb", "GPU memory (MB) the over-allocating workflows may count on; beyond it they switch to exact counting (0: what is free)", "MatOceanInitializePackage",
-                             r->device_memory_mb, &r->device_memory_mb, NULL));
-  PetscCall(PetscOptionsReal("-mat_ocean_reuse_map_mb", "Numeric reuse on the GPU: keep a map of each product to its entry of C up to this many MB (-1: a quarter of the device's memory, 0: never)",
+  PetscCall(PetscOptionsEList("-mat_ocean_backend", "Where products run", "MatOceanInitializePackage",
+                              MatOceanBackendNames, 3, MatOceanBackendNames[r->backend], &r->backend, NULL));
+  PetscCall(PetscOptionsEList("-mat_ocean_workflow", "Force a workflow (auto: the Ocean selection)",
+                              "MatOceanInitializePackage", MatOceanWorkflowNames, 5, MatOceanWorkflowNames[r->workflow],
+                              &r->workflow, NULL));
+  PetscCall(PetscOptionsInt("-mat_ocean_hll_registers", "HyperLogLog registers per sketch (0: 32, or 64 when ER >= 48)",
+                            "MatOceanInitializePackage", r->registers, &r->registers, NULL));
+  PetscCall(PetscOptionsReal("-mat_ocean_estimate_coefficient",
+                             "Estimate multiplier (0: 2.0 at 32 registers, else 1.5)", "MatOceanInitializePackage",
+                             r->coefficient, &r->coefficient, NULL));
+  PetscCall(PetscOptionsInt("-mat_ocean_acc_smem_per_sm", "Shared memory per SM given to accumulators (bytes)",
+                            "MatOceanInitializePackage", r->smem, &r->smem, NULL));
+  PetscCall(PetscOptionsInt("-mat_ocean_nnz_limit", "Largest nnz(C) accepted", "MatOceanInitializePackage",
+                            r->nnz_limit, &r->nnz_limit, NULL));
+  PetscCall(PetscOptionsInt("-mat_ocean_narrow_max_columns",
+                            "Narrow workflow when P (B) has at most this many columns (0: never automatically)",
+                            "MatOceanInitializePackage", r->narrow_columns, &r->narrow_columns, NULL));
+  PetscCall(PetscOptionsReal("-mat_ocean_narrow_min_density", "... and nnz(P) >= this x rows x columns",
+                             "MatOceanInitializePackage", r->narrow_density, &r->narrow_density, NULL));
+  PetscCall(PetscOptionsInt("-mat_ocean_narrow_max_entries", "... and rows(A) x columns(P) at most this",
+                            "MatOceanInitializePackage", r->narrow_entries, &r->narrow_entries, NULL));
+  PetscCall(PetscOptionsReal("-mat_ocean_device_memory_mb",
+                             "GPU memory (MB) the over-allocating workflows may count on; beyond it they switch to "
+                             "exact counting (0: what is free)",
+                             "MatOceanInitializePackage", r->device_memory_mb, &r->device_memory_mb, NULL));
+  PetscCall(PetscOptionsReal("-mat_ocean_reuse_map_mb",
+                             "Numeric reuse on the GPU: keep a map of each product to its entry of C up to this many "
+                             "MB (-1: a quarter of the device's memory, 0: never)",
                              "MatOceanInitializePackage", r->reuse_map_mb, &r->reuse_map_mb, NULL));
-  PetscCall(PetscOptionsBool("-mat_ocean_view", "Print each product's decisions and statistics", "MatOceanProductGetStats", r->view, &r->view, NULL));
+  PetscCall(PetscOptionsBool("-mat_ocean_view", "Print each product's decisions and statistics",
+                             "MatOceanProductGetStats", r->view, &r->view, NULL));
   PetscOptionsEnd();
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
@@ -82,18 +101,27 @@ PetscErrorCode MatOceanGetOptions_Private(Mat C, MatOceanOptions *opts)
     }
     PetscCall(MatOceanReadOptions_Private(C, prefix, &r));
   }
-  PetscCheck(r.registers == 0 || (r.registers >= 16 && r.registers <= 256 && !(r.registers & (r.registers - 1))), comm, PETSC_ERR_ARG_OUTOFRANGE,
+  PetscCheck(r.registers == 0 || (r.registers >= 16 && r.registers <= 256 && !(r.registers & (r.registers - 1))), comm,
+             PETSC_ERR_ARG_OUTOFRANGE,
              "-mat_ocean_hll_registers %" PetscInt_FMT " must be 0 or a power of two in [16, 256]", r.registers);
-  PetscCheck(r.coefficient >= 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "-mat_ocean_estimate_coefficient %g must be >= 0", (double)r.coefficient);
-  PetscCheck(r.smem >= 4096, comm, PETSC_ERR_ARG_OUTOFRANGE, "-mat_ocean_acc_smem_per_sm %" PetscInt_FMT " must be at least 4096 bytes", r.smem);
-  PetscCheck(r.nnz_limit >= 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "-mat_ocean_nnz_limit %" PetscInt_FMT " must be >= 0", r.nnz_limit);
-  PetscCheck(r.narrow_columns >= 0 && r.narrow_columns <= OCEAN_NARROW_MAX_COLUMNS, comm, PETSC_ERR_ARG_OUTOFRANGE, "-mat_ocean_narrow_max_columns %" PetscInt_FMT " must lie in [0, %d]",
-             r.narrow_columns, OCEAN_NARROW_MAX_COLUMNS);
-  PetscCheck(r.narrow_density >= 0 && r.narrow_density <= 1, comm, PETSC_ERR_ARG_OUTOFRANGE, "-mat_ocean_narrow_min_density %g must lie in [0, 1]", (double)r.narrow_density);
-  PetscCheck(r.device_memory_mb >= 0 && r.device_memory_mb < 9e12, comm, PETSC_ERR_ARG_OUTOFRANGE, "-mat_ocean_device_memory_mb %g must be 0 (the free memory) or a size in MB", (double)r.device_memory_mb);
-  PetscCheck(r.reuse_map_mb == -1 || (r.reuse_map_mb >= 0 && r.reuse_map_mb < 9e12), comm, PETSC_ERR_ARG_OUTOFRANGE, "-mat_ocean_reuse_map_mb %g must be -1 (a quarter of the device's memory), 0 (never) or a size in MB",
+  PetscCheck(r.coefficient >= 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "-mat_ocean_estimate_coefficient %g must be >= 0",
+             (double)r.coefficient);
+  PetscCheck(r.smem >= 4096, comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "-mat_ocean_acc_smem_per_sm %" PetscInt_FMT " must be at least 4096 bytes", r.smem);
+  PetscCheck(r.nnz_limit >= 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "-mat_ocean_nnz_limit %" PetscInt_FMT " must be >= 0",
+             r.nnz_limit);
+  PetscCheck(r.narrow_columns >= 0 && r.narrow_columns <= OCEAN_NARROW_MAX_COLUMNS, comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "-mat_ocean_narrow_max_columns %" PetscInt_FMT " must lie in [0, %d]", r.narrow_columns,
+             OCEAN_NARROW_MAX_COLUMNS);
+  PetscCheck(r.narrow_density >= 0 && r.narrow_density <= 1, comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "-mat_ocean_narrow_min_density %g must lie in [0, 1]", (double)r.narrow_density);
+  PetscCheck(r.device_memory_mb >= 0 && r.device_memory_mb < 9e12, comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "-mat_ocean_device_memory_mb %g must be 0 (the free memory) or a size in MB", (double)r.device_memory_mb);
+  PetscCheck(r.reuse_map_mb == -1 || (r.reuse_map_mb >= 0 && r.reuse_map_mb < 9e12), comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "-mat_ocean_reuse_map_mb %g must be -1 (a quarter of the device's memory), 0 (never) or a size in MB",
              (double)r.reuse_map_mb);
-  PetscCheck(r.narrow_entries >= 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "-mat_ocean_narrow_max_entries %" PetscInt_FMT " must be >= 0", r.narrow_entries);
+  PetscCheck(r.narrow_entries >= 0, comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "-mat_ocean_narrow_max_entries %" PetscInt_FMT " must be >= 0", r.narrow_entries);
   opts->backend                   = (MatOceanBackendChoice)r.backend;
   opts->view                      = r.view;
   opts->core.workflow             = (OceanWorkflow)(r.workflow - 1); /* "auto" is OCEAN_WORKFLOW_AUTO = -1 */

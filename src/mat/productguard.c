@@ -11,17 +11,17 @@
 #include "mat/matocean.h"
 
 typedef struct {
-  Mat                 P;     /* the user's MAIJ, or NULL */
-  const MatOceanType *type;  /* with a MAIJ P: the ocean type of A, whose converter and products P's expansion takes */
-  Mat              Paij;     /* its expansion, of the ocean type */
-  PetscObjectId    inner_id; /* the MAIJ's inner AIJ when Paij was made */
-  PetscObjectState inner_nz;
-  Mat              shadow;   /* the product in a matrix of its own, once the user changed C's structure */
+  Mat                 P;    /* the user's MAIJ, or NULL */
+  const MatOceanType *type; /* with a MAIJ P: the ocean type of A, whose converter and products P's expansion takes */
+  Mat                 Paij; /* its expansion, of the ocean type */
+  PetscObjectId       inner_id; /* the MAIJ's inner AIJ when Paij was made */
+  PetscObjectState    inner_nz;
+  Mat                 shadow; /* the product in a matrix of its own, once the user changed C's structure */
   PetscErrorCode (*symbolic)(Mat);
   PetscErrorCode (*numeric)(Mat);
   PetscObjectId    id[2];
   PetscObjectState nz[2];
-  PetscObjectState c_nz;     /* C's nonzero state when petsc-ocean last wrote C */
+  PetscObjectState c_nz; /* C's nonzero state when petsc-ocean last wrote C */
 } MatOceanWrap;
 
 static PetscErrorCode MatOceanWrapDestroy(void *ptr)
@@ -176,7 +176,9 @@ static PetscErrorCode MatProductSymbolic_OceanWrap(Mat C)
     C->ops->productsymbolic = NULL;
     w->symbolic             = NULL;
     PetscCall((*w->type->productsetfromoptions)(C)); /* wraps again: sets w->symbolic */
-    PetscCheck(w->symbolic && w->symbolic != MatProductSymbolic_OceanWrap, PETSC_COMM_SELF, PETSC_ERR_SUP, "petsc-ocean has no PtAP for %s and %s", ((PetscObject)product->A)->type_name, ((PetscObject)w->Paij)->type_name);
+    PetscCheck(w->symbolic && w->symbolic != MatProductSymbolic_OceanWrap, PETSC_COMM_SELF, PETSC_ERR_SUP,
+               "petsc-ocean has no PtAP for %s and %s", ((PetscObject)product->A)->type_name,
+               ((PetscObject)w->Paij)->type_name);
   }
   PetscCall((*w->symbolic)(C));
   if (w->P) {
@@ -184,11 +186,11 @@ static PetscErrorCode MatProductSymbolic_OceanWrap(Mat C)
     /* as PETSc's PtAP with a MAIJ P: C's blocks are P's column blocks */
     PetscCall(MatSetBlockSizes(C, PetscAbs(w->P->cmap->bs), PetscAbs(w->P->cmap->bs)));
   }
-  w->numeric                        = C->ops->productnumeric;
-  C->ops->productsymbolic           = MatProductSymbolic_OceanWrap;
-  C->ops->productnumeric            = MatProductNumeric_OceanWrap;
-  C->ops->matmultnumeric            = product->type == MATPRODUCT_AB ? MatOceanWrapNumericWith : NULL;
-  C->ops->transposematmultnumeric   = product->type == MATPRODUCT_AtB ? MatOceanWrapNumericWith : NULL;
+  w->numeric                      = C->ops->productnumeric;
+  C->ops->productsymbolic         = MatProductSymbolic_OceanWrap;
+  C->ops->productnumeric          = MatProductNumeric_OceanWrap;
+  C->ops->matmultnumeric          = product->type == MATPRODUCT_AB ? MatOceanWrapNumericWith : NULL;
+  C->ops->transposematmultnumeric = product->type == MATPRODUCT_AtB ? MatOceanWrapNumericWith : NULL;
   PetscCall(MatOceanWrapRecordStructure(C, w));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
@@ -219,8 +221,11 @@ static PetscErrorCode MatOceanWrapCheckHolds(Mat C, Mat product)
   any = bad_row >= 0;
   PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &any, 1, MPIU_INT, MPI_MAX, PetscObjectComm((PetscObject)C)));
   PetscCheck(!any, PetscObjectComm((PetscObject)C), PETSC_ERR_ARG_INCOMP,
-             "C (%s, %" PetscInt_FMT " x %" PetscInt_FMT ") no longer holds the product's structure%s%" PetscInt_FMT ", column %" PetscInt_FMT "): its structure was changed after the symbolic phase; create the product anew (MAT_INITIAL_MATRIX)",
-             ((PetscObject)C)->type_name, C->rmap->N, C->cmap->N, bad_row >= 0 ? " (first at row " : " (on another process; -1 here: row ", bad_row, bad_col);
+             "C (%s, %" PetscInt_FMT " x %" PetscInt_FMT ") no longer holds the product's structure%s%" PetscInt_FMT
+             ", column %" PetscInt_FMT
+             "): its structure was changed after the symbolic phase; create the product anew (MAT_INITIAL_MATRIX)",
+             ((PetscObject)C)->type_name, C->rmap->N, C->cmap->N,
+             bad_row >= 0 ? " (first at row " : " (on another process; -1 here: row ", bad_row, bad_col);
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
@@ -232,7 +237,8 @@ static PetscErrorCode MatOceanWrapNumericShadow(Mat C, MatOceanWrap *w)
 
   PetscFunctionBegin;
   if (!w->shadow) {
-    PetscCall(PetscInfo(C, "petsc-ocean: C's structure was changed by the user; the product goes to a matrix of its own and is copied into C\n"));
+    PetscCall(PetscInfo(C, "petsc-ocean: C's structure was changed by the user; the product goes to a matrix of its "
+                           "own and is copied into C\n"));
     PetscCall(MatOceanWrapOperands(C, w, ops));
     PetscCall(MatProductCreate(ops[0], ops[1], NULL, &w->shadow));
     PetscCall(MatProductSetType(w->shadow, product->type));
@@ -281,7 +287,8 @@ PetscErrorCode MatOceanWrapProduct_Private(Mat C)
   MatOceanWrap *w;
 
   PetscFunctionBegin;
-  if (!C->ops->productsymbolic || C->ops->productsymbolic == MatProductSymbolic_OceanWrap) PetscFunctionReturn(OCEAN_PETSC_OK);
+  if (!C->ops->productsymbolic || C->ops->productsymbolic == MatProductSymbolic_OceanWrap)
+    PetscFunctionReturn(OCEAN_PETSC_OK);
   PetscCall(MatOceanWrapGet(C, PETSC_TRUE, &w));
   w->symbolic             = C->ops->productsymbolic;
   C->ops->productsymbolic = MatProductSymbolic_OceanWrap;
@@ -297,7 +304,8 @@ PetscErrorCode MatProductSetFromOptions_OceanMAIJ(Mat C)
   MatCheckProduct(C, 1);
   C->ops->productsymbolic = NULL;
   if (C->product->type != MATPRODUCT_PtAP) PetscFunctionReturn(OCEAN_PETSC_OK);
-  PetscCheck(C->product->A->spptr, PETSC_COMM_SELF, PETSC_ERR_PLIB, "PtAP with a MAIJ P: A (%s) is not of a petsc-ocean type", ((PetscObject)C->product->A)->type_name);
+  PetscCheck(C->product->A->spptr, PETSC_COMM_SELF, PETSC_ERR_PLIB,
+             "PtAP with a MAIJ P: A (%s) is not of a petsc-ocean type", ((PetscObject)C->product->A)->type_name);
   PetscCall(MatOceanWrapGet(C, PETSC_TRUE, &w));
   w->P                    = C->product->B;
   w->type                 = ((Mat_OceanParent *)C->product->A->spptr)->type;

@@ -9,7 +9,6 @@ static OceanContext     MatOceanContexts[2]; /* one per backend, created on firs
 static MatOceanCounters MatOceanCount;
 static PetscLogEvent    MAT_OCEAN_Symbolic, MAT_OCEAN_Numeric, MAT_OCEAN_SetC, MAT_OCEAN_Phase[OCEAN_NUM_PHASES];
 
-
 PetscErrorCode MatOceanPetscErrorCode(OceanError err)
 {
   switch (err) {
@@ -47,7 +46,8 @@ PetscErrorCode MatOceanSetThreads_Private(void)
 
   PetscFunctionBegin;
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-mat_ocean_threads", &threads, &set));
-  PetscCheck(!set || threads >= 1, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "-mat_ocean_threads %" PetscInt_FMT " must be at least 1", threads);
+  PetscCheck(!set || threads >= 1, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE,
+             "-mat_ocean_threads %" PetscInt_FMT " must be at least 1", threads);
   if (!set && getenv("OMP_NUM_THREADS")) PetscFunctionReturn(OCEAN_PETSC_OK);
   if (!set) {
     for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
@@ -60,7 +60,9 @@ PetscErrorCode MatOceanSetThreads_Private(void)
     threads = PetscMax(1, cores / PetscMax(local, 1));
   }
   omp_set_num_threads((int)threads);
-  PetscCall(PetscInfo(NULL, "petsc-ocean: %d OpenMP threads for the CPU backend (%d cores, %d processes on this node)\n", (int)threads, cores, local));
+  PetscCall(PetscInfo(NULL,
+                      "petsc-ocean: %d OpenMP threads for the CPU backend (%d cores, %d processes on this node)\n",
+                      (int)threads, cores, local));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
@@ -72,7 +74,8 @@ static PetscErrorCode MatOceanEventsRegister_Private(void)
   MatOceanEventsRegistered = PETSC_TRUE;
   PetscCall(PetscLogEventRegister("MatOceanSymbolic", MAT_CLASSID, &MAT_OCEAN_Symbolic));
   PetscCall(PetscLogEventRegister("MatOceanNumeric", MAT_CLASSID, &MAT_OCEAN_Numeric));
-  PetscCall(PetscLogEventRegister("MatOceanSetC", MAT_CLASSID, &MAT_OCEAN_SetC)); /* C into the PETSc matrix (and off the device) */
+  PetscCall(PetscLogEventRegister("MatOceanSetC", MAT_CLASSID,
+                                  &MAT_OCEAN_SetC)); /* C into the PETSc matrix (and off the device) */
   for (int p = 0; p < OCEAN_NUM_PHASES; p++) {
     char name[64];
     PetscCall(PetscSNPrintf(name, sizeof(name), "MatOcean_%s", OceanPhaseName((OceanPhase)p)));
@@ -119,8 +122,8 @@ static PetscErrorCode MatOceanChooseDevice_Private(int ndev, int *device)
   PetscFunctionBegin;
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-mat_ocean_device", &dev, &set));
   if (set) {
-    PetscCheck(dev >= 0 && (ndev == 0 || dev < ndev), PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "-mat_ocean_device %" PetscInt_FMT ": %d CUDA device(s) visible, numbered from 0", dev,
-               ndev);
+    PetscCheck(dev >= 0 && (ndev == 0 || dev < ndev), PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE,
+               "-mat_ocean_device %" PetscInt_FMT ": %d CUDA device(s) visible, numbered from 0", dev, ndev);
     *device = (int)dev;
   } else {
     PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
@@ -139,7 +142,8 @@ static PetscErrorCode MatOceanCreateContext_Private(OceanBackend backend, OceanC
     /* The CPU backend imitates the GPU it would run on: this process's device's profile where there is one. */
     PetscCallOcean(OceanCudaDeviceCount(&ndev));
     PetscCall(MatOceanChooseDevice_Private(ndev, &device));
-    if (backend == OCEAN_BACKEND_CPU && ndev > 0 && OceanCudaDeviceProfile(device, &profile) == OCEAN_SUCCESS) use = &profile;
+    if (backend == OCEAN_BACKEND_CPU && ndev > 0 && OceanCudaDeviceProfile(device, &profile) == OCEAN_SUCCESS)
+      use = &profile;
     PetscCallOcean(OceanContextCreateOnDevice(backend, device, use, &MatOceanContexts[backend]));
     PetscCallOcean(OceanContextSetPhaseCallback(MatOceanContexts[backend], MatOceanPhaseCallback, NULL));
   }
@@ -166,7 +170,9 @@ PetscErrorCode MatOceanGetContext_Private(MatOceanBackendChoice choice, OceanCon
       if (OceanContextCreateOnDevice(OCEAN_BACKEND_CUDA, device, NULL, &cuda) == OCEAN_SUCCESS) {
         MatOceanContexts[OCEAN_BACKEND_CUDA] = cuda;
         PetscCallOcean(OceanContextSetPhaseCallback(cuda, MatOceanPhaseCallback, NULL));
-      } else PetscCall(PetscInfo(NULL, "petsc-ocean: CUDA backend not usable (%s); using the CPU backend\n", OceanGetLastErrorMessage()));
+      } else
+        PetscCall(PetscInfo(NULL, "petsc-ocean: CUDA backend not usable (%s); using the CPU backend\n",
+                            OceanGetLastErrorMessage()));
     }
     if (MatOceanContexts[OCEAN_BACKEND_CUDA]) *backend = OCEAN_BACKEND_CUDA;
   }
@@ -174,7 +180,8 @@ PetscErrorCode MatOceanGetContext_Private(MatOceanBackendChoice choice, OceanCon
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
-PetscErrorCode MatOceanCountersAdd_Private(PetscInt64 symbolic, PetscInt64 numeric, PetscInt64 skipped, PetscInt64 resymbolic)
+PetscErrorCode MatOceanCountersAdd_Private(PetscInt64 symbolic, PetscInt64 numeric, PetscInt64 skipped,
+                                           PetscInt64 resymbolic)
 {
   PetscFunctionBegin;
   MatOceanCount.symbolic += symbolic;

@@ -11,7 +11,13 @@ static PetscErrorCode MatConvert_SeqAIJOcean_SeqAIJ(Mat A, MatType type, MatReus
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
-static const MatOceanType MatOceanTypeSeq = {"seq", MATSEQAIJOCEAN, MATSEQAIJ, MatConvert_SeqAIJ_SeqAIJOcean, MatConvert_SeqAIJOcean_SeqAIJ, MatProductSetFromOptions_SeqAIJOcean, NULL};
+static const MatOceanType MatOceanTypeSeq = {"seq",
+                                             MATSEQAIJOCEAN,
+                                             MATSEQAIJ,
+                                             MatConvert_SeqAIJ_SeqAIJOcean,
+                                             MatConvert_SeqAIJOcean_SeqAIJ,
+                                             MatProductSetFromOptions_SeqAIJOcean,
+                                             NULL};
 
 /* In-place conversion as aijcusparse does it: keep SeqAIJ's data, override a few methods. */
 PetscErrorCode MatConvert_SeqAIJ_SeqAIJOcean(Mat A, MatType type, MatReuse reuse, Mat *newmat)
@@ -20,7 +26,8 @@ PetscErrorCode MatConvert_SeqAIJ_SeqAIJOcean(Mat A, MatType type, MatReuse reuse
 
   PetscFunctionBegin;
   PetscCall(MatOceanConvertBegin_Private(A, reuse, newmat, &done));
-  if (!done && !(*newmat)->spptr) PetscCall(MatOceanAttach_Private(*newmat, &MatOceanTypeSeq)); /* a duplicate of ours is ours already */
+  if (!done && !(*newmat)->spptr)
+    PetscCall(MatOceanAttach_Private(*newmat, &MatOceanTypeSeq)); /* a duplicate of ours is ours already */
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 

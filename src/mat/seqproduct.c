@@ -8,13 +8,13 @@ typedef struct {
   OceanProductType type;
   OceanBackend     backend;
   MatOceanOptions  opts;
-  uint64_t         a_sid, b_sid;     /* structure ids at the last symbolic phase */
+  uint64_t         a_sid, b_sid;              /* structure ids at the last symbolic phase */
   PetscObjectState a_state, b_state, c_state; /* object states when C's values were last written */
-  PetscBool        values_fresh;               /* the symbolic phase computed C's values and nothing ran since */
-  PetscScalar     *zeros[2];                   /* values of an operand whose own numeric phase is still to come */
-  int64_t         *rowptr[2];        /* 64-bit row offsets of the operands (the core's CSR convention) */
+  PetscBool        values_fresh;              /* the symbolic phase computed C's values and nothing ran since */
+  PetscScalar     *zeros[2];                  /* values of an operand whose own numeric phase is still to come */
+  int64_t         *rowptr[2];                 /* 64-bit row offsets of the operands (the core's CSR convention) */
   PetscInt         rowptr_len[2];
-  int32_t         *colidx[2];        /* column indices, only where PetscInt is 64-bit */
+  int32_t         *colidx[2]; /* column indices, only where PetscInt is 64-bit */
   PetscInt         colidx_len[2];
 } MatProductData_SeqAIJOcean;
 
@@ -42,7 +42,8 @@ static PetscErrorCode MatOceanIds(Mat A, uint64_t *sid, uint64_t *vid)
   PetscCall(PetscObjectGetId((PetscObject)A, &id));
   PetscCall(MatGetNonzeroState(A, &nz));
   PetscCall(PetscObjectStateGet((PetscObject)A, &state));
-  PetscCheck(id < ((PetscObjectId)1 << 32), PETSC_COMM_SELF, PETSC_ERR_SUP, "PETSc object id %" PetscInt64_FMT " exceeds the 32 bits of a structure id", (PetscInt64)id);
+  PetscCheck(id < ((PetscObjectId)1 << 32), PETSC_COMM_SELF, PETSC_ERR_SUP,
+             "PETSc object id %" PetscInt64_FMT " exceeds the 32 bits of a structure id", (PetscInt64)id);
   *sid = ((uint64_t)id << 32) | ((uint64_t)nz & 0xffffffffu);
   *vid = ((uint64_t)id << 32) | ((uint64_t)state & 0xffffffffu);
   PetscFunctionReturn(OCEAN_PETSC_OK);
@@ -64,10 +65,13 @@ static PetscErrorCode MatOceanGetCSR(MatProductData_SeqAIJOcean *data, int k, Ma
   PetscInt        m = A->rmap->n, nnz;
 
   PetscFunctionBegin;
-  PetscCheck(A->assembled || MatOceanValuesPending(A), PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "Operand %d of type %s (%" PetscInt_FMT " x %" PetscInt_FMT ") is not assembled", k, ((PetscObject)A)->type_name, A->rmap->n,
-             A->cmap->n);
+  PetscCheck(A->assembled || MatOceanValuesPending(A), PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE,
+             "Operand %d of type %s (%" PetscInt_FMT " x %" PetscInt_FMT ") is not assembled", k,
+             ((PetscObject)A)->type_name, A->rmap->n, A->cmap->n);
   PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, &mtype));
-  PetscCheck(PetscMemTypeHost(mtype), PETSC_COMM_SELF, PETSC_ERR_SUP, "Operand %d of type %s has its values on the device; this PETSc has no device support", k, ((PetscObject)A)->type_name);
+  PetscCheck(PetscMemTypeHost(mtype), PETSC_COMM_SELF, PETSC_ERR_SUP,
+             "Operand %d of type %s has its values on the device; this PETSc has no device support", k,
+             ((PetscObject)A)->type_name);
   nnz = ai[m];
   if (!aa) { /* a pending product may have no values yet: zeros stand in (its values come with a later numeric phase) */
     PetscCall(PetscFree(data->zeros[k]));
@@ -82,7 +86,8 @@ static PetscErrorCode MatOceanGetCSR(MatProductData_SeqAIJOcean *data, int k, Ma
   for (PetscInt i = 0; i <= m; i++) data->rowptr[k][i] = (int64_t)ai[i];
   if (sizeof(PetscInt) == sizeof(int32_t)) csr->colidx = (const int32_t *)aj;
   else {
-    PetscCheck(A->cmap->n <= (PetscInt)INT32_MAX, PETSC_COMM_SELF, PETSC_ERR_SUP, "Operand %d has %" PetscInt_FMT " columns, more than 32-bit column indices hold", k, A->cmap->n);
+    PetscCheck(A->cmap->n <= (PetscInt)INT32_MAX, PETSC_COMM_SELF, PETSC_ERR_SUP,
+               "Operand %d has %" PetscInt_FMT " columns, more than 32-bit column indices hold", k, A->cmap->n);
     if (data->colidx_len[k] < nnz) {
       PetscCall(PetscFree(data->colidx[k]));
       PetscCall(PetscMalloc1(nnz, &data->colidx[k]));
@@ -122,7 +127,8 @@ static PetscErrorCode MatOceanSetC(Mat C, OceanProduct plan, PetscBool structure
   PetscCall(MatOceanEventsBegin_Private(NULL, NULL, &ev));
   PetscCall(PetscLogEventBegin(ev, C, 0, 0, 0));
   PetscCallOcean(OceanProductGetC(plan, &m, &n, &nnz, &ci, &cj, &cv));
-  PetscCheck(nnz <= PETSC_MAX_INT, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "The product has %" PetscInt64_FMT " nonzeros, more than PetscInt holds", (PetscInt64)nnz);
+  PetscCheck(nnz <= PETSC_MAX_INT, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE,
+             "The product has %" PetscInt64_FMT " nonzeros, more than PetscInt holds", (PetscInt64)nnz);
   if (structure) {
     PetscInt *rowlen, *j64 = NULL;
 
@@ -138,7 +144,8 @@ static PetscErrorCode MatOceanSetC(Mat C, OceanProduct plan, PetscBool structure
     PetscCall(MatSetOption(C, MAT_SORTED_FULL, PETSC_TRUE));
     for (PetscInt r = 0; r < (PetscInt)m; r++) {
       if (!rowlen[r]) continue;
-      PetscCall(MatSetValues(C, 1, &r, rowlen[r], j64 ? j64 + ci[r] : (const PetscInt *)cj + ci[r], (const PetscScalar *)cv + ci[r], INSERT_VALUES));
+      PetscCall(MatSetValues(C, 1, &r, rowlen[r], j64 ? j64 + ci[r] : (const PetscInt *)cj + ci[r],
+                             (const PetscScalar *)cv + ci[r], INSERT_VALUES));
     }
     PetscCall(MatSetOption(C, MAT_SORTED_FULL, PETSC_FALSE));
     PetscCall(MatAssemblyBegin(C, MAT_FINAL_ASSEMBLY));
@@ -173,7 +180,9 @@ static PetscErrorCode MatOceanViewIfAsked(Mat C, MatProductData_SeqAIJOcean *dat
   PetscFunctionBegin;
   if (!data->opts.view) PetscFunctionReturn(OCEAN_PETSC_OK);
   PetscCall(PetscViewerASCIIGetStdout(PetscObjectComm((PetscObject)C), &viewer));
-  PetscCall(PetscSNPrintf(header, sizeof(header), "petsc-ocean %s (%s x %s), backend %s:", OceanProductTypeName(data->type), ((PetscObject)C->product->A)->type_name, ((PetscObject)C->product->B)->type_name,
+  PetscCall(PetscSNPrintf(header, sizeof(header),
+                          "petsc-ocean %s (%s x %s), backend %s:", OceanProductTypeName(data->type),
+                          ((PetscObject)C->product->A)->type_name, ((PetscObject)C->product->B)->type_name,
                           data->backend == OCEAN_BACKEND_CUDA ? "cuda" : "cpu"));
   PetscCall(MatOceanProductView_Private(C, data->plan, header, viewer));
   PetscFunctionReturn(OCEAN_PETSC_OK);
@@ -220,7 +229,8 @@ static PetscErrorCode MatProductNumeric_SeqAIJOcean(Mat C)
   PetscFunctionBegin;
   MatCheckProduct(C, 1);
   data = (MatProductData_SeqAIJOcean *)product->data;
-  PetscCheck(data, PetscObjectComm((PetscObject)C), PETSC_ERR_PLIB, "Product data empty: MatProductSymbolic() was not run by petsc-ocean");
+  PetscCheck(data, PetscObjectComm((PetscObject)C), PETSC_ERR_PLIB,
+             "Product data empty: MatProductSymbolic() was not run by petsc-ocean");
   PetscCall(MatOceanGetOperands(C, data, &A, &B));
   /* PETSc never checks that REUSE keeps the sparsity: a new structure needs a new symbolic phase. */
   if (A.structure_id != data->a_sid || B.structure_id != data->b_sid) {
@@ -270,22 +280,29 @@ static PetscErrorCode MatProductSymbolic_SeqAIJOcean(Mat C)
     n = B->cmap->n;
     break;
   case MATPRODUCT_PtAP:
-    PetscCheck(A->rmap->n == A->cmap->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "PtAP needs a square A, got %" PetscInt_FMT " x %" PetscInt_FMT " (%s)", A->rmap->n, A->cmap->n, ((PetscObject)A)->type_name);
+    PetscCheck(A->rmap->n == A->cmap->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ,
+               "PtAP needs a square A, got %" PetscInt_FMT " x %" PetscInt_FMT " (%s)", A->rmap->n, A->cmap->n,
+               ((PetscObject)A)->type_name);
     m = B->cmap->n;
     n = B->cmap->n;
     break;
   default:
-    SETERRQ(PetscObjectComm((PetscObject)C), PETSC_ERR_SUP, "petsc-ocean does not support MatProductType %s for %s and %s", MatProductTypes[product->type], ((PetscObject)A)->type_name, ((PetscObject)B)->type_name);
+    SETERRQ(PetscObjectComm((PetscObject)C), PETSC_ERR_SUP,
+            "petsc-ocean does not support MatProductType %s for %s and %s", MatProductTypes[product->type],
+            ((PetscObject)A)->type_name, ((PetscObject)B)->type_name);
   }
   PetscCall(PetscNew(&data));
   product->data    = data; /* owned by the product from here on, also when a later step fails */
   product->destroy = MatProductDataDestroy_SeqAIJOcean;
-  data->type       = product->type == MATPRODUCT_AB ? OCEAN_PRODUCT_AB : product->type == MATPRODUCT_AtB ? OCEAN_PRODUCT_AtB : OCEAN_PRODUCT_PtAP;
+  data->type       = product->type == MATPRODUCT_AB  ? OCEAN_PRODUCT_AB
+                   : product->type == MATPRODUCT_AtB ? OCEAN_PRODUCT_AtB
+                                                     : OCEAN_PRODUCT_PtAP;
   PetscCall(MatOceanGetOptions_Private(C, &data->opts));
   PetscCall(MatSetSizes(C, m, n, m, n));
   /* block sizes as PETSc's own SeqAIJ products set them (GAMG relies on them) */
   if (product->type == MATPRODUCT_AB) PetscCall(MatSetBlockSizesFromMats(C, A, B));
-  else if (product->type == MATPRODUCT_AtB) PetscCall(MatSetBlockSizes(C, PetscAbs(A->cmap->bs), PetscAbs(B->cmap->bs)));
+  else if (product->type == MATPRODUCT_AtB)
+    PetscCall(MatSetBlockSizes(C, PetscAbs(A->cmap->bs), PetscAbs(B->cmap->bs)));
   else PetscCall(MatSetBlockSizes(C, PetscAbs(B->cmap->bs), PetscAbs(B->cmap->bs)));
   PetscCall(MatSetType(C, MATSEQAIJOCEAN));
   PetscCall(MatOceanSymbolicRun(C, data));
@@ -330,7 +347,8 @@ static PetscErrorCode MatOceanProductGetData(Mat C, MatProductData_SeqAIJOcean *
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(C, MAT_CLASSID, 1);
-  PetscCheck(C->product && C->product->data && C->product->destroy == MatProductDataDestroy_SeqAIJOcean, PetscObjectComm((PetscObject)C), PETSC_ERR_ARG_WRONG,
+  PetscCheck(C->product && C->product->data && C->product->destroy == MatProductDataDestroy_SeqAIJOcean,
+             PetscObjectComm((PetscObject)C), PETSC_ERR_ARG_WRONG,
              "Matrix of type %s is not the result of a sequential petsc-ocean product", ((PetscObject)C)->type_name);
   *data = (MatProductData_SeqAIJOcean *)C->product->data;
   PetscFunctionReturn(OCEAN_PETSC_OK);
@@ -360,7 +378,9 @@ PetscErrorCode MatOceanProductGetStats(Mat C, PetscInt stage, OceanStats *stats)
   PetscFunctionBegin;
   PetscCall(MatOceanProductGetData(C, &data));
   PetscCallOcean(OceanProductGetNumStages(data->plan, &nstages));
-  PetscCheck(stage >= 0 && stage < nstages, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Stage %" PetscInt_FMT " out of range: a %s product has %d", stage, OceanProductTypeName(data->type), nstages);
+  PetscCheck(stage >= 0 && stage < nstages, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE,
+             "Stage %" PetscInt_FMT " out of range: a %s product has %d", stage, OceanProductTypeName(data->type),
+             nstages);
   PetscCallOcean(OceanProductGetStats(data->plan, (int)stage, stats));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }

@@ -52,7 +52,8 @@ static PetscErrorCode MatProductSetFromOptions_OceanAnyType(Mat C)
   PetscCall(PetscStrlcat(name, "_C", sizeof(name)));
   for (int k = 0; k < 3 && ops[k] && !f; k++) PetscCall(PetscObjectQueryFunction((PetscObject)ops[k], name, &f));
   if (f && f != MatProductSetFromOptions_OceanAnyType) {
-    PetscCall(PetscInfo(C, "petsc-ocean: %s for %s, %s\n", name, ((PetscObject)product->A)->type_name, ((PetscObject)product->B)->type_name));
+    PetscCall(PetscInfo(C, "petsc-ocean: %s for %s, %s\n", name, ((PetscObject)product->A)->type_name,
+                        ((PetscObject)product->B)->type_name));
     PetscCall((*f)(C));
   }
   PetscFunctionReturn(OCEAN_PETSC_OK);
@@ -60,7 +61,8 @@ static PetscErrorCode MatProductSetFromOptions_OceanAnyType(Mat C)
 
 /* name with every '_'-separated token equal to the parent type replaced by ours; hits: how many were, ours: how many
    tokens already name our type. */
-static PetscErrorCode MatOceanAliasName(const char *name, const MatOceanType *t, char alias[], size_t len, int *hits, int *ours)
+static PetscErrorCode MatOceanAliasName(const char *name, const MatOceanType *t, char alias[], size_t len, int *hits,
+                                        int *ours)
 {
   char *dup, *tok, *save = NULL;
 
@@ -127,7 +129,8 @@ static PetscErrorCode MatRetrieveValues_Ocean(Mat A)
   Mat_OceanParent *parent = (Mat_OceanParent *)A->spptr;
 
   PetscFunctionBegin;
-  PetscCheck(parent && parent->retrievevalues, PETSC_COMM_SELF, PETSC_ERR_SUP, "MatRetrieveValues() is not available for %s", ((PetscObject)A)->type_name);
+  PetscCheck(parent && parent->retrievevalues, PETSC_COMM_SELF, PETSC_ERR_SUP,
+             "MatRetrieveValues() is not available for %s", ((PetscObject)A)->type_name);
   PetscCall((*parent->retrievevalues)(A));
   PetscCall(PetscObjectStateIncrease((PetscObject)A));
   PetscFunctionReturn(OCEAN_PETSC_OK);
@@ -151,15 +154,18 @@ static PetscErrorCode MatOceanComposeMethods(Mat B, const MatOceanType *t, Petsc
   PetscCall(PetscObjectComposeFunction((PetscObject)B, name, attach ? t->productsetfromoptions : NULL));
   PetscCall(PetscSNPrintf(name, sizeof(name), "MatProductSetFromOptions_%saijocean_%smaij_C", k, k));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, name, attach ? MatProductSetFromOptions_OceanMAIJ : NULL));
-  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatProductSetFromOptions_anytype_C", attach ? MatProductSetFromOptions_OceanAnyType : NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatProductSetFromOptions_anytype_C",
+                                       attach ? MatProductSetFromOptions_OceanAnyType : NULL));
   if (attach) {
     Mat_OceanParent *parent = (Mat_OceanParent *)B->spptr;
     PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatRetrieveValues_C", &parent->retrievevalues));
     if (parent->retrievevalues == MatRetrieveValues_Ocean) parent->retrievevalues = NULL; /* never our own */
-    if (parent->retrievevalues) PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatRetrieveValues_C", MatRetrieveValues_Ocean));
+    if (parent->retrievevalues)
+      PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatRetrieveValues_C", MatRetrieveValues_Ocean));
   } else {
     Mat_OceanParent *parent = (Mat_OceanParent *)B->spptr;
-    if (parent && parent->retrievevalues) PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatRetrieveValues_C", parent->retrievevalues));
+    if (parent && parent->retrievevalues)
+      PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatRetrieveValues_C", parent->retrievevalues));
   }
   PetscCall(MatOceanAliasParentMethods(B, t, attach));
   PetscFunctionReturn(OCEAN_PETSC_OK);
@@ -173,12 +179,13 @@ static PetscErrorCode MatDestroy_Ocean(Mat A)
 {
   Mat_OceanParent *parent = (Mat_OceanParent *)A->spptr;
   PetscErrorCode (*destroy)(Mat);
-  PetscBool        mpi;
+  PetscBool mpi;
 
   PetscFunctionBegin;
   if (!parent) { /* converted back already: only the parent's destroy is left to run */
     PetscCall(PetscObjectBaseTypeCompare((PetscObject)A, MATMPIAIJ, &mpi));
-    PetscCheck(MatOceanParentDestroy[mpi], PETSC_COMM_SELF, PETSC_ERR_PLIB, "No parent destroy method for a matrix of type %s", ((PetscObject)A)->type_name);
+    PetscCheck(MatOceanParentDestroy[mpi], PETSC_COMM_SELF, PETSC_ERR_PLIB,
+               "No parent destroy method for a matrix of type %s", ((PetscObject)A)->type_name);
     PetscCall((*MatOceanParentDestroy[mpi])(A));
     PetscFunctionReturn(OCEAN_PETSC_OK);
   }
@@ -207,7 +214,9 @@ PetscErrorCode MatOceanAttach_Private(Mat B, const MatOceanType *t)
   Mat_OceanParent *parent;
 
   PetscFunctionBegin;
-  PetscCheck(!B->spptr, PetscObjectComm((PetscObject)B), PETSC_ERR_ARG_WRONGSTATE, "Cannot convert a matrix of type %s that already carries type-specific data to %s", ((PetscObject)B)->type_name, t->name);
+  PetscCheck(!B->spptr, PetscObjectComm((PetscObject)B), PETSC_ERR_ARG_WRONGSTATE,
+             "Cannot convert a matrix of type %s that already carries type-specific data to %s",
+             ((PetscObject)B)->type_name, t->name);
   PetscCall(PetscNew(&parent));
   parent->type                  = t;
   parent->destroy               = B->ops->destroy;
@@ -228,7 +237,7 @@ PetscErrorCode MatOceanAttach_Private(Mat B, const MatOceanType *t)
 /* The inverse of MatOceanAttach_Private. */
 PetscErrorCode MatOceanDetach_Private(Mat B)
 {
-  Mat_OceanParent *parent = (Mat_OceanParent *)B->spptr;
+  Mat_OceanParent    *parent = (Mat_OceanParent *)B->spptr;
   const MatOceanType *t;
 
   PetscFunctionBegin;

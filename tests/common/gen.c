@@ -292,6 +292,8 @@ static void CSRFromEdges(GenCSR *M, int64_t nrows, int64_t ncols, int64_t ne, co
   GenCountsToOffsets(start, nrows);
   memcpy(fill, start, (size_t)nrows * sizeof(int64_t));
   /* the order within a row depends on the threads; sorting the row afterwards makes the result deterministic */
+  /* clang-format 14 mangles this loop around its "#pragma omp atomic capture" */
+  /* clang-format off */
 #pragma omp parallel for schedule(static)
   for (int64_t e = 0; e < ne; e++) {
     int64_t p;
@@ -299,10 +301,11 @@ static void CSRFromEdges(GenCSR *M, int64_t nrows, int64_t ncols, int64_t ne, co
     p = fill[ri[e]]++;
     tmp[p] = ci[e];
   }
+  /* clang-format on */
   M->nrows  = nrows;
   M->ncols  = ncols;
   M->values = NULL;
-  M->rowptr = fill; /* reused: per-row unique counts */
+  M->rowptr = fill;                            /* reused: per-row unique counts */
 #pragma omp parallel for schedule(dynamic, 16) /* the heavy rows of R-MAT are neighbours */
   for (int64_t i = 0; i < nrows; i++) M->rowptr[i] = GenSortUnique(tmp + start[i], start[i + 1] - start[i]);
   M->rowptr = (int64_t *)realloc(M->rowptr, (size_t)(nrows + 1) * sizeof(int64_t));

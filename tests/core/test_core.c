@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #ifdef _OPENMP
-  #include <omp.h>
+#include <omp.h>
 #endif
 
 static int verbose, small;
@@ -118,14 +118,14 @@ static int CheckAllWorkflows(OceanContext ctx, const GenCSR *A, const GenCSR *B,
   OceanStats   stats;
   OceanCSR     a = GenView(A), b = GenView(B);
   double      *first = NULL;
-  int64_t      nnz0 = 0;
+  int64_t      nnz0  = 0;
   int          w;
 
   for (w = OCEAN_WORKFLOW_AUTO; w <= OCEAN_WORKFLOW_NARROW; w++) {
-    OceanProduct   prod;
-    const double  *v;
-    int64_t        nnz;
-    char           name[96];
+    OceanProduct  prod;
+    const double *v;
+    int64_t       nnz;
+    char          name[96];
     OceanOptionsDefault(&opts);
     opts.workflow = (OceanWorkflow)w;
     snprintf(name, sizeof(name), "%s [%s]", what, OceanWorkflowName((OceanWorkflow)w));
@@ -227,7 +227,7 @@ static int TestBins(void)
   {
     OceanContext cu = (OceanContext)&count;
     CALL(OceanCudaDeviceCount(&count));
-    int          device = 0;
+    int device = 0;
     /* the device index: checked for every backend; a CPU context has none */
     CHECK(OceanContextCreateOnDevice(OCEAN_BACKEND_CPU, -1, NULL, &cu) == OCEAN_ERR_ARG && cu == NULL &&
             strstr(OceanGetLastErrorMessage(), "-1"),
@@ -493,7 +493,7 @@ static int TestHeavyRows(OceanContext ctx)
   GenCSR         A, B40, B16;
   int            r = 0;
 
-  int64_t        i, k;
+  int64_t i, k;
 
   CALL(OceanContextGetBinConfig(ctx, OCEAN_BIN_N0, &n0));
   /* every row of A full (2000 entries): each row's products are nnz(B), about 24,000 (12 per row of B), more than
@@ -904,7 +904,7 @@ static int TestNarrow(OceanContext ctx)
   CALL(OceanProductSymbolic(prod, &a, &p));
   CALL(OceanProductGetRowInfo(prod, 0, &rows, &nrows));
   for (i = 0; i < nrows; i++) {
-    const OceanRowInfo *r = &rows[i];
+    const OceanRowInfo *r  = &rows[i];
     const int           ok = r->products ? r->bin == OCEAN_BIN_NARROW && r->accumulator == OCEAN_ACC_DENSE &&
                                    r->slot == r->predicted && r->nnz <= r->slot && r->nnz > 0
                                          : r->bin == OCEAN_BIN_EMPTY && r->nnz == 0;
@@ -1147,12 +1147,12 @@ static int TestErrors(OceanContext ctx)
 static int TestDeterminism(OceanContext ctx)
 {
 #ifdef _OPENMP
-  int          nt = omp_get_max_threads(), w;
+  int           nt = omp_get_max_threads(), w;
   GenCSR        E;
-  OceanCSR     e;
+  OceanCSR      e;
   const double *v;
   double       *v1;
-  int64_t      nnz;
+  int64_t       nnz;
 
   GenStencil(&E, small ? 4 : 6, small ? 4 : 6, small ? 4 : 6, 3, 1, GEN_VALUES_STREAM_DIAG, 161, 0);
   e = GenView(&E);
@@ -1282,9 +1282,9 @@ static int MeasureEstimates(OceanContext ctx, const GenCSR *A, int registers, do
 static int TestHLLAccuracy(OceanContext ctx)
 {
   GenCSR   E, G, R;
-  double  err[2][2], *absval;
-  int64_t rows[2][2], i, *nnz;
-  int     r;
+  double   err[2][2], *absval;
+  int64_t  rows[2][2], i, *nnz;
+  int      r;
   OceanCSR e;
 
   GenStencil(&E, small ? 6 : 12, small ? 6 : 12, small ? 6 : 12, 3, 1, GEN_VALUES_STREAM_DIAG, 181, 0);
@@ -1331,8 +1331,14 @@ typedef struct {
   int (*fn)(OceanContext);
 } Test;
 
-static int TestBinsCtx(OceanContext ctx) { return TestBins(); }
-static int TestSmallProfileCtx(OceanContext ctx) { return TestSmallProfile(); }
+static int TestBinsCtx(OceanContext ctx)
+{
+  return TestBins();
+}
+static int TestSmallProfileCtx(OceanContext ctx)
+{
+  return TestSmallProfile();
+}
 
 /* A plan's own options (OceanProductSetOptions) decide its products; the context's only those of plans without
    options of their own, which redo their symbolic phase when the context's change.  Invalid options leave a plan's. */
@@ -1418,29 +1424,29 @@ static int TestPlanOptions(OceanContext ctx)
 int main(int argc, char **argv)
 {
   static const Test tests[] = {
-    {"bins",            TestBinsCtx        },
-    {"random",          TestRandom         },
-    {"rectangular",     TestRectangular    },
-    {"stencils",        TestStencils       },
-    {"rmat",            TestRMAT           },
-    {"empty",           TestEmpty          },
-    {"dense row",       TestDenseRow       },
-    {"heavy rows",      TestHeavyRows      },
-    {"unsorted",        TestUnsorted       },
-    {"overflow",        TestOverflow       },
-    {"symbolic retry",  TestSymbolicRetry  },
-    {"stats",           TestStats          },
-    {"AtB",             TestAtB            },
-    {"PtAP",            TestPtAP           },
-    {"narrow",          TestNarrow         },
-    {"reuse",           TestReuse          },
-    {"plan options",    TestPlanOptions    },
-    {"index overflow",  TestIndexOverflow  },
-    {"small profile",   TestSmallProfileCtx},
-    {"errors",          TestErrors         },
-    {"determinism",     TestDeterminism    },
-    {"phases",          TestPhases         },
-    {"HLL accuracy",    TestHLLAccuracy    },
+    {"bins", TestBinsCtx},
+    {"random", TestRandom},
+    {"rectangular", TestRectangular},
+    {"stencils", TestStencils},
+    {"rmat", TestRMAT},
+    {"empty", TestEmpty},
+    {"dense row", TestDenseRow},
+    {"heavy rows", TestHeavyRows},
+    {"unsorted", TestUnsorted},
+    {"overflow", TestOverflow},
+    {"symbolic retry", TestSymbolicRetry},
+    {"stats", TestStats},
+    {"AtB", TestAtB},
+    {"PtAP", TestPtAP},
+    {"narrow", TestNarrow},
+    {"reuse", TestReuse},
+    {"plan options", TestPlanOptions},
+    {"index overflow", TestIndexOverflow},
+    {"small profile", TestSmallProfileCtx},
+    {"errors", TestErrors},
+    {"determinism", TestDeterminism},
+    {"phases", TestPhases},
+    {"HLL accuracy", TestHLLAccuracy},
   };
   OceanContext ctx;
   size_t       i;

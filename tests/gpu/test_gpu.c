@@ -22,7 +22,7 @@
 #include <string.h>
 #include <time.h>
 
-static int small, npass, nfail;
+static int  small, npass, nfail;
 static char msg[1024];
 
 #define CHECK(cond, ...) \
@@ -138,9 +138,9 @@ static int CompareBackends(OceanProduct pg, OceanProduct pc)
 /* Numeric through the product map sums in a fixed order: the same values again give the same bits. */
 static int RepeatBitwise(OceanProduct p, const OceanCSR *a, const OceanCSR *b)
 {
-  int64_t        nnz, t;
-  const double  *v;
-  double        *first;
+  int64_t       nnz, t;
+  const double *v;
+  double       *first;
 
   CALL(OceanProductGetC(p, NULL, NULL, &nnz, NULL, NULL, &v));
   first = (double *)malloc((size_t)(nnz ? nnz : 1) * sizeof(double));
@@ -822,7 +822,7 @@ static int CaseShortRowsManyProducts(uint64_t seed)
 static void ReuseCases(const char *mode)
 {
   GenCSR A, B;
-  char name[200];
+  char   name[200];
 
 #define REUSE_CASE(title, body) \
   do { \
@@ -908,7 +908,7 @@ static int CaseMemoryLimit(GenCSR *A, GenCSR *B, int workflow, int64_t limit)
   const int64_t *drp;
   const int32_t *dci;
   const double  *dv;
-  int            r = 1;
+  int            r  = 1;
   GenCSR        *Bm = B ? B : A;
 
   Options(&o, workflow, 0, 0);
@@ -973,7 +973,7 @@ static int RunMirrorAB(const OceanCSR *a, const OceanCSR *p, const GenCSR *A, co
   OceanStats   st;
   GenCSR       R;
   double      *absval = NULL;
-  int          r = 1;
+  int          r      = 1;
 
   memset(&R, 0, sizeof(R));
   CALL(OceanProductCreate(gpu, OCEAN_PRODUCT_AB, &pg));
@@ -1117,7 +1117,7 @@ out:
 static int CaseMirrorLimit(void)
 {
   GenCSR A1, P1, A2, P2;
-  int r;
+  int    r;
 
   GenStencil(&A1, 11, 11, 11, 1, 1, GEN_VALUES_STREAM_DIAG, 120, 120);
   GenInterpolation(&P1, A1.nrows, A1.nrows / 8, 121, 121);

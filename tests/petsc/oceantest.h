@@ -115,9 +115,9 @@ static inline PetscErrorCode OceanTestGenMat(MPI_Comm comm, OceanTestGen *g, Mat
 static inline PetscErrorCode
 OceanTestMapValues(Mat A, PetscScalar (*f)(PetscInt i, PetscInt j, PetscScalar v, PetscInt seed), PetscInt seed)
 {
-  Mat       blocks[2];
-  PetscInt  nblocks = 1, rstart, cstart;
-  PetscBool mpi;
+  Mat             blocks[2];
+  PetscInt        nblocks = 1, rstart, cstart;
+  PetscBool       mpi;
   const PetscInt *colmap = NULL;
 
   PetscFunctionBeginUser;
@@ -211,7 +211,7 @@ static inline PetscErrorCode OceanTestReference(MatProductType type, Mat A, Mat 
 static inline PetscErrorCode OceanTestCompare(Mat C, Mat R, Mat Bound, const char *what)
 {
   PetscInt  rstart, rend, M, N, RM, RN, bad = 0, badall;
-  PetscReal worst = 0, worstall;
+  PetscReal worst    = 0, worstall;
   char      msg[256] = "";
 
   PetscFunctionBeginUser;

@@ -1,5 +1,7 @@
-static const char help[] = "Bad input gets a clear PETSc error, never a crash or a wrong result; unsupported product types fall back to\n"
-                           "PETSc's implementation with a correct result.\n  -case sizes|unassembled|nnz_limit|switch_exact|abt|rart|bad_option|cuda_backend|device|narrow|mpi_options\n";
+static const char help[] =
+  "Bad input gets a clear PETSc error, never a crash or a wrong result; unsupported product types fall back to\n"
+  "PETSc's implementation with a correct result.\n  -case "
+  "sizes|unassembled|nnz_limit|switch_exact|abt|rart|bad_option|cuda_backend|device|narrow|mpi_options\n";
 
 #include "oceantest.h"
 
@@ -12,12 +14,15 @@ static const char help[] = "Bad input gets a clear PETSc error, never a crash or
     ierr_ = (call); \
     PetscCall(PetscPopErrorHandler()); \
     PetscCheck(ierr_ != 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "expected an error from %s", #call); \
-    PetscCheck((code) == 0 || ierr_ == (code), PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: error code %d, expected %d", #call, (int)ierr_, (int)(code)); \
+    PetscCheck((code) == 0 || ierr_ == (code), PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: error code %d, expected %d", \
+               #call, (int)ierr_, (int)(code)); \
     PetscCall(PetscErrorMessage(ierr_, NULL, (char **)&msg_)); \
-    PetscCheck(msg_ && strstr(msg_, text), PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: message \"%s\" does not mention \"%s\"", #call, msg_ ? msg_ : "(none)", text); \
+    PetscCheck(msg_ != NULL && strstr(msg_, text), PETSC_COMM_SELF, PETSC_ERR_PLIB, \
+               "%s: message \"%s\" does not mention \"%s\"", #call, msg_ ? msg_ : "(none)", text); \
   } while (0)
 
-static PetscErrorCode Gen(const char *name, PetscInt size, PetscInt n, PetscInt degree, PetscInt seed, MatType type, Mat *A)
+static PetscErrorCode Gen(const char *name, PetscInt size, PetscInt n, PetscInt degree, PetscInt seed, MatType type,
+                          Mat *A)
 {
   OceanTestGen g;
 
@@ -80,7 +85,8 @@ int main(int argc, char **argv)
     PetscCall(PetscOptionsSetValue(NULL, "-mat_ocean_workflow", "upper_bound"));
     PetscCall(ProductAB(A, A, &C));
     PetscCall(MatOceanProductGetStats(C, 0, &stats));
-    PetscCheck(stats.switched_to_exact && stats.workflow == OCEAN_WORKFLOW_EXACT, PETSC_COMM_SELF, PETSC_ERR_PLIB, "expected the switch to exact counting (workflow %s)", OceanWorkflowName(stats.workflow));
+    PetscCheck(stats.switched_to_exact && stats.workflow == OCEAN_WORKFLOW_EXACT, PETSC_COMM_SELF, PETSC_ERR_PLIB,
+               "expected the switch to exact counting (workflow %s)", OceanWorkflowName(stats.workflow));
     PetscCall(OceanTestReference(MATPRODUCT_AB, A, A, &R, &Bound));
     PetscCall(OceanTestCompare(C, R, Bound, "switch to exact"));
     PetscCall(MatDestroy(&R));
@@ -128,7 +134,8 @@ int main(int argc, char **argv)
     PetscCall(Gen("random", 30, 20, 15, 2, MATAIJOCEAN, &B));
     PetscCall(ProductAB(A, B, &C));
     PetscCall(MatOceanProductGetStats(C, 0, &stats));
-    PetscCheck(stats.workflow == OCEAN_WORKFLOW_NARROW && !stats.workflow_forced, PETSC_COMM_SELF, PETSC_ERR_PLIB, "B 30 x 20 with %" PetscInt64_FMT " nonzeros: workflow %s", stats.nnz_b,
+    PetscCheck(stats.workflow == OCEAN_WORKFLOW_NARROW && !stats.workflow_forced, PETSC_COMM_SELF, PETSC_ERR_PLIB,
+               "B 30 x 20 with %" PetscInt64_FMT " nonzeros: workflow %s", stats.nnz_b,
                OceanWorkflowName(stats.workflow));
     PetscCall(OceanTestReference(MATPRODUCT_AB, A, B, &R, &Bound));
     PetscCall(OceanTestCompare(C, R, Bound, "narrow, automatic"));
@@ -140,7 +147,8 @@ int main(int argc, char **argv)
     PetscCall(Gen("random", 30, 40, 2, 3, MATAIJOCEAN, &B)); /* sparse: only forced */
     PetscCall(ProductAB(A, B, &C));
     PetscCall(MatOceanProductGetStats(C, 0, &stats));
-    PetscCheck(stats.workflow == OCEAN_WORKFLOW_NARROW && stats.workflow_forced, PETSC_COMM_SELF, PETSC_ERR_PLIB, "forced narrow: workflow %s", OceanWorkflowName(stats.workflow));
+    PetscCheck(stats.workflow == OCEAN_WORKFLOW_NARROW && stats.workflow_forced, PETSC_COMM_SELF, PETSC_ERR_PLIB,
+               "forced narrow: workflow %s", OceanWorkflowName(stats.workflow));
     PetscCall(OceanTestReference(MATPRODUCT_AB, A, B, &R, &Bound));
     PetscCall(OceanTestCompare(C, R, Bound, "narrow, forced"));
     PetscCall(MatDestroy(&R));
@@ -169,7 +177,8 @@ int main(int argc, char **argv)
     PetscCall(MatOceanGetCounters(&c1));
     built = (PetscInt)(c1.sketches_built + c1.sketches_reused - c0.sketches_built - c0.sketches_reused);
     PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &built, 1, MPIU_INT, MPI_MIN, PETSC_COMM_WORLD));
-    PetscCheck(built > 0, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "-mat_ocean_workflow estimate did not reach the local products (no sketches on some process)");
+    PetscCheck(built > 0, PETSC_COMM_WORLD, PETSC_ERR_PLIB,
+               "-mat_ocean_workflow estimate did not reach the local products (no sketches on some process)");
     PetscCall(OceanTestReference(MATPRODUCT_AB, A, A, &R, &Bound));
     PetscCall(OceanTestCompare(C, R, Bound, "parallel product, forced estimate"));
     PetscCall(MatDestroy(&R));
@@ -206,7 +215,8 @@ int main(int argc, char **argv)
     PetscCall(OceanTestReference(MATPRODUCT_AB, A, A, &R, &Bound));
     PetscCall(OceanTestCompare(C, R, Bound, "product on the chosen device"));
     PetscCall(MatOceanProductGetBackend(C, &backend));
-    PetscCheck(backend == (ndev > 0 && OceanCudaCompiled() ? OCEAN_BACKEND_CUDA : OCEAN_BACKEND_CPU), PETSC_COMM_SELF, PETSC_ERR_PLIB, "backend %d with %d device(s)", (int)backend, ndev);
+    PetscCheck(backend == (ndev > 0 && OceanCudaCompiled() ? OCEAN_BACKEND_CUDA : OCEAN_BACKEND_CPU), PETSC_COMM_SELF,
+               PETSC_ERR_PLIB, "backend %d with %d device(s)", (int)backend, ndev);
     PetscCall(MatDestroy(&R));
     PetscCall(MatDestroy(&Bound));
   }

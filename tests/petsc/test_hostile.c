@@ -1,9 +1,10 @@
-static const char help[] = "Unusual but legal call sequences: the same sequence runs with petsc-ocean's types and with plain aij, and every\n"
-                           "intermediate result must agree (structure, values to 1e-12 of the row's largest entry, NaN/Inf in the same\n"
-                           "places, block sizes).\n"
-                           "  -case abc (-types X,Y,Z) | c_user (-op scale|zero|shift|setvalues) | c_newnonzero | c_prealloc | store_retrieve\n"
-                           "        | maij (-change values|move|gain) | blocksizes | inf | mixed_ptap | dense (-product AB|PtAP|ABt|RARt)\n"
-                           "        | structure_only | convert\n";
+static const char help[] =
+  "Unusual but legal call sequences: the same sequence runs with petsc-ocean's types and with plain aij, and every\n"
+  "intermediate result must agree (structure, values to 1e-12 of the row's largest entry, NaN/Inf in the same\n"
+  "places, block sizes).\n"
+  "  -case abc (-types X,Y,Z) | c_user (-op scale|zero|shift|setvalues) | c_newnonzero | c_prealloc | store_retrieve\n"
+  "        | maij (-change values|move|gain) | blocksizes | inf | mixed_ptap | dense (-product AB|PtAP|ABt|RARt)\n"
+  "        | structure_only | convert\n";
 
 #include "oceantest.h"
 #include <petsc/private/petscimpl.h> /* PetscObjectStateGet(): what products and device copies go by */
@@ -38,7 +39,8 @@ static MatType TypeOf(Setup *s, int k)
   return s->ocean ? s->types[k] : MATAIJ;
 }
 
-static PetscErrorCode Gen(Setup *s, int k, const char *name, PetscInt size, PetscInt n, PetscInt degree, PetscInt seed, PetscInt bs_r, PetscInt bs_c, Mat *M)
+static PetscErrorCode Gen(Setup *s, int k, const char *name, PetscInt size, PetscInt n, PetscInt degree, PetscInt seed,
+                          PetscInt bs_r, PetscInt bs_c, Mat *M)
 {
   OceanTestGen g;
 
@@ -125,7 +127,8 @@ static PetscErrorCode SeqCNewNonzero(Setup *s, Run *run)
   PetscCall(MatSetOption(D, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
   PetscCall(MatGetOwnershipRange(D, &rstart, &rend));
   PetscCall(MatGetSize(D, NULL, &N));
-  for (PetscInt i = rstart; i < rend; i += 5) PetscCall(MatSetValue(D, i, (i + N / 2) % N, 7.0, INSERT_VALUES)); /* far from the stencil */
+  for (PetscInt i = rstart; i < rend; i += 5)
+    PetscCall(MatSetValue(D, i, (i + N / 2) % N, 7.0, INSERT_VALUES)); /* far from the stencil */
   PetscCall(MatAssemblyBegin(D, MAT_FINAL_ASSEMBLY));
   PetscCall(MatAssemblyEnd(D, MAT_FINAL_ASSEMBLY));
   PetscCall(Snapshot(run, D, "C with new nonzeros"));
@@ -162,9 +165,11 @@ static PetscErrorCode SeqCPrealloc(Setup *s, Run *run)
     PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
     ierr = MatMatMult(A, B, MAT_REUSE_MATRIX, PETSC_DEFAULT, &D);
     PetscCall(PetscPopErrorHandler());
-    PetscCheck(ierr == PETSC_ERR_ARG_INCOMP, PETSC_COMM_SELF, PETSC_ERR_PLIB, "REUSE into a C preallocated smaller: error %d, expected %d", (int)ierr, (int)PETSC_ERR_ARG_INCOMP);
+    PetscCheck(ierr == PETSC_ERR_ARG_INCOMP, PETSC_COMM_SELF, PETSC_ERR_PLIB,
+               "REUSE into a C preallocated smaller: error %d, expected %d", (int)ierr, (int)PETSC_ERR_ARG_INCOMP);
     PetscCall(PetscErrorMessage(ierr, NULL, &msg));
-    PetscCheck(msg && strstr(msg, "no longer holds the product"), PETSC_COMM_SELF, PETSC_ERR_PLIB, "unclear message: %s", msg ? msg : "(none)");
+    PetscCheck(msg && strstr(msg, "no longer holds the product"), PETSC_COMM_SELF, PETSC_ERR_PLIB,
+               "unclear message: %s", msg ? msg : "(none)");
   }
   PetscCall(MatDestroy(&D));
   PetscCall(MatDestroy(&A));
@@ -193,7 +198,8 @@ static PetscErrorCode SeqStoreRetrieve(Setup *s, Run *run)
     PetscCall(MatRetrieveValues(A));
     PetscCall(PetscObjectStateGet((PetscObject)A, &after));
     /* the device copies of operands are refreshed by object state: ours must tell the values changed */
-    PetscCheck(!s->ocean || after > before, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MatRetrieveValues() left the object state of an aijocean matrix unchanged");
+    PetscCheck(!s->ocean || after > before, PETSC_COMM_SELF, PETSC_ERR_PLIB,
+               "MatRetrieveValues() left the object state of an aijocean matrix unchanged");
   }
   PetscCall(MatMatMult(A, B, MAT_REUSE_MATRIX, PETSC_DEFAULT, &D));
   PetscCall(Snapshot(run, D, "reuse after MatRetrieveValues"));
@@ -206,9 +212,9 @@ static PetscErrorCode SeqStoreRetrieve(Setup *s, Run *run)
 /* Refill an assembled matrix with the pattern of another generator (the user re-preallocates and assembles anew). */
 static PetscErrorCode Refill(Mat M, const char *name, PetscInt size, PetscInt n, PetscInt degree, PetscInt seed)
 {
-  OceanTestGen g;
-  Mat          T;
-  PetscInt     rstart, rend, nc, *dnz, *onz, cstart, cend;
+  OceanTestGen       g;
+  Mat                T;
+  PetscInt           rstart, rend, nc, *dnz, *onz, cstart, cend;
   const PetscInt    *cols;
   const PetscScalar *vals;
 
@@ -429,17 +435,17 @@ static PetscErrorCode RunSequence(Setup *s, Run *run)
     const char *name;
     PetscErrorCode (*fn)(Setup *, Run *);
   } table[] = {
-    {"abc",            SeqABC           },
-    {"c_user",         SeqCUser         },
-    {"c_newnonzero",   SeqCNewNonzero   },
-    {"c_prealloc",     SeqCPrealloc     },
-    {"store_retrieve", SeqStoreRetrieve },
-    {"maij",           SeqMAIJ          },
-    {"blocksizes",     SeqBlockSizes    },
-    {"inf",            SeqInf           },
-    {"mixed_ptap",     SeqMixedPtAP     },
-    {"dense",          SeqDense         },
-    {"convert",        SeqConvert       },
+    {"abc", SeqABC},
+    {"c_user", SeqCUser},
+    {"c_newnonzero", SeqCNewNonzero},
+    {"c_prealloc", SeqCPrealloc},
+    {"store_retrieve", SeqStoreRetrieve},
+    {"maij", SeqMAIJ},
+    {"blocksizes", SeqBlockSizes},
+    {"inf", SeqInf},
+    {"mixed_ptap", SeqMixedPtAP},
+    {"dense", SeqDense},
+    {"convert", SeqConvert},
   };
   PetscBool is;
 
@@ -464,7 +470,9 @@ static PetscErrorCode CompareRuns(Mat C, Mat R, const char *what)
   PetscFunctionBeginUser;
   PetscCall(MatGetBlockSizes(C, &crbs, &ccbs));
   PetscCall(MatGetBlockSizes(R, &rrbs, &rcbs));
-  PetscCheck(crbs == rrbs && ccbs == rcbs, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: block sizes %" PetscInt_FMT ", %" PetscInt_FMT "; aij gives %" PetscInt_FMT ", %" PetscInt_FMT, what, crbs, ccbs, rrbs, rcbs);
+  PetscCheck(crbs == rrbs && ccbs == rcbs, PETSC_COMM_WORLD, PETSC_ERR_PLIB,
+             "%s: block sizes %" PetscInt_FMT ", %" PetscInt_FMT "; aij gives %" PetscInt_FMT ", %" PetscInt_FMT, what,
+             crbs, ccbs, rrbs, rcbs);
   PetscCall(OceanTestCompare(C, R, NULL, what));
   PetscFunctionReturn(0);
 }
@@ -509,7 +517,9 @@ int main(int argc, char **argv)
   if (flg) {
     PetscInt64 ran = (ocean.count.symbolic + ocean.count.numeric) - (ref.count.symbolic + ref.count.numeric);
     PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &ran, 1, MPIU_INT64, MPI_MIN, PETSC_COMM_WORLD));
-    PetscCheck(ran >= expect_products, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%" PetscInt64_FMT " products ran through petsc-ocean on some process, expected at least %" PetscInt_FMT, ran, expect_products);
+    PetscCheck(ran >= expect_products, PETSC_COMM_WORLD, PETSC_ERR_PLIB,
+               "%" PetscInt64_FMT " products ran through petsc-ocean on some process, expected at least %" PetscInt_FMT,
+               ran, expect_products);
   }
   for (int k = 0; k < ocean.n; k++) PetscCall(MatDestroy(&ocean.snap[k]));
   for (int k = 0; k < ref.n; k++) PetscCall(MatDestroy(&ref.snap[k]));

@@ -1,8 +1,10 @@
-static const char help[] = "petsc-ocean products (AB, AtB, PtAP) against PETSc's own, on 1-4 processes.\n"
-                           "  -product AB|AtB|PtAP  -api product|mult  -gen_a/-gen_b NAME -size_a/-size_b N -n_a/-n_b N -degree_a/-degree_b D -seed_a/-seed_b S -dense_row_a R\n"
-                           "  -type_a/-type_b aij|aijocean  -maij_dof D (P becomes MAIJ)  -expect_workflow W -expect_overflow -expect_stage K\n"
-                           "  -expect_row_chunks (on the CUDA backend C made in several chunks of rows, on the CPU in none)\n"
-                           "  -reuse (MatScale and new values, numeric only)  -sparsity_change  -sketch_reuse\n";
+static const char help[] =
+  "petsc-ocean products (AB, AtB, PtAP) against PETSc's own, on 1-4 processes.\n"
+  "  -product AB|AtB|PtAP  -api product|mult  -gen_a/-gen_b NAME -size_a/-size_b N -n_a/-n_b N -degree_a/-degree_b D "
+  "-seed_a/-seed_b S -dense_row_a R\n"
+  "  -type_a/-type_b aij|aijocean  -maij_dof D (P becomes MAIJ)  -expect_workflow W -expect_overflow -expect_stage K\n"
+  "  -expect_row_chunks (on the CUDA backend C made in several chunks of rows, on the CPU in none)\n"
+  "  -reuse (MatScale and new values, numeric only)  -sparsity_change  -sketch_reuse\n";
 
 #include "oceantest.h"
 
@@ -14,8 +16,8 @@ typedef struct {
 
 static PetscErrorCode GenOperand(const char *which, MPI_Comm comm, Mat *M, OceanTestGen *g)
 {
-  char      opt[64], name[32] = "lap2d", type[32] = "aijocean";
-  PetscInt  size = 8, n = 0, degree = 4, seed = 1, dense_row = -1;
+  char     opt[64], name[32] = "lap2d", type[32] = "aijocean";
+  PetscInt size = 8, n = 0, degree = 4, seed = 1, dense_row = -1;
 
   PetscFunctionBeginUser;
   PetscCall(PetscSNPrintf(opt, sizeof(opt), "-gen_%s", which));
@@ -82,13 +84,17 @@ static PetscErrorCode Check(TestOptions *o, Mat A, Mat B, Mat C, const char *wha
 }
 
 /* Every process must have run at least `least` more local products of the kind counted by `field`. */
-static PetscErrorCode CheckCounter(MPI_Comm comm, PetscInt64 before, PetscInt64 after, PetscInt64 least, const char *what)
+static PetscErrorCode CheckCounter(MPI_Comm comm, PetscInt64 before, PetscInt64 after, PetscInt64 least,
+                                   const char *what)
 {
   PetscInt ok = (after - before >= least), all;
 
   PetscFunctionBeginUser;
   PetscCall(MPIU_Allreduce(&ok, &all, 1, MPIU_INT, MPI_MIN, comm));
-  PetscCheck(all, comm, PETSC_ERR_PLIB, "%s: petsc-ocean did not run the local products (%" PetscInt64_FMT " -> %" PetscInt64_FMT " on some process)", what, before, after);
+  PetscCheck(all, comm, PETSC_ERR_PLIB,
+             "%s: petsc-ocean did not run the local products (%" PetscInt64_FMT " -> %" PetscInt64_FMT
+             " on some process)",
+             what, before, after);
   PetscFunctionReturn(0);
 }
 
@@ -103,19 +109,29 @@ static PetscErrorCode CheckStats(TestOptions *o, Mat C)
   if (size > 1 || o->maij_dof) PetscFunctionReturn(0); /* parallel and MAIJ products are checked through the counters */
   PetscCall(MatOceanProductGetStats(C, o->stage, &stats));
   for (int b = 0; b < OCEAN_NUM_BINS; b++) rows += stats.rows_per_bin[b];
-  PetscCheck(rows == stats.nrows, PETSC_COMM_SELF, PETSC_ERR_PLIB, "rows per bin add up to %" PetscInt64_FMT ", not %" PetscInt64_FMT, (PetscInt64)rows, (PetscInt64)stats.nrows);
-  PetscCheck(stats.esc_rows + stats.hash_rows + stats.dense_rows + stats.global_rows + stats.rows_per_bin[OCEAN_BIN_EMPTY] == stats.nrows, PETSC_COMM_SELF, PETSC_ERR_PLIB, "accumulator counts do not add up to %" PetscInt64_FMT " rows", (PetscInt64)stats.nrows);
+  PetscCheck(rows == stats.nrows, PETSC_COMM_SELF, PETSC_ERR_PLIB,
+             "rows per bin add up to %" PetscInt64_FMT ", not %" PetscInt64_FMT, (PetscInt64)rows,
+             (PetscInt64)stats.nrows);
+  PetscCheck(stats.esc_rows + stats.hash_rows + stats.dense_rows + stats.global_rows +
+                 stats.rows_per_bin[OCEAN_BIN_EMPTY] ==
+               stats.nrows,
+             PETSC_COMM_SELF, PETSC_ERR_PLIB, "accumulator counts do not add up to %" PetscInt64_FMT " rows",
+             (PetscInt64)stats.nrows);
   if (o->workflow[0]) {
     PetscBool match;
     PetscCall(PetscStrcmp(o->workflow, OceanWorkflowName(stats.workflow), &match));
-    PetscCheck(match, PETSC_COMM_SELF, PETSC_ERR_PLIB, "workflow %s taken, %s expected (ER %g, CR %g, products/row %g)", OceanWorkflowName(stats.workflow), o->workflow, stats.er, stats.cr_sampled,
+    PetscCheck(match, PETSC_COMM_SELF, PETSC_ERR_PLIB, "workflow %s taken, %s expected (ER %g, CR %g, products/row %g)",
+               OceanWorkflowName(stats.workflow), o->workflow, stats.er, stats.cr_sampled,
                stats.nrows ? (double)stats.products / (double)stats.nrows : 0.0);
   }
-  if (o->expect_overflow) PetscCheck(stats.overflow_rows > 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "expected rows overflowing their estimate, found none");
+  if (o->expect_overflow)
+    PetscCheck(stats.overflow_rows > 0, PETSC_COMM_SELF, PETSC_ERR_PLIB,
+               "expected rows overflowing their estimate, found none");
   if (o->expect_row_chunks) {
     OceanBackend backend;
     PetscCall(MatOceanProductGetBackend(C, &backend));
-    PetscCheck(backend == OCEAN_BACKEND_CUDA ? stats.row_chunks > 1 : stats.row_chunks == 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s backend: C made in %" PetscInt64_FMT " chunks of rows",
+    PetscCheck(backend == OCEAN_BACKEND_CUDA ? stats.row_chunks > 1 : stats.row_chunks == 0, PETSC_COMM_SELF,
+               PETSC_ERR_PLIB, "%s backend: C made in %" PetscInt64_FMT " chunks of rows",
                backend == OCEAN_BACKEND_CUDA ? "CUDA" : "CPU", (PetscInt64)stats.row_chunks);
   }
   PetscFunctionReturn(0);
@@ -123,11 +139,11 @@ static PetscErrorCode CheckStats(TestOptions *o, Mat C)
 
 int main(int argc, char **argv)
 {
-  TestOptions       o;
-  Mat               A, B, Bm = NULL, C;
-  OceanTestGen      ga, gb;
-  MatOceanCounters  c0, c1;
-  MPI_Comm          comm;
+  TestOptions      o;
+  Mat              A, B, Bm = NULL, C;
+  OceanTestGen     ga, gb;
+  MatOceanCounters c0, c1;
+  MPI_Comm         comm;
 
   PetscFunctionBeginUser;
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
@@ -176,12 +192,14 @@ int main(int argc, char **argv)
     PetscCall(MatOceanGetCounters(&c1));
     PetscCall(Check(&o, A, B, C, "numeric after MatScale"));
     if (o.expect_ocean) PetscCall(CheckCounter(comm, c0.numeric, c1.numeric, 1, "numeric after MatScale"));
-    PetscCheck(c1.resymbolic == c0.resymbolic && c1.symbolic == c0.symbolic, PETSC_COMM_SELF, PETSC_ERR_PLIB, "values-only change redid the symbolic phase");
+    PetscCheck(c1.resymbolic == c0.resymbolic && c1.symbolic == c0.symbolic, PETSC_COMM_SELF, PETSC_ERR_PLIB,
+               "values-only change redid the symbolic phase");
     PetscCall(OceanTestRevalue(A, ga.seed + 100));
     if (!o.maij_dof) PetscCall(OceanTestRevalue(B, gb.seed + 200));
     PetscCall(RunProduct(&o, A, B, MAT_REUSE_MATRIX, &C));
     PetscCall(Check(&o, A, B, C, "numeric after new values"));
-    if (o.expect_ocean && o.expect_row_chunks) PetscCall(CheckStats(&o, C)); /* the numeric calls ran the chunks again */
+    if (o.expect_ocean && o.expect_row_chunks)
+      PetscCall(CheckStats(&o, C)); /* the numeric calls ran the chunks again */
   }
 
   if (o.sparsity_change) { /* one new entry in A on every process that owns rows: C's structure changes */
@@ -205,7 +223,10 @@ int main(int argc, char **argv)
     PetscCall(RunProduct(&o, A, B, MAT_INITIAL_MATRIX, &C2));
     PetscCall(MatOceanGetCounters(&c1));
     PetscCall(Check(&o, A, B, C2, "second product, same B"));
-    PetscCheck(c1.sketches_reused > c0.sketches_reused && c1.sketches_built == c0.sketches_built, PETSC_COMM_SELF, PETSC_ERR_PLIB, "sketches of B: built %" PetscInt64_FMT " -> %" PetscInt64_FMT ", reused %" PetscInt64_FMT " -> %" PetscInt64_FMT,
+    PetscCheck(c1.sketches_reused > c0.sketches_reused && c1.sketches_built == c0.sketches_built, PETSC_COMM_SELF,
+               PETSC_ERR_PLIB,
+               "sketches of B: built %" PetscInt64_FMT " -> %" PetscInt64_FMT ", reused %" PetscInt64_FMT
+               " -> %" PetscInt64_FMT,
                c0.sketches_built, c1.sketches_built, c0.sketches_reused, c1.sketches_reused);
     PetscCall(MatDestroy(&C2));
   }

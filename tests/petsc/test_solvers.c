@@ -47,7 +47,7 @@ static PetscErrorCode Solve(const char *problem, PetscInt size, MatType type, Pe
   PetscCheck(reason > 0, PETSC_COMM_WORLD, PETSC_ERR_NOT_CONVERGED, "%s with %s did not converge: %s", problem, type,
              KSPConvergedReasons[reason]);
   PetscCall(KSPGetIterationNumber(ksp, &its[0]));
-  *ocean_symbolic = c1.symbolic - c0.symbolic;
+  *ocean_symbolic   = c1.symbolic - c0.symbolic;
   its[1]            = 0;
   resetup_counts[0] = resetup_counts[1] = 0;
   /* twice: GAMG's first re-setup redoes its Galerkin products from scratch, later ones reuse them */
@@ -78,7 +78,7 @@ static PetscErrorCode Solve(const char *problem, PetscInt size, MatType type, Pe
 int main(int argc, char **argv)
 {
   char       problem[32] = "elasticity";
-  PetscInt   size = 6, its_aij[2], its_ocean[2];
+  PetscInt   size        = 6, its_aij[2], its_ocean[2];
   PetscInt64 n_aij, n_ocean, re_aij[2], re_ocean[2];
   PetscBool  resetup = PETSC_FALSE, numeric_reuse = PETSC_FALSE;
 
