@@ -7,6 +7,8 @@ need=()
 command -v mpiexec >/dev/null 2>&1 || need+=(openmpi-bin)
 command -v make >/dev/null 2>&1 || need+=(make)
 command -v valgrind >/dev/null 2>&1 || need+=(valgrind)
+command -v python3 >/dev/null 2>&1 || need+=(python3)
+command -v nm >/dev/null 2>&1 || need+=(binutils)
 [ -d /usr/share/petsc/3.18/share/petsc/examples/src/ksp/ksp/tutorials ] || [ -n "${PETSC_DIR:-}" ] || need+=(libpetsc3.18-dev-examples)
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing: ${need[*]}"

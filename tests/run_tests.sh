@@ -54,6 +54,8 @@ run_script core/hll-accuracy "$T/test_core -v > $T/core_verbose.txt && \
   grep -A2 'HLL mean relative error' $T/core_verbose.txt | tee $T/hll_accuracy.txt | grep -q elasticity"
 run_script core/valgrind "OMP_NUM_THREADS=2 valgrind -q --error-exitcode=1 --leak-check=full \
   --errors-for-leak-kinds=definite $T/test_core -small"
+# the layering: no include or call cycle, nothing in src/core that reaches a backend or the PETSc layer
+run_script layers/no-cycles "python3 tests/layers/check_layers.py"
 
 # ---- the CUDA backend against the CPU backend (built with it; only where a CUDA device is, else not counted) ----
 if ! skip_test gpu/all; then
