@@ -50,9 +50,6 @@ $(BUILD)/src/%.o: src/%.c include/ocean.h $(SRC_HDR) $(wildcard cuda/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_CORE) $(CFLAGS_CORE) -c $< -o $@
 
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS_CORE) $(CFLAGS_PETSC) -c $< -o $@
-
 # the archs compiled for, in a file that changes only when they do: objects of other archs are rebuilt
 ifeq ($(OCEAN_HAVE_CUDA),yes)
 CUDA_ARCH_STAMP := $(BUILD)/cuda/archs

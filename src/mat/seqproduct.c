@@ -18,9 +18,16 @@ typedef struct {
   PetscInt         colidx_len[2];
 } MatProductData_SeqAIJOcean;
 
+/* PETSc 3.25 passes the address of the data pointer (PetscCtxDestroyFn), earlier versions the pointer itself. */
 static PetscErrorCode MatProductDataDestroy_SeqAIJOcean(void *ptr)
 {
+#if PETSC_VERSION_LT(3, 25, 0)
   MatProductData_SeqAIJOcean *data = (MatProductData_SeqAIJOcean *)ptr;
+#else
+  MatProductData_SeqAIJOcean *data = *(MatProductData_SeqAIJOcean **)ptr;
+
+  *(MatProductData_SeqAIJOcean **)ptr = NULL;
+#endif
 
   PetscFunctionBegin;
   PetscCallOcean(OceanProductDestroy(&data->plan));

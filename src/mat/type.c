@@ -96,7 +96,7 @@ static PetscErrorCode MatOceanAliasParentMethods(Mat B, const MatOceanType *t, P
   PetscFunctionBegin;
   PetscCall(PetscFunctionListGet(((PetscObject)B)->qlist, &names, &n));
   PetscCall(PetscCalloc2(n + 1, &from, n + 1, &to));
-  for (int k = 0; names[k]; k++) { /* names copied first: composing changes the list */
+  for (int k = 0; k < n && names[k]; k++) { /* copied first: composing changes the list; 3.18 ends it by NULL */
     char alias[256];
     int  hits, ours;
 
