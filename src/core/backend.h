@@ -35,13 +35,13 @@ typedef struct _p_OceanBackendOps {
   /* after C: the exact routes, the row statistics (bins, accumulators, estimate error) and, with record_rows, the
      per-row arrays of st->tmp the row records are made of */
   OceanError (*finish)(OceanContext ctx, OceanStage *st);
-  /* after the ladder, also when a step failed (may replace *err by its own failure) */
+  /* after the ladder, also when a step failed (may replace *err by its own failure; may be NULL) */
   void (*symbolic_end)(OceanContext ctx, OceanStage *st, OceanError *err);
 
   /* ---- numeric-only reuse: values into C's known structure; sets st->stats.t_numeric */
   OceanStageStep numeric;
   void (*exact_counts)(const OceanStage *st, OceanStats *s); /* rows per bin and accumulator of the exact routes */
-  void (*stage_destroy)(OceanContext ctx, OceanStage *st);   /* the stage's backend state (st->dev) */
+  void (*stage_destroy)(OceanContext ctx, OceanStage *st);   /* st->dev (may be NULL: no stage state) */
 
   /* ---- C and operands on the device (all may be NULL: the backend keeps everything on the host) */
   OceanError (*host_c)(OceanContext ctx, OceanStage *st); /* C's host copy brought up to date */

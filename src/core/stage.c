@@ -43,7 +43,7 @@ static void OceanStageFreeC(OceanStage *st)
 
 void OceanStageDestroy(OceanContext ctx, OceanStage *st)
 {
-  if (st->dev) ctx->ops->stage_destroy(ctx, st);
+  if (st->dev && ctx->ops->stage_destroy) ctx->ops->stage_destroy(ctx, st);
   OceanStageFreeC(st);
   OceanStageScratchFree(&st->tmp);
   OceanAnalysisDestroy(&st->an);
@@ -255,7 +255,7 @@ OceanError OceanStageSymbolic(OceanContext ctx, OceanStage *st, const OceanCSR *
   if (!err) err = ctx->ops->symbolic_begin(ctx, st, A, B);
   if (!err) {
     err = OceanStageLadder(ctx, st, A, B);
-    ctx->ops->symbolic_end(ctx, st, &err);
+    if (ctx->ops->symbolic_end) ctx->ops->symbolic_end(ctx, st, &err);
   }
   OceanStageScratchFree(&st->tmp);
   if (err) {

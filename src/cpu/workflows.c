@@ -387,13 +387,6 @@ static OceanError OceanCpuFinish(OceanContext ctx, OceanStage *st)
   return OCEAN_SUCCESS;
 }
 
-static void OceanCpuSymbolicEnd(OceanContext ctx, OceanStage *st, OceanError *err)
-{
-  (void)ctx;
-  (void)st;
-  (void)err;
-}
-
 /* ------------------------------------------------------------------------------------------------ numeric reuse */
 
 /* Every row's values straight into C's known structure (OceanCpuRowKnown: no routes, no sort, no compaction). */
@@ -433,12 +426,6 @@ static void OceanCpuExactCounts(const OceanStage *st, OceanStats *s)
   OceanStageCountBins(st, st->exact, s);
 }
 
-static void OceanCpuStageDestroy(OceanContext ctx, OceanStage *st)
-{
-  (void)ctx;
-  st->dev = NULL;
-}
-
 const OceanBackendOps OceanCpuBackendOps = {
   .name             = "cpu",
   .context_setup    = OceanCpuContextSetup,
@@ -449,8 +436,6 @@ const OceanBackendOps OceanCpuBackendOps = {
   .over_allocated   = OceanCpuOverAllocated,
   .exact            = OceanCpuExact,
   .finish           = OceanCpuFinish,
-  .symbolic_end     = OceanCpuSymbolicEnd,
   .numeric          = OceanCpuNumeric,
   .exact_counts     = OceanCpuExactCounts,
-  .stage_destroy    = OceanCpuStageDestroy,
 };

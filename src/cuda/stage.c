@@ -235,11 +235,10 @@ static OceanError OceanCudaFinish(OceanContext ctx, OceanStage *st)
   OceanCall(OceanCudaDownload(t->routes, s->routes, (size_t)n * sizeof(OceanRoute)));
   OceanCall(OceanCudaDownload(t->counts, s->counts, (size_t)n * sizeof(int64_t)));
   OceanCall(OceanCudaDownload(st->exact, d->exact, (size_t)n * sizeof(OceanRoute)));
+  OceanCall(OceanMalloc(n, &t->predicted, "predicted sizes"));
   if (st->dec.workflow == OCEAN_WORKFLOW_EXACT) {
-    OceanCall(OceanMalloc(n, &t->predicted, "predicted sizes"));
     memcpy(t->predicted, t->counts, (size_t)n * sizeof(int64_t)); /* as on the CPU: predicted holds the exact counts */
   } else {
-    OceanCall(OceanMalloc(n, &t->predicted, "predicted sizes"));
     OceanCall(OceanMalloc(n, &t->flags, "overflow flags"));
     OceanCall(OceanCudaDownload(t->flags, s->flags, (size_t)n));
     /* the predictions as on the device (s->p was reused as scratch by the fallback), by the same shared functions */
