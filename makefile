@@ -19,7 +19,8 @@ WARNFLAGS := -Wall -Wextra -Wno-unused-parameter -Wmissing-prototypes -Wstrict-p
 # PETSc's and CUDA's headers are not ours: -isystem keeps their warnings out of our build.
 PETSC_SYS_INCLUDES := $(patsubst -I%,-isystem %,$(PETSC_CC_INCLUDES))
 CPPFLAGS_CORE := -Iinclude -Isrc -Icuda -D_POSIX_C_SOURCE=200809L
-CFLAGS_CORE   := -std=c99 -fPIC -fopenmp $(OPTFLAGS) $(WARNFLAGS)
+# no contraction into FMA: the sketch estimate (core/rules.h) must give the GPU's bits (ocean_sketches.cu: -fmad=false)
+CFLAGS_CORE   := -std=c99 -fPIC -fopenmp -ffp-contract=off $(OPTFLAGS) $(WARNFLAGS)
 CFLAGS_PETSC  := -std=c99 -fPIC -fopenmp $(OPTFLAGS) $(WARNFLAGS) $(PETSC_SYS_INCLUDES)
 
 # src/core: backend-neutral; src/cpu, src/cuda: the backends' host code; src/mat: the PETSc face; cuda: nvcc only
@@ -56,6 +57,7 @@ CUDA_ARCH_STAMP := $(BUILD)/cuda/archs
 $(shell mkdir -p $(BUILD)/cuda && { [ "$$(cat $(CUDA_ARCH_STAMP) 2>/dev/null)" = "$(OCEAN_CUDA_ARCHS)" ] || echo "$(OCEAN_CUDA_ARCHS)" > $(CUDA_ARCH_STAMP); })
 endif
 
+$(BUILD)/cuda/ocean_sketches.o: NVCCFLAGS += -fmad=false
 $(BUILD)/cuda/%.o: cuda/%.cu include/ocean.h $(SRC_HDR) $(wildcard cuda/*.h) $(wildcard cuda/*.cuh) $(CUDA_ARCH_STAMP)
 	@mkdir -p $(dir $@)
 	$(OCEAN_NVCC) $(NVCCFLAGS) -c $< -o $@

@@ -1,8 +1,8 @@
 /*
   ocean_sketches.cu - the HLL sketches of the estimation: one sketch of m registers per row of B, then per row of A
   the merge of its rows of B's sketches and the estimate.  OceanSketchUpdate, OceanRegisterPack, OceanRegisterUnpack
-  and OceanSketchEstimateRegisters come from core/rules.h: the sketches and merged registers are the CPU's bitwise;
-  the estimate's solve calls expm1 and may be contracted to FMA, so its last bits can differ from the CPU's.
+  and OceanSketchEstimateRegisters come from core/rules.h: the sketches, merged registers and estimates are the CPU's
+  bitwise (the solve uses OceanExpm1, not CUDA's expm1, and this file is compiled with -fmad=false).
 */
 #include <cuda_runtime.h>
 #include "ocean_cuda.h"
@@ -52,7 +52,7 @@ extern "C" OceanError OceanCudaSketchBuild(OceanDevCSR B, int registers, uint8_t
   then a lane per row solves (the maximum-likelihood solve is serial and costly: many rows need many lanes on it).
   The merge is atomic-free: registers/8 lanes share an entry, each loading 8 of its registers as one 64-bit word,
   so 256/registers entries go per step; the lanes holding the same registers then OR their sets by shuffles.
-  The merge is bitwise the CPU's; the solve is the CPU's function, equal up to its last bits (expm1, FMA).
+  The merge and the solve are bitwise the CPU's.
 */
 #define OCEAN_ESTIMATE_WARPS 4
 __global__ void OceanKernelSketchEstimate(OceanDevCSR A, const uint8_t *sketches, int registers, int batch,

@@ -327,14 +327,42 @@ OCEAN_HD double OceanSketchRho(int k, int q)
   return ldexp(1.0, -(k <= q ? k : q));
 }
 
+/* expm1(x) for x >= 0 from correctly rounded operations only (+ - * /, floor, exact scaling by 2^k), so that the
+   CPU and the GPU (compiled without contraction into FMA) get the same bits, which the C library's and CUDA's expm1
+   do not: x = k ln2 + r with |r| <= ln2/2 (Cody-Waite, ln2 in two parts), expm1(r) by its Taylor polynomial of
+   degree 18 (the remainder is below 2^-60 |r|), then expm1(x) = 2^k (1 + expm1(r)) - 1.  Measured against glibc's
+   expm1 on [1e-20, 700]: at most 5e-16 relative. */
+OCEAN_HD double OceanExpm1(double x)
+{
+  const double ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10;
+  const double inv_ln2 = 1.44269504088896338700e+00;
+  /* 1/n! for n = 18 down to 1, as the compiler rounds the quotients (the same constants on both sides) */
+  const double inv_fact[18] = {1.0 / 6402373705728000.0, 1.0 / 355687428096000.0, 1.0 / 20922789888000.0,
+                               1.0 / 1307674368000.0,    1.0 / 87178291200.0,     1.0 / 6227020800.0,
+                               1.0 / 479001600.0,        1.0 / 39916800.0,        1.0 / 3628800.0,
+                               1.0 / 362880.0,           1.0 / 40320.0,           1.0 / 5040.0,
+                               1.0 / 720.0,              1.0 / 120.0,             1.0 / 24.0,
+                               1.0 / 6.0,                1.0 / 2.0,               1.0};
+  double       k, r, p = 0;
+  int          i;
+
+  if (!(x <= 709.0)) return INFINITY; /* and NaN: 1/expm1 of either is then 0 */
+  k = floor(x * inv_ln2 + 0.5);
+  r = (x - k * ln2_hi) - k * ln2_lo;
+  for (i = 0; i < 18; i++) p = p * r + inv_fact[i];
+  p = p * r;
+  return k == 0 ? p : ldexp(p + 1.0, (int)k) - 1.0;
+}
 /*
   Maximum likelihood under the Poisson model (each register sees Poisson(lambda) columns, lambda = n/m; update
   value k appears in a register with probability 1 - exp(-lambda rho_k), independently):
       log L = -lambda alpha + sum_k beta_k log(1 - exp(-lambda rho_k)),
   alpha = sum of rho over the values known to be absent, beta_k = registers where value k is known to be present.
-  The root of   g(lambda) = sum_k beta_k rho_k / expm1(lambda rho_k) - alpha   (decreasing) is bracketed by
-  1/x - 1/2 < 1/expm1(x) < 1/x:   B/(alpha + sum beta rho/2) <= lambda <= B/alpha  (B = sum beta),
-  and found by Newton steps that fall back to bisection when they leave the bracket.
+  The root of   g(lambda) = sum_k beta_k rho_k / expm1(lambda rho_k) - alpha   is bracketed by
+  1/x - 1/2 < 1/expm1(x) < 1/x:   lo = B/(alpha + sum beta rho/2) <= lambda <= B/alpha  (B = sum beta).
+  g is decreasing and convex, so Newton's steps from lo rise monotonically to the root (a step that leaves the
+  bracket through rounding bisects instead).  One OceanExpm1 per step: rho doubles from k to k - 1 (up to q), and
+  expm1(2y) = expm1(y) (expm1(y) + 2) gives the other terms, from the largest k (the smallest argument) down.
 */
 /* beta[k] for the values k in [k_lo, k_hi] (the only ones some register saw: the terms of the others are zeros, so
    leaving them out changes no bit of the sums, and a solve costs its few seen values instead of all q + 1). */
@@ -351,17 +379,20 @@ OCEAN_HD double OceanSketchSolveML(double alpha, const int *beta, int k_lo, int 
   if (alpha <= 0) return INFINITY; /* every register saturated */
   lo = B / (alpha + 0.5 * Brho);
   hi = B / alpha;
-  x  = 0.5 * (lo + hi);
+  x  = lo;
   for (it = 0; it < 100; it++) {
-    double g = -alpha, dg = 0, next;
-    for (k = k_lo; k <= k_hi; k++) {
-      const double rho = OceanSketchRho(k, q), b = (double)beta[k];
-      double       e, em1;
-      if (beta[k] == 0) continue;
-      em1 = expm1(x * rho);
-      e   = em1 + 1.0;
-      g += b * rho / em1;
-      dg -= b * rho * rho * e / (em1 * em1);
+    double g = -alpha, dg = 0, next, em1 = 0, rho = OceanSketchRho(k_hi, q);
+    for (k = k_hi; k >= k_lo; k--) {
+      if (k == k_hi) em1 = OceanExpm1(x * rho);
+      else if (k < q) { /* rho_k = 2 rho_(k+1) */
+        rho *= 2.0;
+        em1 = em1 * (em1 + 2.0);
+      }
+      if (beta[k]) {
+        const double b = (double)beta[k], inv = 1.0 / em1; /* 0 where em1 overflowed: the term vanishes */
+        g += b * rho * inv;
+        dg -= b * rho * rho * inv * (1.0 + inv);
+      }
     }
     if (g > 0) lo = x;
     else hi = x;

@@ -102,7 +102,7 @@ static int CompareDecisions(OceanProduct pg, OceanProduct pc)
     for (i = 0; i < ng; i++)
       CHECK(rg[i].bin == rc[i].bin && rg[i].accumulator == rc[i].accumulator && rg[i].overflowed == rc[i].overflowed &&
               rg[i].predicted == rc[i].predicted && rg[i].slot == rc[i].slot && rg[i].nnz == rc[i].nnz &&
-              rg[i].products == rc[i].products,
+              rg[i].products == rc[i].products && rg[i].estimate == rc[i].estimate,
             "stage %d row %lld: gpu bin %s acc %s overflowed %d predicted %lld slot %lld nnz %lld estimate %.17g; cpu "
             "bin %s acc %s overflowed %d predicted %lld slot %lld nnz %lld estimate %.17g",
             s, (long long)i, OceanBinName((OceanBin)rg[i].bin),
