@@ -135,8 +135,9 @@ $(BUILD)/examples/row_bins: examples/row_bins.c $(TEST_COMMON_OBJ) $(TEST_COMMON
 	$(CC) $(CPPFLAGS_CORE) -Itests/common $(CFLAGS_PETSC) $< $(TEST_COMMON_OBJ) -o $@ $(LINK_OCEAN)
 
 # An unmodified PETSc tutorial, built against PETSc alone: it gets our types through -dll_append.
-PETSC_EXAMPLES ?= $(firstword $(wildcard /usr/share/petsc/*/share/petsc/examples/src \
-                                         $(PETSC_DIR)/share/petsc/examples/src $(PETSC_DIR)/src))
+PETSC_EXAMPLES ?= $(firstword $(wildcard $(PETSC_DIR)/share/petsc/examples/src) \
+                              $(if $(wildcard $(PETSC_DIR)/src/ksp),$(PETSC_DIR)/src) \
+                              $(wildcard /usr/share/petsc/*/share/petsc/examples/src))
 $(BUILD)/tests/ksp_ex2: $(PETSC_EXAMPLES)/ksp/ksp/tutorials/ex2.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -w $(PETSC_SYS_INCLUDES) $< -o $@ $(PETSC_LINK) -lm
@@ -145,6 +146,23 @@ $(BUILD)/tests/ksp_ex2: $(PETSC_EXAMPLES)/ksp/ksp/tutorials/ex2.c
 $(BUILD)/examples/ksp_ex56: $(PETSC_EXAMPLES)/ksp/ksp/tutorials/ex56.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -w $(PETSC_SYS_INCLUDES) $< -o $@ $(PETSC_LINK) -lm
+
+# PETSc's own tutorials whose tests tests/tutorials/run_tutorials.py runs with aijocean against aij
+TUTORIAL_BIN := $(BUILD)/tutorials/ksp_ex45 $(BUILD)/tutorials/ksp_ex56 $(BUILD)/tutorials/snes_ex19 \
+                $(BUILD)/tutorials/snes_ex5
+$(BUILD)/tutorials/ksp_%: $(PETSC_EXAMPLES)/ksp/ksp/tutorials/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -w $(PETSC_SYS_INCLUDES) $< -o $@ $(PETSC_LINK) -lm
+$(BUILD)/tutorials/snes_%: $(PETSC_EXAMPLES)/snes/tutorials/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -w $(PETSC_SYS_INCLUDES) $< -o $@ $(PETSC_LINK) -lm
+OCEAN_PETSC_CONF_H := $(firstword $(foreach d,$(patsubst -I%,%,$(filter -I%,$(PETSC_CC_INCLUDES))),$(wildcard $(d)/petscconf.h)))
+.PHONY: test-tutorials
+# TUTORIAL_FILTER (a regex on names and arguments) and TUTORIAL_MAX_NP narrow the set
+test-tutorials: $(TUTORIAL_BIN) $(LIBNAME)
+	@python3 tests/tutorials/run_tutorials.py --examples $(PETSC_EXAMPLES) --bin $(BUILD)/tutorials \
+	  --lib $(abspath $(LIBNAME)) --petscconf "$(OCEAN_PETSC_CONF_H)" --max-np $(or $(TUTORIAL_MAX_NP),8) \
+	  $(if $(TUTORIAL_FILTER),--filter '$(TUTORIAL_FILTER)')
 
 tests-build: $(TEST_CORE_BIN) $(TEST_PETSC_BIN) $(EXAMPLE_BIN) $(BUILD)/tests/ksp_ex2 $(BUILD)/examples/ksp_ex56
 ifeq ($(OCEAN_HAVE_CUDA),yes)

@@ -11,6 +11,9 @@
 #else
 #define OCEAN_PETSC_OK PETSC_SUCCESS
 #endif
+#if PETSC_VERSION_LT(3, 20, 0)
+#define PetscAssertPointer(h, arg) PetscValidPointer(h, arg)
+#endif
 
 /* A core error becomes a PETSc error that carries the core's message. */
 #define PetscCallOcean(call) \

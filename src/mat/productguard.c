@@ -24,9 +24,23 @@ typedef struct {
   PetscObjectState c_nz; /* C's nonzero state when petsc-ocean last wrote C */
 } MatOceanWrap;
 
+/* The container's destroy gets the pointer itself before PETSc 3.23, its address from 3.23 on (void ** until 3.24,
+   PetscCtxRt from 3.25). */
+#if PETSC_VERSION_LT(3, 23, 0)
 static PetscErrorCode MatOceanWrapDestroy(void *ptr)
 {
   MatOceanWrap *w = (MatOceanWrap *)ptr;
+#else
+  #if PETSC_VERSION_LT(3, 25, 0)
+static PetscErrorCode MatOceanWrapDestroy(void **ptr)
+  #else
+static PetscErrorCode MatOceanWrapDestroy(PetscCtxRt ptr)
+  #endif
+{
+  MatOceanWrap *w = *(MatOceanWrap **)ptr;
+
+  *(MatOceanWrap **)ptr = NULL;
+#endif
 
   PetscFunctionBegin;
   PetscCall(MatDestroy(&w->Paij));
@@ -47,7 +61,11 @@ static PetscErrorCode MatOceanWrapGet(Mat C, PetscBool create, MatOceanWrap **w)
     PetscCall(PetscNew(w));
     PetscCall(PetscContainerCreate(PETSC_COMM_SELF, &container));
     PetscCall(PetscContainerSetPointer(container, *w));
+#if PETSC_VERSION_LT(3, 23, 0)
     PetscCall(PetscContainerSetUserDestroy(container, MatOceanWrapDestroy));
+#else
+    PetscCall(PetscContainerSetCtxDestroy(container, MatOceanWrapDestroy));
+#endif
     PetscCall(PetscObjectCompose((PetscObject)C, "MatOceanWrap", (PetscObject)container));
     PetscCall(PetscContainerDestroy(&container));
   }

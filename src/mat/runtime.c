@@ -208,7 +208,7 @@ PetscErrorCode MatOceanGetCounters(MatOceanCounters *counters)
   int64_t built = 0, reused = 0;
 
   PetscFunctionBegin;
-  PetscValidPointer(counters, 1);
+  PetscAssertPointer(counters, 1);
   *counters = MatOceanCount;
   for (int b = 0; b < 2; b++) {
     int64_t nb = 0, nr = 0;
