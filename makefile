@@ -169,8 +169,8 @@ ifeq ($(OCEAN_HAVE_CUDA),yes)
 tests-build: $(TEST_GPU_BIN)
 endif
 
-test: tests-build
-	@bash tests/run_tests.sh
+test: tests-build $(TUTORIAL_BIN)
+	@OCEAN_PETSC_EXAMPLES=$(PETSC_EXAMPLES) OCEAN_PETSC_CONF_H=$(OCEAN_PETSC_CONF_H) bash tests/run_tests.sh
 
 include examples/bench.mk
 

@@ -3,6 +3,7 @@
 # the user (environment or command line) that holds no PETSc build is an error, never a fallback to another PETSc.
 OCEAN_PETSC_DIR_GIVEN := $(filter environment environment override command line,$(origin PETSC_DIR))
 PETSC_DIR ?= /usr/lib/petsc
+OCEAN_COMMA := ,
 OCEAN_PETSC_VARIABLES := $(firstword $(wildcard $(PETSC_DIR)/$(PETSC_ARCH)/lib/petsc/conf/petscvariables) \
                                      $(wildcard $(PETSC_DIR)/lib/petsc/conf/petscvariables))
 ifneq ($(OCEAN_PETSC_VARIABLES),)
@@ -13,7 +14,10 @@ ifneq ($(OCEAN_PETSC_VARIABLES),)
   PETSC_CC_INCLUDES  := $(shell sed -n 's/^PETSC_CC_INCLUDES = //p' $(OCEAN_PETSC_VARIABLES))
   OCEAN_PETSC_LIBNAME := $(shell sed -n 's/^PETSC_LIB_BASIC = //p' $(OCEAN_PETSC_VARIABLES))
   OCEAN_PETSC_CC     := $(shell sed -n 's/^CC = //p' $(OCEAN_PETSC_VARIABLES))
-  PETSC_LINK         := -L$(OCEAN_PETSC_LIBDIR) -Wl,-rpath,$(OCEAN_PETSC_LIBDIR) $(OCEAN_PETSC_LIBNAME)
+  # libpetsc's own dependencies (CUDA, NVML, ...) are found at link time where its build found them
+  OCEAN_PETSC_EXTLIB := $(shell sed -n 's/^PETSC_EXTERNAL_LIB_BASIC = //p' $(OCEAN_PETSC_VARIABLES))
+  PETSC_LINK         := -L$(OCEAN_PETSC_LIBDIR) -Wl,-rpath,$(OCEAN_PETSC_LIBDIR) $(OCEAN_PETSC_LIBNAME) \
+                        $(patsubst -L%,-Wl$(OCEAN_COMMA)-rpath-link$(OCEAN_COMMA)%,$(filter -L%,$(OCEAN_PETSC_EXTLIB)))
   ifeq ($(wildcard $(OCEAN_PETSC_LIBDIR)/lib$(patsubst -l%,%,$(filter -l%,$(firstword $(OCEAN_PETSC_LIBNAME)))).*),)
     OCEAN_PETSC_FOUND  := no
     OCEAN_PETSC_SOURCE := not usable: $(OCEAN_PETSC_VARIABLES) names $(OCEAN_PETSC_LIBNAME), which is not in $(or $(OCEAN_PETSC_LIBDIR),$(PETSC_DIR)/$(PETSC_ARCH)/lib) (PETSc not built?)

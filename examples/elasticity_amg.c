@@ -122,7 +122,11 @@ static PetscErrorCode RunOne(PetscBool laplace, PetscInt size, const char *type,
   PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
   if (da) {
     PetscCall(KSPSetDM(ksp, da));
+#if PETSC_VERSION_LT(3, 25, 0)
     PetscCall(KSPSetDMActive(ksp, PETSC_FALSE)); /* our operator, the grid only for the hierarchy */
+#else
+    PetscCall(KSPSetDMActive(ksp, KSP_DMACTIVE_ALL, PETSC_FALSE)); /* our operator, the grid only for the hierarchy */
+#endif
   }
   PetscCall(KSPSetOperators(ksp, A, A));
   PetscCall(KSPSetType(ksp, KSPCG));

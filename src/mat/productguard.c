@@ -282,7 +282,11 @@ static PetscErrorCode MatProductNumeric_OceanWrap(Mat C)
   PetscCall(MatOceanWrapChanges(C, w, &changes));
   if (changes & MAT_OCEAN_CHANGED_OPERANDS) { /* a new sparsity: a new symbolic phase (it expands a MAIJ P anew) */
     PetscCall(PetscInfo(C, "petsc-ocean: operand sparsity changed since the symbolic phase; redoing it\n"));
+#if PETSC_VERSION_LT(3, 25, 0)
     if (product->destroy) PetscCall((*product->destroy)(product->data));
+#else
+    if (product->destroy) PetscCall((*product->destroy)(&product->data)); /* 3.25: the address of the pointer */
+#endif
     product->data    = NULL;
     product->destroy = NULL;
     PetscCall(MatProductSymbolic_OceanWrap(C));

@@ -189,8 +189,9 @@ static PetscErrorCode MatDestroy_Ocean(Mat A)
     PetscCall((*MatOceanParentDestroy[mpi])(A));
     PetscFunctionReturn(OCEAN_PETSC_OK);
   }
+  /* Nothing is composed or removed here: the composed functions go with the header, and MatHeaderMerge() has freed
+     the function list already when it calls this (composing would make a new list that nothing frees). */
   destroy = parent->destroy;
-  PetscCall(MatOceanComposeMethods(A, parent->type, PETSC_FALSE));
   PetscCall(PetscFree(A->spptr));
   PetscCall((*destroy)(A));
   PetscFunctionReturn(OCEAN_PETSC_OK);

@@ -16,7 +16,7 @@ static const char help[] =
     PetscCheck(ierr_ != 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "expected an error from %s", #call); \
     PetscCheck((code) == 0 || ierr_ == (code), PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: error code %d, expected %d", \
                #call, (int)ierr_, (int)(code)); \
-    PetscCall(PetscErrorMessage(ierr_, NULL, (char **)&msg_)); \
+    PetscCall(PetscErrorMessage(ierr_, NULL, (void *)&msg_)); /* char ** before PETSc 3.26, then const char ** */ \
     PetscCheck(msg_ != NULL && strstr(msg_, text), PETSC_COMM_SELF, PETSC_ERR_PLIB, \
                "%s: message \"%s\" does not mention \"%s\"", #call, msg_ ? msg_ : "(none)", text); \
   } while (0)

@@ -33,7 +33,11 @@ static PetscErrorCode Solve(const char *problem, PetscInt size, MatType type, Pe
   PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
   if (da) {
     PetscCall(KSPSetDM(ksp, da));
+#if PETSC_VERSION_LT(3, 25, 0)
     PetscCall(KSPSetDMActive(ksp, PETSC_FALSE));
+#else
+    PetscCall(KSPSetDMActive(ksp, KSP_DMACTIVE_ALL, PETSC_FALSE));
+#endif
   }
   PetscCall(KSPSetOperators(ksp, A, A));
   PetscCall(KSPSetType(ksp, KSPCG));
