@@ -10,18 +10,52 @@
    - C->ops->matmultnumeric and transposematmultnumeric, which PETSc's generic triple products call directly. */
 #include "mat/matocean.h"
 
+/* A matrix's sparsity as far as PETSc tells it: its object id and nonzero state, and for MPIAIJ-based matrices those
+   of its local blocks too (a new preallocation makes new blocks, and PETSc 3.25's parallel nonzero state, the sum of
+   the blocks', can come back to an earlier value). */
+typedef struct {
+  PetscObjectId    id[3];
+  PetscObjectState nz[3];
+} MatOceanStructure;
+
+static PetscErrorCode MatOceanGetStructure(Mat M, MatOceanStructure *s)
+{
+  PetscBool mpi;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMemzero(s, sizeof(*s)));
+  PetscCall(PetscObjectGetId((PetscObject)M, &s->id[0]));
+  PetscCall(MatGetNonzeroState(M, &s->nz[0]));
+  PetscCall(PetscObjectBaseTypeCompare((PetscObject)M, MATMPIAIJ, &mpi));
+  if (mpi && M->data) {
+    Mat blocks[2];
+    PetscCall(MatMPIAIJGetSeqAIJ(M, &blocks[0], &blocks[1], NULL));
+    for (int k = 0; k < 2; k++) {
+      if (!blocks[k]) continue;
+      PetscCall(PetscObjectGetId((PetscObject)blocks[k], &s->id[k + 1]));
+      PetscCall(MatGetNonzeroState(blocks[k], &s->nz[k + 1]));
+    }
+  }
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+static PetscBool MatOceanStructureEqual(const MatOceanStructure *a, const MatOceanStructure *b)
+{
+  for (int k = 0; k < 3; k++)
+    if (a->id[k] != b->id[k] || a->nz[k] != b->nz[k]) return PETSC_FALSE;
+  return PETSC_TRUE;
+}
+
 typedef struct {
   Mat                 P;    /* the user's MAIJ, or NULL */
   const MatOceanType *type; /* with a MAIJ P: the ocean type of A, whose converter and products P's expansion takes */
   Mat                 Paij; /* its expansion, of the ocean type */
-  PetscObjectId       inner_id; /* the MAIJ's inner AIJ when Paij was made */
-  PetscObjectState    inner_nz;
+  MatOceanStructure   inner; /* the MAIJ's inner AIJ when Paij was made */
   Mat                 shadow; /* the product in a matrix of its own, once the user changed C's structure */
   PetscErrorCode (*symbolic)(Mat);
   PetscErrorCode (*numeric)(Mat);
-  PetscObjectId    id[2];
-  PetscObjectState nz[2];
-  PetscObjectState c_nz; /* C's nonzero state when petsc-ocean last wrote C */
+  MatOceanStructure ops[2]; /* the operands at the last symbolic phase */
+  MatOceanStructure c;      /* C when petsc-ocean last wrote it */
 } MatOceanWrap;
 
 /* The container's destroy gets the pointer itself before PETSc 3.23, its address from 3.23 on (void ** until 3.24,
@@ -73,14 +107,13 @@ static PetscErrorCode MatOceanWrapGet(Mat C, PetscBool create, MatOceanWrap **w)
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
-static PetscErrorCode MatOceanWrapInnerState(MatOceanWrap *w, PetscObjectId *id, PetscObjectState *nz)
+static PetscErrorCode MatOceanWrapInnerState(MatOceanWrap *w, MatOceanStructure *s)
 {
   Mat inner;
 
   PetscFunctionBegin;
   PetscCall(MatMAIJGetAIJ(w->P, &inner));
-  PetscCall(PetscObjectGetId((PetscObject)inner, id));
-  PetscCall(MatGetNonzeroState(inner, nz));
+  PetscCall(MatOceanGetStructure(inner, s));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
@@ -88,19 +121,17 @@ static PetscErrorCode MatOceanWrapInnerState(MatOceanWrap *w, PetscObjectId *id,
    object id then tells the structure check to redo the symbolic phase), values only otherwise. */
 static PetscErrorCode MatOceanWrapExpandMAIJ(MatOceanWrap *w)
 {
-  Mat              tmp;
-  PetscObjectId    id;
-  PetscObjectState nz;
+  Mat               tmp;
+  MatOceanStructure inner;
 
   PetscFunctionBegin;
-  PetscCall(MatOceanWrapInnerState(w, &id, &nz));
-  if (w->Paij && (id != w->inner_id || nz != w->inner_nz)) PetscCall(MatDestroy(&w->Paij));
+  PetscCall(MatOceanWrapInnerState(w, &inner));
+  if (w->Paij && !MatOceanStructureEqual(&inner, &w->inner)) PetscCall(MatDestroy(&w->Paij));
   PetscCall(MatConvert(w->P, w->type->parent, MAT_INITIAL_MATRIX, &tmp));
   if (!w->Paij) {
     PetscCall((*w->type->convert_to)(tmp, w->type->name, MAT_INPLACE_MATRIX, &tmp));
-    w->Paij     = tmp;
-    w->inner_id = id;
-    w->inner_nz = nz;
+    w->Paij  = tmp;
+    w->inner = inner;
   } else {
     PetscCall(MatCopy(tmp, w->Paij, SAME_NONZERO_PATTERN));
     PetscCall(MatDestroy(&tmp));
@@ -122,11 +153,8 @@ static PetscErrorCode MatOceanWrapRecordStructure(Mat C, MatOceanWrap *w)
 
   PetscFunctionBegin;
   PetscCall(MatOceanWrapOperands(C, w, ops));
-  for (int k = 0; k < 2; k++) {
-    PetscCall(PetscObjectGetId((PetscObject)ops[k], &w->id[k]));
-    PetscCall(MatGetNonzeroState(ops[k], &w->nz[k]));
-  }
-  PetscCall(MatGetNonzeroState(C, &w->c_nz));
+  for (int k = 0; k < 2; k++) PetscCall(MatOceanGetStructure(ops[k], &w->ops[k]));
+  PetscCall(MatOceanGetStructure(C, &w->c));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
@@ -136,25 +164,23 @@ enum { MAT_OCEAN_CHANGED_OPERANDS = 1, MAT_OCEAN_CHANGED_C = 2 };
    must not leave the others in another phase). */
 static PetscErrorCode MatOceanWrapChanges(Mat C, MatOceanWrap *w, PetscInt *changes)
 {
-  Mat              ops[2];
-  PetscObjectId    id;
-  PetscObjectState nz;
-  PetscMPIInt      size;
+  Mat               ops[2];
+  MatOceanStructure now;
+  PetscMPIInt       size;
 
   PetscFunctionBegin;
   *changes = 0;
   if (w->P) {
-    PetscCall(MatOceanWrapInnerState(w, &id, &nz));
-    if (!w->Paij || id != w->inner_id || nz != w->inner_nz) *changes |= MAT_OCEAN_CHANGED_OPERANDS;
+    PetscCall(MatOceanWrapInnerState(w, &now));
+    if (!w->Paij || !MatOceanStructureEqual(&now, &w->inner)) *changes |= MAT_OCEAN_CHANGED_OPERANDS;
   }
   PetscCall(MatOceanWrapOperands(C, w, ops));
   for (int k = 0; k < 2; k++) {
-    PetscCall(PetscObjectGetId((PetscObject)ops[k], &id));
-    PetscCall(MatGetNonzeroState(ops[k], &nz));
-    if (id != w->id[k] || nz != w->nz[k]) *changes |= MAT_OCEAN_CHANGED_OPERANDS;
+    PetscCall(MatOceanGetStructure(ops[k], &now));
+    if (!MatOceanStructureEqual(&now, &w->ops[k])) *changes |= MAT_OCEAN_CHANGED_OPERANDS;
   }
-  PetscCall(MatGetNonzeroState(C, &nz));
-  if (nz != w->c_nz) *changes |= MAT_OCEAN_CHANGED_C;
+  PetscCall(MatOceanGetStructure(C, &now));
+  if (!MatOceanStructureEqual(&now, &w->c)) *changes |= MAT_OCEAN_CHANGED_C;
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)C), &size));
   if (size > 1) PetscCall(MPIU_Allreduce(MPI_IN_PLACE, changes, 1, MPIU_INT, MPI_BOR, PetscObjectComm((PetscObject)C)));
   PetscFunctionReturn(OCEAN_PETSC_OK);
@@ -299,7 +325,7 @@ static PetscErrorCode MatProductNumeric_OceanWrap(Mat C)
     if (w->P) product->B = w->P;
   }
   C->ops->productnumeric = caller;
-  PetscCall(MatGetNonzeroState(C, &w->c_nz));
+  PetscCall(MatOceanGetStructure(C, &w->c));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 

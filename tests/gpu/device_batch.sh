@@ -8,8 +8,9 @@
 #             BoomerAMG's interpolation inside PCHMG (-ne 32, MAIJ), -resetups 1, with the -log_view lines of the
 #             product events
 #   ex56      PETSc's ex56 (3D elasticity, GAMG, -ne EX56_NE (63: 786K dof), -two_solves: a re-setup with new values
-#             and -pc_gamg_reuse_interpolation): aij and aijocean on 1 rank, then on 8 ranks (ex56 needs a cube number
-#             of ranks) sharing the GPU; the stage times of -log_view and the product events
+#             and -pc_gamg_reuse_interpolation): EX56_TYPES (aij aijocean; aijcusparse too with a CUDA PETSc) on
+#             EX56_NPS ranks (1 8; ex56 needs a cube number of ranks) sharing the GPU; the stage times of -log_view, the
+#             product events and the host-device copy counts
 #   mpi       the main job's Laplacian on 4 ranks and elasticity on 8 ranks, sharing the GPU; then PETSc's aij alone
 #             on all 16 cores (elasticity -ne MPI16_NE, 63 by default: ex56 itself needs a cube number of ranks)
 #   galerkin  the Galerkin products of a real GAMG hierarchy (the main job's elasticity, -ne GAL_NE (63: 786K rows),
@@ -57,12 +58,13 @@ for s in $stages; do
     EX56="build/examples/ksp_ex56 -ne ${EX56_NE:-63} -alpha 1.e-3 -ksp_type cg -pc_type gamg -pc_gamg_agg_nsmooths 1 -pc_gamg_reuse_interpolation true -two_solves
           -use_mat_nearnullspace -ksp_converged_reason -ksp_rtol 1e-8 -log_view"
     for np in ${EX56_NPS:-1 8}; do
-      for t in aij aijocean; do
+      for t in ${EX56_TYPES:-aij aijocean}; do
         extra=""; [ $t = aijocean ] && extra="-dll_append $W/lib/libpetscocean.so -mat_type aijocean"
+        [ $t = aijcusparse ] && extra="-mat_type aijcusparse -vec_type cuda -use_gpu_aware_mpi 0"
         echo "== ex56 -ne ${EX56_NE:-63} $t, $np rank(s)" >> "$OUT/ex56.txt"
         OMP_NUM_THREADS=$((16 / np)) timeout 200 $MPI -n $np $EX56 $extra > "$OUT/ex56_${t}_$np.txt" 2>&1
         echo "exit $?" >> "$OUT/ex56.txt"
-        grep -E "Linear solve|^ *[0-9]: +(Main Stage|Setup|Solve|2nd Setup|2nd Solve):|^(MatPtAP|MatMatMult|MatOcean)" "$OUT/ex56_${t}_$np.txt" | cut -c1-110 >> "$OUT/ex56.txt"
+        grep -E "Linear solve|^ *[0-9]: +(Main Stage|Setup|Solve|2nd Setup|2nd Solve):|^(MatPtAP|MatMatMult|MatTransposeMatMult|MatProduct|MatOcean|MatCUSPARSCopyTo|MatCUSPARSCopyFr|MatCUSPARSSolve)" "$OUT/ex56_${t}_$np.txt" | cut -c1-240 >> "$OUT/ex56.txt"
       done
     done
     summary+=("ex56: see ex56.txt") ;;
