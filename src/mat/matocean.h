@@ -39,14 +39,15 @@ typedef PetscErrorCode (*MatOceanConvertFn)(Mat, MatType, MatReuse, Mat *);
 typedef struct {
   const char       *kind;         /* "seq" or "mpi": the prefix of the type names */
   MatType           name;         /* MATSEQAIJOCEAN or MATMPIAIJOCEAN */
-  MatType           parent;       /* MATSEQAIJ or MATMPIAIJ */
+  MatType           base;         /* MATSEQAIJ or MATMPIAIJ */
+  MatType           parent;       /* the type we derive from: base, or its CUDA type (see MatOceanChooseParents) */
   MatOceanConvertFn convert_to;   /* parent -> ocean, in place */
   MatOceanConvertFn convert_back; /* ocean -> parent, or NULL (MatConvert's generic route) */
   PetscErrorCode (*productsetfromoptions)(Mat);
   PetscErrorCode (*assemblyend)(Mat, MatAssemblyType); /* NULL: the parent's */
 } MatOceanType;
 
-/* The parent's methods we override, kept in B->spptr. */
+/* The parent's methods we override (one set per kind: see type.c). */
 typedef struct {
   const MatOceanType *type;
   PetscErrorCode (*destroy)(Mat);
@@ -54,6 +55,7 @@ typedef struct {
   PetscErrorCode (*duplicate)(Mat, MatDuplicateOption, Mat *);
   PetscErrorCode (*productsetfromoptions)(Mat);
   PetscErrorCode (*retrievevalues)(Mat);
+  PetscErrorCode (*bindtocpu)(Mat, PetscBool);
 } Mat_OceanParent;
 
 PETSC_INTERN PetscErrorCode MatOceanPetscErrorCode(OceanError);
@@ -71,9 +73,17 @@ PETSC_INTERN PetscErrorCode MatOceanRuntimeFinalize_Private(void);
 PETSC_INTERN PetscErrorCode MatOceanSetThreads_Private(void);
 
 /* Shared by the sequential and parallel types. */
+PETSC_INTERN MatOceanType MatOceanTypeSeq, MatOceanTypeMPI;
+/* With a CUDA-enabled PETSc and a usable device, aijocean derives from aijcusparse (MatMult and the solve on the GPU);
+   else from aij.  Decided once, when the package is initialized. */
+PETSC_INTERN PetscErrorCode MatOceanChooseParents_Private(void);
+PETSC_INTERN PetscErrorCode MatOceanToParent_Private(const MatOceanType *t, Mat *M);
+
 PETSC_INTERN PetscErrorCode MatOceanConvertBegin_Private(Mat A, MatReuse reuse, Mat *newmat, PetscBool *done);
 PETSC_INTERN PetscErrorCode MatOceanAttach_Private(Mat B, const MatOceanType *type);
 PETSC_INTERN PetscErrorCode MatOceanDetach_Private(Mat B);
+/* What an ocean matrix keeps of its parent type, or NULL for any other matrix. */
+PETSC_INTERN Mat_OceanParent *MatOceanParentOf(Mat M);
 
 PETSC_INTERN PetscErrorCode MatConvert_SeqAIJ_SeqAIJOcean(Mat, MatType, MatReuse, Mat *);
 PETSC_INTERN PetscErrorCode MatConvert_MPIAIJ_MPIAIJOcean(Mat, MatType, MatReuse, Mat *);

@@ -23,9 +23,11 @@ static PetscErrorCode MatOceanConvertBlocks_MPIAIJOcean(Mat A)
 
 static PetscErrorCode MatAssemblyEnd_MPIAIJOcean(Mat A, MatAssemblyType mode)
 {
-  Mat_OceanParent *parent = (Mat_OceanParent *)A->spptr;
+  Mat_OceanParent *parent = MatOceanParentOf(A);
 
   PetscFunctionBegin;
+  PetscCheck(parent, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Matrix of type %s is not %s", ((PetscObject)A)->type_name,
+             MATMPIAIJOCEAN);
   PetscCall((*parent->assemblyend)(A, mode));
   if (mode == MAT_FINAL_ASSEMBLY) PetscCall(MatOceanConvertBlocks_MPIAIJOcean(A));
   PetscFunctionReturn(OCEAN_PETSC_OK);
@@ -44,7 +46,7 @@ PetscErrorCode MatProductSetFromOptions_MPIAIJOcean(Mat C)
 {
   Mat_Product     *product = C->product;
   Mat              own     = MatOceanIsMPIAIJOcean(product->A) ? product->A : product->B;
-  Mat_OceanParent *parent  = (Mat_OceanParent *)own->spptr;
+  Mat_OceanParent *parent  = MatOceanParentOf(own);
   PetscBool        isdefault, mpiA, mpiB;
 
   PetscFunctionBegin;
@@ -87,16 +89,19 @@ static PetscErrorCode MatConvert_MPIAIJOcean_MPIAIJ(Mat A, MatType type, MatReus
     if (Ad) PetscCall(MatOceanDetach_Private(Ad));
     if (Ao) PetscCall(MatOceanDetach_Private(Ao));
   }
+  if (MatOceanTypeMPI.parent != MatOceanTypeMPI.base && strcmp(type, MatOceanTypeMPI.parent)) /* aijcusparse-based */
+    PetscCall(MatConvert(*newmat, MatOceanTypeMPI.base, MAT_INPLACE_MATRIX, newmat));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
-static const MatOceanType MatOceanTypeMPI = {"mpi",
-                                             MATMPIAIJOCEAN,
-                                             MATMPIAIJ,
-                                             MatConvert_MPIAIJ_MPIAIJOcean,
-                                             MatConvert_MPIAIJOcean_MPIAIJ,
-                                             MatProductSetFromOptions_MPIAIJOcean,
-                                             MatAssemblyEnd_MPIAIJOcean};
+MatOceanType MatOceanTypeMPI = {"mpi",
+                                MATMPIAIJOCEAN,
+                                MATMPIAIJ,
+                                MATMPIAIJ,
+                                MatConvert_MPIAIJ_MPIAIJOcean,
+                                MatConvert_MPIAIJOcean_MPIAIJ,
+                                MatProductSetFromOptions_MPIAIJOcean,
+                                MatAssemblyEnd_MPIAIJOcean};
 
 PetscErrorCode MatConvert_MPIAIJ_MPIAIJOcean(Mat A, MatType type, MatReuse reuse, Mat *newmat)
 {
@@ -105,7 +110,10 @@ PetscErrorCode MatConvert_MPIAIJ_MPIAIJOcean(Mat A, MatType type, MatReuse reuse
   PetscFunctionBegin;
   PetscCall(MatOceanConvertBegin_Private(A, reuse, newmat, &done));
   if (done) PetscFunctionReturn(OCEAN_PETSC_OK);
-  if (!(*newmat)->spptr) PetscCall(MatOceanAttach_Private(*newmat, &MatOceanTypeMPI));
+  if (!MatOceanParentOf(*newmat)) {
+    PetscCall(MatOceanToParent_Private(&MatOceanTypeMPI, newmat));
+    PetscCall(MatOceanAttach_Private(*newmat, &MatOceanTypeMPI));
+  }
   if ((*newmat)->assembled) PetscCall(MatOceanConvertBlocks_MPIAIJOcean(*newmat));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
@@ -121,7 +129,7 @@ M*/
 PetscErrorCode MatCreate_MPIAIJOcean(Mat B)
 {
   PetscFunctionBegin;
-  PetscCall(MatSetType(B, MATMPIAIJ));
+  PetscCall(MatSetType(B, MatOceanTypeMPI.parent));
   PetscCall(MatConvert_MPIAIJ_MPIAIJOcean(B, MATMPIAIJOCEAN, MAT_INPLACE_MATRIX, &B));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }

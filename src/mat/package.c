@@ -32,6 +32,7 @@ PetscErrorCode MatOceanInitializePackage(void)
   if (MatOceanPackageInitialized) PetscFunctionReturn(OCEAN_PETSC_OK);
   MatOceanPackageInitialized = PETSC_TRUE;
   PetscCall(MatInitializePackage());
+  PetscCall(MatOceanChooseParents_Private());
   PetscCall(MatRegisterRootName(MATAIJOCEAN, MATSEQAIJOCEAN, MATMPIAIJOCEAN));
   PetscCall(MatRegister(MATSEQAIJOCEAN, MatCreate_SeqAIJOcean));
   PetscCall(MatRegister(MATMPIAIJOCEAN, MatCreate_MPIAIJOcean));

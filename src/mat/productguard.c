@@ -127,7 +127,7 @@ static PetscErrorCode MatOceanWrapExpandMAIJ(MatOceanWrap *w)
   PetscFunctionBegin;
   PetscCall(MatOceanWrapInnerState(w, &inner));
   if (w->Paij && !MatOceanStructureEqual(&inner, &w->inner)) PetscCall(MatDestroy(&w->Paij));
-  PetscCall(MatConvert(w->P, w->type->parent, MAT_INITIAL_MATRIX, &tmp));
+  PetscCall(MatConvert(w->P, w->type->base, MAT_INITIAL_MATRIX, &tmp));
   if (!w->Paij) {
     PetscCall((*w->type->convert_to)(tmp, w->type->name, MAT_INPLACE_MATRIX, &tmp));
     w->Paij  = tmp;
@@ -352,11 +352,11 @@ PetscErrorCode MatProductSetFromOptions_OceanMAIJ(Mat C)
   MatCheckProduct(C, 1);
   C->ops->productsymbolic = NULL;
   if (C->product->type != MATPRODUCT_PtAP) PetscFunctionReturn(OCEAN_PETSC_OK);
-  PetscCheck(C->product->A->spptr, PETSC_COMM_SELF, PETSC_ERR_PLIB,
+  PetscCheck(MatOceanParentOf(C->product->A), PETSC_COMM_SELF, PETSC_ERR_PLIB,
              "PtAP with a MAIJ P: A (%s) is not of a petsc-ocean type", ((PetscObject)C->product->A)->type_name);
   PetscCall(MatOceanWrapGet(C, PETSC_TRUE, &w));
   w->P                    = C->product->B;
-  w->type                 = ((Mat_OceanParent *)C->product->A->spptr)->type;
+  w->type                 = MatOceanParentOf(C->product->A)->type;
   w->symbolic             = NULL; /* chosen at symbolic time, once P is expanded */
   C->ops->productsymbolic = MatProductSymbolic_OceanWrap;
   PetscFunctionReturn(OCEAN_PETSC_OK);

@@ -7,17 +7,21 @@ static PetscErrorCode MatConvert_SeqAIJOcean_SeqAIJ(Mat A, MatType type, MatReus
 
   PetscFunctionBegin;
   PetscCall(MatOceanConvertBegin_Private(A, reuse, newmat, &done));
-  if (!done) PetscCall(MatOceanDetach_Private(*newmat));
+  if (done) PetscFunctionReturn(OCEAN_PETSC_OK);
+  PetscCall(MatOceanDetach_Private(*newmat));
+  if (MatOceanTypeSeq.parent != MatOceanTypeSeq.base && strcmp(type, MatOceanTypeSeq.parent)) /* aijcusparse-based */
+    PetscCall(MatConvert(*newmat, MatOceanTypeSeq.base, MAT_INPLACE_MATRIX, newmat));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
-static const MatOceanType MatOceanTypeSeq = {"seq",
-                                             MATSEQAIJOCEAN,
-                                             MATSEQAIJ,
-                                             MatConvert_SeqAIJ_SeqAIJOcean,
-                                             MatConvert_SeqAIJOcean_SeqAIJ,
-                                             MatProductSetFromOptions_SeqAIJOcean,
-                                             NULL};
+MatOceanType MatOceanTypeSeq = {"seq",
+                                MATSEQAIJOCEAN,
+                                MATSEQAIJ,
+                                MATSEQAIJ,
+                                MatConvert_SeqAIJ_SeqAIJOcean,
+                                MatConvert_SeqAIJOcean_SeqAIJ,
+                                MatProductSetFromOptions_SeqAIJOcean,
+                                NULL};
 
 /* In-place conversion as aijcusparse does it: keep SeqAIJ's data, override a few methods. */
 PetscErrorCode MatConvert_SeqAIJ_SeqAIJOcean(Mat A, MatType type, MatReuse reuse, Mat *newmat)
@@ -26,8 +30,10 @@ PetscErrorCode MatConvert_SeqAIJ_SeqAIJOcean(Mat A, MatType type, MatReuse reuse
 
   PetscFunctionBegin;
   PetscCall(MatOceanConvertBegin_Private(A, reuse, newmat, &done));
-  if (!done && !(*newmat)->spptr)
-    PetscCall(MatOceanAttach_Private(*newmat, &MatOceanTypeSeq)); /* a duplicate of ours is ours already */
+  if (!done && !MatOceanParentOf(*newmat)) { /* a duplicate of ours is ours already */
+    PetscCall(MatOceanToParent_Private(&MatOceanTypeSeq, newmat));
+    PetscCall(MatOceanAttach_Private(*newmat, &MatOceanTypeSeq));
+  }
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
@@ -48,7 +54,7 @@ M*/
 PetscErrorCode MatCreate_SeqAIJOcean(Mat B)
 {
   PetscFunctionBegin;
-  PetscCall(MatSetType(B, MATSEQAIJ));
+  PetscCall(MatSetType(B, MatOceanTypeSeq.parent));
   PetscCall(MatConvert_SeqAIJ_SeqAIJOcean(B, MATSEQAIJOCEAN, MAT_INPLACE_MATRIX, &B));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }

@@ -63,6 +63,19 @@ static PetscBool MatOceanValuesPending(Mat A)
   return (PetscBool)(!A->assembled && A->product && A->ops->productnumeric);
 }
 
+/* aijcusparse, or ours derived from it: its CSR may be newer on the device than on the host. */
+static PetscBool MatOceanIsDeviceAIJ(Mat A)
+{
+  PetscBool is = PETSC_FALSE;
+#if defined(PETSC_HAVE_CUDA)
+  if (PetscObjectTypeCompare((PetscObject)A, MATSEQAIJCUSPARSE, &is)) return PETSC_FALSE;
+  if (!is && MatOceanParentOf(A)) is = (PetscBool)!strcmp(MatOceanParentOf(A)->type->parent, MATSEQAIJCUSPARSE);
+#else
+  (void)A;
+#endif
+  return is;
+}
+
 /* View the CSR of a SeqAIJ-based matrix in the core's convention; k picks the buffers of operand k. */
 static PetscErrorCode MatOceanGetCSR(MatProductData_SeqAIJOcean *data, int k, Mat A, OceanCSR *csr)
 {
@@ -75,10 +88,24 @@ static PetscErrorCode MatOceanGetCSR(MatProductData_SeqAIJOcean *data, int k, Ma
   PetscCheck(A->assembled || MatOceanValuesPending(A), PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE,
              "Operand %d of type %s (%" PetscInt_FMT " x %" PetscInt_FMT ") is not assembled", k,
              ((PetscObject)A)->type_name, A->rmap->n, A->cmap->n);
-  PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, &mtype));
-  PetscCheck(PetscMemTypeHost(mtype), PETSC_COMM_SELF, PETSC_ERR_SUP,
-             "Operand %d of type %s has its values on the device; this PETSc has no device support", k,
-             ((PetscObject)A)->type_name);
+  if (!MatOceanIsDeviceAIJ(A)) {
+    PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, &mtype));
+    PetscCheck(PetscMemTypeHost(mtype), PETSC_COMM_SELF, PETSC_ERR_SUP,
+               "Operand %d of type %s has its values on the device, which petsc-ocean cannot read there", k,
+               ((PetscObject)A)->type_name);
+  } else { /* aijcusparse-based: the host arrays, the values brought up to date there */
+    const PetscScalar *ha;
+    PetscInt           n;
+    PetscBool          done;
+
+    PetscCall(MatGetRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ai, &aj, &done));
+    PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "Operand %d of type %s gives no host CSR", k,
+               ((PetscObject)A)->type_name);
+    PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ai, &aj, &done)); /* SeqAIJ's own arrays */
+    PetscCall(MatSeqAIJGetArrayRead(A, &ha));
+    aa = (PetscScalar *)ha; /* SeqAIJ's own array, valid until the values change */
+    PetscCall(MatSeqAIJRestoreArrayRead(A, &ha));
+  }
   nnz = ai[m];
   if (!aa) { /* a pending product may have no values yet: zeros stand in (its values come with a later numeric phase) */
     PetscCall(PetscFree(data->zeros[k]));
@@ -342,8 +369,7 @@ PetscErrorCode MatProductSetFromOptions_SeqAIJOcean(Mat C)
     PetscCall(MatOceanWrapProduct_Private(C));
     break;
   default: { /* ABt, RARt, ABC: the parent's implementation */
-    Mat              own    = MatOceanIsSeqAIJBased(product->A) && product->A->spptr ? product->A : product->B;
-    Mat_OceanParent *parent = (Mat_OceanParent *)own->spptr;
+    Mat_OceanParent *parent = MatOceanParentOf(product->A) ? MatOceanParentOf(product->A) : MatOceanParentOf(product->B);
     if (parent && parent->productsetfromoptions) PetscCall((*parent->productsetfromoptions)(C));
   }
   }

@@ -12,12 +12,32 @@ PetscErrorCode MatOceanConvertBegin_Private(Mat A, MatReuse reuse, Mat *newmat, 
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
-static PetscErrorCode MatDestroy_Ocean(Mat);
+static PetscErrorCode MatDestroy_SeqOcean(Mat);
+static PetscErrorCode MatDestroy_MPIOcean(Mat);
 
-/* What an ocean matrix keeps of its parent, or NULL for any other matrix (or one converted back already). */
-static Mat_OceanParent *MatOceanParentOf(Mat M)
+/* The parents' methods we override, one set per kind (0: seq, 1: mpi), taken from the first matrix made ours: every
+   matrix of the parent type has the same.  Nothing is kept in the matrix itself (B->spptr is the parent's, e.g.
+   aijcusparse's device data). */
+static Mat_OceanParent MatOceanParents[2];
+
+/* A live matrix's kind by its type name (MPIAIJ-based or not). */
+static int MatOceanKind(Mat M)
 {
-  return M->ops->destroy == MatDestroy_Ocean ? (Mat_OceanParent *)M->spptr : NULL;
+  PetscBool mpi = PETSC_FALSE;
+  if (PetscObjectBaseTypeCompare((PetscObject)M, MATMPIAIJ, &mpi)) return 0;
+  return mpi ? 1 : 0;
+}
+
+/* What an ocean matrix keeps of its parent, or NULL for any other matrix: ours are those that carry our type name
+   (a matrix converted back carries the parent's, and may still carry our destroy or duplicate: PETSc's submatrices
+   keep the methods they were made with). */
+Mat_OceanParent *MatOceanParentOf(Mat M)
+{
+  Mat_OceanParent *parent = &MatOceanParents[MatOceanKind(M)];
+  PetscBool        ours   = PETSC_FALSE;
+
+  if (!parent->type || PetscObjectTypeCompare((PetscObject)M, parent->type->name, &ours)) return NULL;
+  return ours ? parent : NULL;
 }
 
 /* Composed as MatProductSetFromOptions_anytype_C, which PETSc asks for when no product is composed for the
@@ -71,8 +91,10 @@ static PetscErrorCode MatOceanAliasName(const char *name, const MatOceanType *t,
   *hits = *ours = 0;
   PetscCall(PetscStrallocpy(name, &dup));
   for (tok = strtok_r(dup, "_", &save); tok; tok = strtok_r(NULL, "_", &save)) {
-    PetscBool is_parent, is_ours;
+    PetscBool is_parent, is_base, is_ours;
     PetscCall(PetscStrcmp(tok, t->parent, &is_parent));
+    PetscCall(PetscStrcmp(tok, t->base, &is_base));
+    is_parent = (PetscBool)(is_parent || is_base);
     PetscCall(PetscStrcmp(tok, t->name, &is_ours));
     *hits += is_parent;
     *ours += is_ours;
@@ -126,7 +148,7 @@ static PetscErrorCode MatOceanAliasParentMethods(Mat B, const MatOceanType *t, P
    device copies of operands) tell new values: ours advances it. */
 static PetscErrorCode MatRetrieveValues_Ocean(Mat A)
 {
-  Mat_OceanParent *parent = (Mat_OceanParent *)A->spptr;
+  Mat_OceanParent *parent = &MatOceanParents[MatOceanKind(A)];
 
   PetscFunctionBegin;
   PetscCheck(parent && parent->retrievevalues, PETSC_COMM_SELF, PETSC_ERR_SUP,
@@ -144,64 +166,65 @@ static PetscErrorCode MatOceanComposeMethods(Mat B, const MatOceanType *t, Petsc
   char        name[128];
 
   PetscFunctionBegin;
-  PetscCall(PetscSNPrintf(name, sizeof(name), "MatConvert_%saij_%saijocean_C", k, k));
-  PetscCall(PetscObjectComposeFunction((PetscObject)B, name, attach ? t->convert_to : NULL));
-  PetscCall(PetscSNPrintf(name, sizeof(name), "MatConvert_%saijocean_%saij_C", k, k));
-  PetscCall(PetscObjectComposeFunction((PetscObject)B, name, attach ? t->convert_back : NULL));
-  PetscCall(PetscSNPrintf(name, sizeof(name), "MatProductSetFromOptions_%saijocean_%saij_C", k, k));
-  PetscCall(PetscObjectComposeFunction((PetscObject)B, name, attach ? t->productsetfromoptions : NULL));
-  PetscCall(PetscSNPrintf(name, sizeof(name), "MatProductSetFromOptions_%saij_%saijocean_C", k, k));
-  PetscCall(PetscObjectComposeFunction((PetscObject)B, name, attach ? t->productsetfromoptions : NULL));
+  for (int p = 0; p < 2; p++) { /* the base type (seqaij, mpiaij) and the parent (the same, or its CUDA type) */
+    const char *other = p ? t->parent : t->base;
+    if (p && t->parent == t->base) break;
+    PetscCall(PetscSNPrintf(name, sizeof(name), "MatConvert_%s_%s_C", other, t->name));
+    PetscCall(PetscObjectComposeFunction((PetscObject)B, name, attach ? t->convert_to : NULL));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "MatConvert_%s_%s_C", t->name, other));
+    PetscCall(PetscObjectComposeFunction((PetscObject)B, name, attach ? t->convert_back : NULL));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "MatProductSetFromOptions_%s_%s_C", t->name, other));
+    PetscCall(PetscObjectComposeFunction((PetscObject)B, name, attach ? t->productsetfromoptions : NULL));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "MatProductSetFromOptions_%s_%s_C", other, t->name));
+    PetscCall(PetscObjectComposeFunction((PetscObject)B, name, attach ? t->productsetfromoptions : NULL));
+  }
   PetscCall(PetscSNPrintf(name, sizeof(name), "MatProductSetFromOptions_%saijocean_%smaij_C", k, k));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, name, attach ? MatProductSetFromOptions_OceanMAIJ : NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatProductSetFromOptions_anytype_C",
                                        attach ? MatProductSetFromOptions_OceanAnyType : NULL));
-  if (attach) {
-    Mat_OceanParent *parent = (Mat_OceanParent *)B->spptr;
-    PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatRetrieveValues_C", &parent->retrievevalues));
-    if (parent->retrievevalues == MatRetrieveValues_Ocean) parent->retrievevalues = NULL; /* never our own */
-    if (parent->retrievevalues)
-      PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatRetrieveValues_C", MatRetrieveValues_Ocean));
-  } else {
-    Mat_OceanParent *parent = (Mat_OceanParent *)B->spptr;
-    if (parent && parent->retrievevalues)
+  {
+    Mat_OceanParent *parent = &MatOceanParents[t->kind[0] == 'm'];
+    if (attach) {
+      PetscErrorCode (*f)(Mat) = NULL;
+      PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatRetrieveValues_C", &f));
+      if (f && f != MatRetrieveValues_Ocean) parent->retrievevalues = f; /* never our own */
+      if (f) PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatRetrieveValues_C", MatRetrieveValues_Ocean));
+    } else if (parent->retrievevalues)
       PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatRetrieveValues_C", parent->retrievevalues));
   }
   PetscCall(MatOceanAliasParentMethods(B, t, attach));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
-/* The parents' destroy methods, as found when a matrix was first made ours: PETSc's submatrices keep the destroy
-   method they were made with and call it even after the matrix was converted back to the parent type. */
-static PetscErrorCode (*MatOceanParentDestroy[2])(Mat);
-
-static PetscErrorCode MatDestroy_Ocean(Mat A)
+/* Also reached for a matrix converted back to the parent type (see MatOceanParentOf): the parent's destroy either way;
+   the kind is the function's own (MatHeaderMerge() calls it on a matrix whose type name is gone).  Nothing is composed or removed here: the composed functions go with the header, and MatHeaderMerge() has freed the
+   function list already when it calls this (composing would make a new list that nothing frees). */
+static PetscErrorCode MatDestroy_OceanKind(Mat A, int kind)
 {
-  Mat_OceanParent *parent = (Mat_OceanParent *)A->spptr;
-  PetscErrorCode (*destroy)(Mat);
-  PetscBool mpi;
+  Mat_OceanParent *parent = &MatOceanParents[kind];
 
   PetscFunctionBegin;
-  if (!parent) { /* converted back already: only the parent's destroy is left to run */
-    PetscCall(PetscObjectBaseTypeCompare((PetscObject)A, MATMPIAIJ, &mpi));
-    PetscCheck(MatOceanParentDestroy[mpi], PETSC_COMM_SELF, PETSC_ERR_PLIB,
-               "No parent destroy method for a matrix of type %s", ((PetscObject)A)->type_name);
-    PetscCall((*MatOceanParentDestroy[mpi])(A));
-    PetscFunctionReturn(OCEAN_PETSC_OK);
-  }
-  /* Nothing is composed or removed here: the composed functions go with the header, and MatHeaderMerge() has freed
-     the function list already when it calls this (composing would make a new list that nothing frees). */
-  destroy = parent->destroy;
-  PetscCall(PetscFree(A->spptr));
-  PetscCall((*destroy)(A));
+  PetscCheck(parent->destroy, PETSC_COMM_SELF, PETSC_ERR_PLIB, "No parent destroy method for a %s matrix",
+             kind ? "parallel" : "sequential");
+  PetscCall((*parent->destroy)(A));
   PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+static PetscErrorCode MatDestroy_SeqOcean(Mat A)
+{
+  return MatDestroy_OceanKind(A, 0);
+}
+
+static PetscErrorCode MatDestroy_MPIOcean(Mat A)
+{
+  return MatDestroy_OceanKind(A, 1);
 }
 
 /* The parent's duplicate creates the copy with our type name; converting again is a no-op on it, but makes sure
    whatever the parent produced ends up ours (and, for MPIAIJ, that its blocks are). */
 static PetscErrorCode MatDuplicate_Ocean(Mat A, MatDuplicateOption op, Mat *B)
 {
-  Mat_OceanParent *parent = (Mat_OceanParent *)A->spptr;
+  Mat_OceanParent *parent = &MatOceanParents[MatOceanKind(A)];
 
   PetscFunctionBegin;
   PetscCall((*parent->duplicate)(A, op, B));
@@ -209,26 +232,80 @@ static PetscErrorCode MatDuplicate_Ocean(Mat A, MatDuplicateOption op, Mat *B)
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
+/* aijcusparse's MatBindToCPU() sets its own product methods (or aij's): ours come back after it. */
+static PetscErrorCode MatBindToCPU_Ocean(Mat A, PetscBool flg)
+{
+  Mat_OceanParent *parent = MatOceanParentOf(A);
+
+  PetscFunctionBegin;
+  PetscCheck(parent && parent->bindtocpu, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MatBindToCPU() on a %s matrix",
+             ((PetscObject)A)->type_name);
+  PetscCall((*parent->bindtocpu)(A, flg));
+  A->ops->productsetfromoptions = parent->type->productsetfromoptions;
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+/* A matrix of the base type converted to the parent type in place, where they differ (aij to aijcusparse). */
+PetscErrorCode MatOceanToParent_Private(const MatOceanType *t, Mat *M)
+{
+  PetscBool is_base;
+
+  PetscFunctionBegin;
+  if (t->parent == t->base) PetscFunctionReturn(OCEAN_PETSC_OK);
+  PetscCall(PetscObjectTypeCompare((PetscObject)*M, t->base, &is_base));
+  if (is_base) PetscCall(MatConvert(*M, t->parent, MAT_INPLACE_MATRIX, M));
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+/*
+  The parent of our types: aijcusparse with a CUDA-enabled PETSc where a CUDA device is usable (MatMult, the solve and
+  PETSc's other matrix operations then run on the GPU), unless -mat_ocean_host_matrices; else aij.  Decided once: every
+  matrix of a type must have the same parent.
+*/
+PetscErrorCode MatOceanChooseParents_Private(void)
+{
+  PetscBool host = PETSC_FALSE;
+  int       devices = 0;
+
+  PetscFunctionBegin;
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-mat_ocean_host_matrices", &host, NULL));
+  (void)OceanCudaDeviceCount(&devices);
+#if defined(PETSC_HAVE_CUDA)
+  if (!host && devices > 0) {
+    MatOceanTypeSeq.parent = MATSEQAIJCUSPARSE;
+    MatOceanTypeMPI.parent = MATMPIAIJCUSPARSE;
+  }
+#else
+  (void)host;
+#endif
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
 /* Turn a matrix of the parent type into the ocean type in place: keep the parent's data, override a few methods. */
 PetscErrorCode MatOceanAttach_Private(Mat B, const MatOceanType *t)
 {
-  Mat_OceanParent *parent;
+  Mat_OceanParent *parent = &MatOceanParents[t->kind[0] == 'm'];
+  PetscBool        is_parent;
 
   PetscFunctionBegin;
-  PetscCheck(!B->spptr, PetscObjectComm((PetscObject)B), PETSC_ERR_ARG_WRONGSTATE,
-             "Cannot convert a matrix of type %s that already carries type-specific data to %s",
-             ((PetscObject)B)->type_name, t->name);
-  PetscCall(PetscNew(&parent));
-  parent->type                  = t;
-  parent->destroy               = B->ops->destroy;
-  parent->assemblyend           = B->ops->assemblyend;
-  parent->duplicate             = B->ops->duplicate;
-  parent->productsetfromoptions = B->ops->productsetfromoptions;
-  if (!MatOceanParentDestroy[t->kind[0] == 'm']) MatOceanParentDestroy[t->kind[0] == 'm'] = B->ops->destroy;
-  B->spptr                      = parent;
-  B->ops->destroy               = MatDestroy_Ocean;
+  PetscCall(PetscObjectTypeCompare((PetscObject)B, t->parent, &is_parent));
+  PetscCheck(is_parent, PetscObjectComm((PetscObject)B), PETSC_ERR_ARG_WRONG,
+             "Cannot convert a matrix of type %s to %s in place: only %s matrices are", ((PetscObject)B)->type_name,
+             t->name, t->parent);
+  if (!parent->type) {
+    parent->type                  = t;
+    parent->destroy               = B->ops->destroy;
+    parent->assemblyend           = B->ops->assemblyend;
+    parent->duplicate             = B->ops->duplicate;
+    parent->productsetfromoptions = B->ops->productsetfromoptions;
+    parent->bindtocpu             = B->ops->bindtocpu;
+  }
+  PetscCheck(B->ops->destroy == parent->destroy, PETSC_COMM_SELF, PETSC_ERR_PLIB,
+             "A %s matrix with another destroy method than the first one made %s", t->parent, t->name);
+  B->ops->destroy               = t->kind[0] == 'm' ? MatDestroy_MPIOcean : MatDestroy_SeqOcean;
   B->ops->duplicate             = MatDuplicate_Ocean;
   B->ops->productsetfromoptions = t->productsetfromoptions;
+  if (parent->bindtocpu) B->ops->bindtocpu = MatBindToCPU_Ocean;
   if (t->assemblyend) B->ops->assemblyend = t->assemblyend;
   PetscCall(MatOceanComposeMethods(B, t, PETSC_TRUE));
   PetscCall(PetscObjectChangeTypeName((PetscObject)B, t->name));
@@ -238,7 +315,7 @@ PetscErrorCode MatOceanAttach_Private(Mat B, const MatOceanType *t)
 /* The inverse of MatOceanAttach_Private. */
 PetscErrorCode MatOceanDetach_Private(Mat B)
 {
-  Mat_OceanParent    *parent = (Mat_OceanParent *)B->spptr;
+  Mat_OceanParent    *parent = MatOceanParentOf(B);
   const MatOceanType *t;
 
   PetscFunctionBegin;
@@ -249,7 +326,7 @@ PetscErrorCode MatOceanDetach_Private(Mat B)
   B->ops->assemblyend           = parent->assemblyend;
   B->ops->duplicate             = parent->duplicate;
   B->ops->productsetfromoptions = parent->productsetfromoptions;
-  PetscCall(PetscFree(B->spptr));
+  if (parent->bindtocpu) B->ops->bindtocpu = parent->bindtocpu;
   PetscCall(PetscObjectChangeTypeName((PetscObject)B, t->parent));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }

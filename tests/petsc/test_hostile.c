@@ -167,7 +167,7 @@ static PetscErrorCode SeqCPrealloc(Setup *s, Run *run)
     PetscCall(PetscPopErrorHandler());
     PetscCheck(ierr == PETSC_ERR_ARG_INCOMP, PETSC_COMM_SELF, PETSC_ERR_PLIB,
                "REUSE into a C preallocated smaller: error %d, expected %d", (int)ierr, (int)PETSC_ERR_ARG_INCOMP);
-    PetscCall(PetscErrorMessage(ierr, NULL, &msg));
+    PetscCall(PetscErrorMessage(ierr, NULL, (void *)&msg)); /* char ** before PETSc 3.26, then const char ** */
     PetscCheck(msg && strstr(msg, "no longer holds the product"), PETSC_COMM_SELF, PETSC_ERR_PLIB,
                "unclear message: %s", msg ? msg : "(none)");
   }
