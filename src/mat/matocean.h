@@ -74,8 +74,8 @@ PETSC_INTERN PetscErrorCode MatOceanSetThreads_Private(void);
 
 /* Shared by the sequential and parallel types. */
 PETSC_INTERN MatOceanType MatOceanTypeSeq, MatOceanTypeMPI;
-/* With a CUDA-enabled PETSc and a usable device, aijocean derives from aijcusparse (MatMult and the solve on the GPU);
-   else from aij.  Decided once, when the package is initialized. */
+/* aijocean derives from aij, or with -mat_ocean_device_matrices (a CUDA-enabled PETSc and a usable device) from
+   aijcusparse.  Decided once, when the package is initialized. */
 PETSC_INTERN PetscErrorCode MatOceanChooseParents_Private(void);
 PETSC_INTERN PetscErrorCode MatOceanToParent_Private(const MatOceanType *t, Mat *M);
 

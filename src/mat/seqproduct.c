@@ -101,7 +101,10 @@ static PetscErrorCode MatOceanGetCSR(MatProductData_SeqAIJOcean *data, int k, Ma
     PetscCall(MatGetRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ai, &aj, &done));
     PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "Operand %d of type %s gives no host CSR", k,
                ((PetscObject)A)->type_name);
-    PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ai, &aj, &done)); /* SeqAIJ's own arrays */
+    { /* SeqAIJ's own arrays, which stay: only the copies given back are cleared */
+      const PetscInt *ri = ai, *rj = aj;
+      PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ri, &rj, &done));
+    }
     PetscCall(MatSeqAIJGetArrayRead(A, &ha));
     aa = (PetscScalar *)ha; /* SeqAIJ's own array, valid until the values change */
     PetscCall(MatSeqAIJRestoreArrayRead(A, &ha));

@@ -82,18 +82,19 @@ static PetscErrorCode MatProductSetFromOptions_OceanAnyType(Mat C)
 /* name with every '_'-separated token equal to the parent type replaced by ours; hits: how many were, ours: how many
    tokens already name our type. */
 static PetscErrorCode MatOceanAliasName(const char *name, const MatOceanType *t, char alias[], size_t len, int *hits,
-                                        int *ours)
+                                        int *ours, int *device)
 {
   char *dup, *tok, *save = NULL;
 
   PetscFunctionBegin;
   alias[0] = 0;
-  *hits = *ours = 0;
+  *hits = *ours = *device = 0;
   PetscCall(PetscStrallocpy(name, &dup));
   for (tok = strtok_r(dup, "_", &save); tok; tok = strtok_r(NULL, "_", &save)) {
     PetscBool is_parent, is_base, is_ours;
     PetscCall(PetscStrcmp(tok, t->parent, &is_parent));
     PetscCall(PetscStrcmp(tok, t->base, &is_base));
+    *device += is_parent && !is_base; /* the CUDA parent's own name */
     is_parent = (PetscBool)(is_parent || is_base);
     PetscCall(PetscStrcmp(tok, t->name, &is_ours));
     *hits += is_parent;
@@ -108,7 +109,9 @@ static PetscErrorCode MatOceanAliasName(const char *name, const MatOceanType *t,
 /* The functions the parent composes under names that carry its type (converters, products with other types), found
    again under our type name: MatConvert(ours, MATIS, ...) and friends then reach the parent's own implementation.
    Names with the parent type in several places (products of two parent matrices) stay the parent's: those
-   products are ours to decide.  attach PETSC_FALSE removes every name that carries our type. */
+   products are ours to decide.  With a CUDA parent the base type's functions come first, and its own products with
+   other types are left out (aijcusparse's check that their operand is exactly aijcusparse).  attach PETSC_FALSE
+   removes every name that carries our type. */
 static PetscErrorCode MatOceanAliasParentMethods(Mat B, const MatOceanType *t, PetscBool attach)
 {
   const char **names;
@@ -118,16 +121,19 @@ static PetscErrorCode MatOceanAliasParentMethods(Mat B, const MatOceanType *t, P
   PetscFunctionBegin;
   PetscCall(PetscFunctionListGet(((PetscObject)B)->qlist, &names, &n));
   PetscCall(PetscCalloc2(n + 1, &from, n + 1, &to));
-  for (int k = 0; k < n && names[k]; k++) { /* copied first: composing changes the list; 3.18 ends it by NULL */
-    char alias[256];
-    int  hits, ours;
+  for (int pass = 0; pass < 2; pass++) /* the base type's names, then the CUDA parent's */
+    for (int k = 0; k < n && names[k]; k++) { /* copied first: composing changes the list; 3.18 ends it by NULL */
+      char      alias[256];
+      int       hits, ours, device;
+      PetscBool product;
 
-    PetscCall(MatOceanAliasName(names[k], t, alias, sizeof(alias), &hits, &ours));
-    if (attach ? hits == 1 && !ours : ours > 0) {
-      PetscCall(PetscStrallocpy(names[k], &from[ntodo]));
-      PetscCall(PetscStrallocpy(alias, &to[ntodo++]));
+      PetscCall(MatOceanAliasName(names[k], t, alias, sizeof(alias), &hits, &ours, &device));
+      PetscCall(PetscStrbeginswith(names[k], "MatProductSetFromOptions_", &product));
+      if (attach ? hits == 1 && !ours && (device > 0) == pass && !(device && product) : ours > 0 && !pass) {
+        PetscCall(PetscStrallocpy(names[k], &from[ntodo]));
+        PetscCall(PetscStrallocpy(alias, &to[ntodo++]));
+      }
     }
-  }
   PetscCall(PetscFree(names));
   for (int k = 0; k < ntodo; k++) {
     if (attach) {
@@ -258,25 +264,26 @@ PetscErrorCode MatOceanToParent_Private(const MatOceanType *t, Mat *M)
 }
 
 /*
-  The parent of our types: aijcusparse with a CUDA-enabled PETSc where a CUDA device is usable (MatMult, the solve and
-  PETSc's other matrix operations then run on the GPU), unless -mat_ocean_host_matrices; else aij.  Decided once: every
-  matrix of a type must have the same parent.
+  The parent of our types: aij, or with -mat_ocean_device_matrices, a CUDA-enabled PETSc and a usable CUDA device,
+  aijcusparse (MatMult, the solve and PETSc's other matrix operations then run on the GPU; not yet the default: some
+  hostile sequences, PCMG with DMDA interpolation and parallel mixed PtAP still differ from aij there).  Decided once:
+  every matrix of a type must have the same parent.
 */
 PetscErrorCode MatOceanChooseParents_Private(void)
 {
-  PetscBool host = PETSC_FALSE;
+  PetscBool device = PETSC_FALSE;
   int       devices = 0;
 
   PetscFunctionBegin;
-  PetscCall(PetscOptionsGetBool(NULL, NULL, "-mat_ocean_host_matrices", &host, NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-mat_ocean_device_matrices", &device, NULL));
   (void)OceanCudaDeviceCount(&devices);
 #if defined(PETSC_HAVE_CUDA)
-  if (!host && devices > 0) {
+  if (device && devices > 0) {
     MatOceanTypeSeq.parent = MATSEQAIJCUSPARSE;
     MatOceanTypeMPI.parent = MATMPIAIJCUSPARSE;
   }
 #else
-  (void)host;
+  (void)device;
 #endif
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }

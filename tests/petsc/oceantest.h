@@ -131,10 +131,12 @@ OceanTestMapValues(Mat A, PetscScalar (*f)(PetscInt i, PetscInt j, PetscScalar v
   for (PetscInt b = 0; b < nblocks; b++) {
     const PetscInt *ai, *aj;
     PetscScalar    *aa;
-    PetscMemType    mtype;
-    PetscInt        m;
+    PetscInt        m, n;
+    PetscBool       done;
     PetscCall(MatGetLocalSize(blocks[b], &m, NULL));
-    PetscCall(MatSeqAIJGetCSRAndMemType(blocks[b], &ai, &aj, &aa, &mtype));
+    /* the host structure (aijcusparse-based matrices keep it there too) and the host values, brought up to date */
+    PetscCall(MatGetRowIJ(blocks[b], 0, PETSC_FALSE, PETSC_FALSE, &n, &ai, &aj, &done));
+    PetscCheck(done && n == m, PETSC_COMM_SELF, PETSC_ERR_SUP, "no host CSR for block %" PetscInt_FMT, b);
     PetscCall(MatSeqAIJGetArray(blocks[b], &aa));
     for (PetscInt i = 0; i < m; i++)
       for (PetscInt k = ai[i]; k < ai[i + 1]; k++) {
@@ -142,6 +144,7 @@ OceanTestMapValues(Mat A, PetscScalar (*f)(PetscInt i, PetscInt j, PetscScalar v
         aa[k]       = f(i + rstart, gj, aa[k], seed);
       }
     PetscCall(MatSeqAIJRestoreArray(blocks[b], &aa));
+    PetscCall(MatRestoreRowIJ(blocks[b], 0, PETSC_FALSE, PETSC_FALSE, &n, &ai, &aj, &done));
   }
   /* assembly marks the new values in A's object state, as any value change must */
   PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
