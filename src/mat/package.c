@@ -3,6 +3,32 @@
 
 static PetscBool MatOceanPackageInitialized = PETSC_FALSE;
 
+/*
+  The parent of our types: aij, or with -mat_ocean_device_matrices, a CUDA-enabled PETSc and a usable CUDA device,
+  aijcusparse (MatMult, the solve and PETSc's other matrix operations then run on the GPU; not yet the default: some
+  hostile sequences, PCMG with DMDA interpolation and parallel mixed PtAP still differ from aij there).  Decided once:
+  every matrix of a type must have the same parent.
+*/
+static PetscErrorCode MatOceanChooseParents(void)
+{
+  PetscBool device = PETSC_FALSE;
+  int       devices = 0;
+
+  PetscFunctionBegin;
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-mat_ocean_device_matrices", &device, NULL));
+  (void)OceanCudaDeviceCount(&devices);
+#if defined(PETSC_HAVE_CUDA)
+  if (device && devices > 0) {
+    MatOceanTypeSeq.parent = MATSEQAIJCUSPARSE;
+    MatOceanTypeMPI.parent = MATMPIAIJCUSPARSE;
+  }
+#else
+  (void)device;
+#endif
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+
 /*@C
   MatOceanFinalizePackage - Destroys the core contexts of petsc-ocean; called from PetscFinalize().
 
@@ -32,7 +58,7 @@ PetscErrorCode MatOceanInitializePackage(void)
   if (MatOceanPackageInitialized) PetscFunctionReturn(OCEAN_PETSC_OK);
   MatOceanPackageInitialized = PETSC_TRUE;
   PetscCall(MatInitializePackage());
-  PetscCall(MatOceanChooseParents_Private());
+  PetscCall(MatOceanChooseParents());
   PetscCall(MatRegisterRootName(MATAIJOCEAN, MATSEQAIJOCEAN, MATMPIAIJOCEAN));
   PetscCall(MatRegister(MATSEQAIJOCEAN, MatCreate_SeqAIJOcean));
   PetscCall(MatRegister(MATMPIAIJOCEAN, MatCreate_MPIAIJOcean));

@@ -15,31 +15,6 @@ PetscErrorCode MatOceanConvertBegin_Private(Mat A, MatReuse reuse, Mat *newmat, 
 static PetscErrorCode MatDestroy_SeqOcean(Mat);
 static PetscErrorCode MatDestroy_MPIOcean(Mat);
 
-/* The parents' methods we override, one set per kind (0: seq, 1: mpi), taken from the first matrix made ours: every
-   matrix of the parent type has the same.  Nothing is kept in the matrix itself (B->spptr is the parent's, e.g.
-   aijcusparse's device data). */
-static Mat_OceanParent MatOceanParents[2];
-
-/* A live matrix's kind by its type name (MPIAIJ-based or not). */
-static int MatOceanKind(Mat M)
-{
-  PetscBool mpi = PETSC_FALSE;
-  if (PetscObjectBaseTypeCompare((PetscObject)M, MATMPIAIJ, &mpi)) return 0;
-  return mpi ? 1 : 0;
-}
-
-/* What an ocean matrix keeps of its parent, or NULL for any other matrix: ours are those that carry our type name
-   (a matrix converted back carries the parent's, and may still carry our destroy or duplicate: PETSc's submatrices
-   keep the methods they were made with). */
-Mat_OceanParent *MatOceanParentOf(Mat M)
-{
-  Mat_OceanParent *parent = &MatOceanParents[MatOceanKind(M)];
-  PetscBool        ours   = PETSC_FALSE;
-
-  if (!parent->type || PetscObjectTypeCompare((PetscObject)M, parent->type->name, &ours)) return NULL;
-  return ours ? parent : NULL;
-}
-
 /* Composed as MatProductSetFromOptions_anytype_C, which PETSc asks for when no product is composed for the
    operands' exact types: the product another type composes with our parent type (dense times aij, ...). */
 static PetscErrorCode MatProductSetFromOptions_OceanAnyType(Mat C)
@@ -154,7 +129,7 @@ static PetscErrorCode MatOceanAliasParentMethods(Mat B, const MatOceanType *t, P
    device copies of operands) tell new values: ours advances it. */
 static PetscErrorCode MatRetrieveValues_Ocean(Mat A)
 {
-  Mat_OceanParent *parent = &MatOceanParents[MatOceanKind(A)];
+  Mat_OceanParent *parent = &MatOceanParents[MatOceanKind_Private(A)];
 
   PetscFunctionBegin;
   PetscCheck(parent && parent->retrievevalues, PETSC_COMM_SELF, PETSC_ERR_SUP,
@@ -230,7 +205,7 @@ static PetscErrorCode MatDestroy_MPIOcean(Mat A)
    whatever the parent produced ends up ours (and, for MPIAIJ, that its blocks are). */
 static PetscErrorCode MatDuplicate_Ocean(Mat A, MatDuplicateOption op, Mat *B)
 {
-  Mat_OceanParent *parent = &MatOceanParents[MatOceanKind(A)];
+  Mat_OceanParent *parent = &MatOceanParents[MatOceanKind_Private(A)];
 
   PetscFunctionBegin;
   PetscCall((*parent->duplicate)(A, op, B));
@@ -260,31 +235,6 @@ PetscErrorCode MatOceanToParent_Private(const MatOceanType *t, Mat *M)
   if (t->parent == t->base) PetscFunctionReturn(OCEAN_PETSC_OK);
   PetscCall(PetscObjectTypeCompare((PetscObject)*M, t->base, &is_base));
   if (is_base) PetscCall(MatConvert(*M, t->parent, MAT_INPLACE_MATRIX, M));
-  PetscFunctionReturn(OCEAN_PETSC_OK);
-}
-
-/*
-  The parent of our types: aij, or with -mat_ocean_device_matrices, a CUDA-enabled PETSc and a usable CUDA device,
-  aijcusparse (MatMult, the solve and PETSc's other matrix operations then run on the GPU; not yet the default: some
-  hostile sequences, PCMG with DMDA interpolation and parallel mixed PtAP still differ from aij there).  Decided once:
-  every matrix of a type must have the same parent.
-*/
-PetscErrorCode MatOceanChooseParents_Private(void)
-{
-  PetscBool device = PETSC_FALSE;
-  int       devices = 0;
-
-  PetscFunctionBegin;
-  PetscCall(PetscOptionsGetBool(NULL, NULL, "-mat_ocean_device_matrices", &device, NULL));
-  (void)OceanCudaDeviceCount(&devices);
-#if defined(PETSC_HAVE_CUDA)
-  if (device && devices > 0) {
-    MatOceanTypeSeq.parent = MATSEQAIJCUSPARSE;
-    MatOceanTypeMPI.parent = MATMPIAIJCUSPARSE;
-  }
-#else
-  (void)device;
-#endif
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
