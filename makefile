@@ -148,8 +148,9 @@ $(BUILD)/examples/ksp_ex56: $(PETSC_EXAMPLES)/ksp/ksp/tutorials/ex56.c
 	$(CC) -O2 -w $(PETSC_SYS_INCLUDES) $< -o $@ $(PETSC_LINK) -lm
 
 # PETSc's own tutorials whose tests tests/tutorials/run_tutorials.py runs with aijocean against aij
-TUTORIAL_BIN := $(BUILD)/tutorials/ksp_ex45 $(BUILD)/tutorials/ksp_ex56 $(BUILD)/tutorials/snes_ex19 \
-                $(BUILD)/tutorials/snes_ex5
+# (none where this PETSc installs no examples: the suite then skips them)
+TUTORIAL_BIN := $(if $(PETSC_EXAMPLES),$(BUILD)/tutorials/ksp_ex45 $(BUILD)/tutorials/ksp_ex56 \
+                  $(BUILD)/tutorials/snes_ex19 $(BUILD)/tutorials/snes_ex5)
 $(BUILD)/tutorials/ksp_%: $(PETSC_EXAMPLES)/ksp/ksp/tutorials/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -w $(PETSC_SYS_INCLUDES) $< -o $@ $(PETSC_LINK) -lm
