@@ -5,8 +5,8 @@ static const char help[] =
   "                           Galerkin coarse operators, -pc_mg_levels <4>, interpolation from the grid)\n"
   "  -ne <48>                 elasticity: elements per side ((ne+1)^3 * 3 unknowns)\n"
   "  -nx <129>                laplace: grid points per side (nx^3 unknowns; nx - 1 divisible by 2^(levels-1))\n"
-  "  -mat_types <aij,aijocean> the matrix types to compare (aij,aijocean,aijcusparse with a CUDA PETSc); a speedup line\n"
-  "                           compares aijocean with each of the others\n"
+  "  -mat_types <aij,aijocean> the matrix types to compare (aij,aijocean,aijcusparse with a CUDA PETSc);\n"
+  "                           a speedup line compares aijocean with each of the others\n"
   "  -resetups <0>            re-setups with new matrix values after the first solve (the nonlinear/time-dependent "
   "case)\n"
   "  -dump_galerkin <dir>     after the first type's setup (1 process, a PCMG-based PC): each level's operator and\n"
@@ -269,8 +269,8 @@ int main(int argc, char **argv)
     PetscInt o = 0;
     while (o < ntypes - 1 && !strstr(res[o].type, "ocean")) o++;
     if (t == o) continue;
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "speedup %s over %s: setup %.2fx, products %.2fx, solve %.2fx",
-                          res[o].type, res[t].type, (double)(res[t].setup / res[o].setup),
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "speedup %s over %s: setup %.2fx, products %.2fx, solve %.2fx", res[o].type,
+                          res[t].type, (double)(res[t].setup / res[o].setup),
                           (double)(res[o].products > 0 ? res[t].products / res[o].products : 0),
                           (double)(res[t].solve / res[o].solve)));
     if (resetups)

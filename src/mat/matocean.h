@@ -75,16 +75,17 @@ PETSC_INTERN PetscErrorCode MatOceanSetThreads_Private(void);
 /* Shared by the sequential and parallel types. */
 /* aijocean derives from aij, or with -mat_ocean_device_matrices (a CUDA-enabled PETSc and a usable device) from
    aijcusparse: the package sets MatOceanType*.parent once, when it is initialized. */
-PETSC_INTERN MatOceanType MatOceanTypeSeq, MatOceanTypeMPI;
+PETSC_INTERN MatOceanType   MatOceanTypeSeq, MatOceanTypeMPI;
 PETSC_INTERN PetscErrorCode MatOceanToParent_Private(const MatOceanType *t, Mat *M);
+PETSC_INTERN PetscErrorCode MatOceanToBase_Private(const MatOceanType *t, MatType type, Mat *M);
 
 PETSC_INTERN PetscErrorCode MatOceanConvertBegin_Private(Mat A, MatReuse reuse, Mat *newmat, PetscBool *done);
 PETSC_INTERN PetscErrorCode MatOceanAttach_Private(Mat B, const MatOceanType *type);
 PETSC_INTERN PetscErrorCode MatOceanDetach_Private(Mat B);
-/* The parents' methods, [0] sequential, [1] parallel (parent.c); a live matrix's kind; what an ocean matrix keeps of its
-   parent type, or NULL for any other matrix. */
-PETSC_INTERN Mat_OceanParent MatOceanParents[2];
-PETSC_INTERN int             MatOceanKind_Private(Mat M);
+/* The parents' methods, [0] sequential, [1] parallel (parent.c); a live matrix's kind; what an ocean matrix keeps of
+   its parent type, or NULL for any other matrix. */
+PETSC_INTERN Mat_OceanParent  MatOceanParents[2];
+PETSC_INTERN int              MatOceanKind_Private(Mat M);
 PETSC_INTERN Mat_OceanParent *MatOceanParentOf(Mat M);
 
 PETSC_INTERN PetscErrorCode MatConvert_SeqAIJ_SeqAIJOcean(Mat, MatType, MatReuse, Mat *);

@@ -89,8 +89,7 @@ static PetscErrorCode MatConvert_MPIAIJOcean_MPIAIJ(Mat A, MatType type, MatReus
     if (Ad) PetscCall(MatOceanDetach_Private(Ad));
     if (Ao) PetscCall(MatOceanDetach_Private(Ao));
   }
-  if (MatOceanTypeMPI.parent != MatOceanTypeMPI.base && strcmp(type, MatOceanTypeMPI.parent)) /* aijcusparse-based */
-    PetscCall(MatConvert(*newmat, MatOceanTypeMPI.base, MAT_INPLACE_MATRIX, newmat));
+  PetscCall(MatOceanToBase_Private(&MatOceanTypeMPI, type, newmat));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 

@@ -11,7 +11,7 @@ static PetscBool MatOceanPackageInitialized = PETSC_FALSE;
 */
 static PetscErrorCode MatOceanChooseParents(void)
 {
-  PetscBool device = PETSC_FALSE;
+  PetscBool device  = PETSC_FALSE;
   int       devices = 0;
 
   PetscFunctionBegin;
@@ -27,7 +27,6 @@ static PetscErrorCode MatOceanChooseParents(void)
 #endif
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
-
 
 /*@C
   MatOceanFinalizePackage - Destroys the core contexts of petsc-ocean; called from PetscFinalize().

@@ -47,10 +47,10 @@ static PetscBool MatOceanStructureEqual(const MatOceanStructure *a, const MatOce
 }
 
 typedef struct {
-  Mat                 P;    /* the user's MAIJ, or NULL */
-  const MatOceanType *type; /* with a MAIJ P: the ocean type of A, whose converter and products P's expansion takes */
-  Mat                 Paij; /* its expansion, of the ocean type */
-  MatOceanStructure   inner; /* the MAIJ's inner AIJ when Paij was made */
+  Mat                 P;      /* the user's MAIJ, or NULL */
+  const MatOceanType *type;   /* with a MAIJ P: the ocean type of A, whose converter and products P's expansion takes */
+  Mat                 Paij;   /* its expansion, of the ocean type */
+  MatOceanStructure   inner;  /* the MAIJ's inner AIJ when Paij was made */
   Mat                 shadow; /* the product in a matrix of its own, once the user changed C's structure */
   PetscErrorCode (*symbolic)(Mat);
   PetscErrorCode (*numeric)(Mat);
@@ -65,11 +65,11 @@ static PetscErrorCode MatOceanWrapDestroy(void *ptr)
 {
   MatOceanWrap *w = (MatOceanWrap *)ptr;
 #else
-  #if PETSC_VERSION_LT(3, 25, 0)
+#if PETSC_VERSION_LT(3, 25, 0)
 static PetscErrorCode MatOceanWrapDestroy(void **ptr)
-  #else
+#else
 static PetscErrorCode MatOceanWrapDestroy(PetscCtxRt ptr)
-  #endif
+#endif
 {
   MatOceanWrap *w = *(MatOceanWrap **)ptr;
 

@@ -9,8 +9,7 @@ static PetscErrorCode MatConvert_SeqAIJOcean_SeqAIJ(Mat A, MatType type, MatReus
   PetscCall(MatOceanConvertBegin_Private(A, reuse, newmat, &done));
   if (done) PetscFunctionReturn(OCEAN_PETSC_OK);
   PetscCall(MatOceanDetach_Private(*newmat));
-  if (MatOceanTypeSeq.parent != MatOceanTypeSeq.base && strcmp(type, MatOceanTypeSeq.parent)) /* aijcusparse-based */
-    PetscCall(MatConvert(*newmat, MatOceanTypeSeq.base, MAT_INPLACE_MATRIX, newmat));
+  PetscCall(MatOceanToBase_Private(&MatOceanTypeSeq, type, newmat));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 

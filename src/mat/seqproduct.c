@@ -372,7 +372,8 @@ PetscErrorCode MatProductSetFromOptions_SeqAIJOcean(Mat C)
     PetscCall(MatOceanWrapProduct_Private(C));
     break;
   default: { /* ABt, RARt, ABC: the parent's implementation */
-    Mat_OceanParent *parent = MatOceanParentOf(product->A) ? MatOceanParentOf(product->A) : MatOceanParentOf(product->B);
+    Mat_OceanParent *parent = MatOceanParentOf(product->A);
+    if (!parent) parent = MatOceanParentOf(product->B);
     if (parent && parent->productsetfromoptions) PetscCall((*parent->productsetfromoptions)(C));
   }
   }

@@ -15,6 +15,12 @@ PetscErrorCode MatOceanConvertBegin_Private(Mat A, MatReuse reuse, Mat *newmat, 
 static PetscErrorCode MatDestroy_SeqOcean(Mat);
 static PetscErrorCode MatDestroy_MPIOcean(Mat);
 
+/* The index of a type table's kind in MatOceanParents (0: seq, 1: mpi). */
+static int MatOceanTypeKind(const MatOceanType *t)
+{
+  return t->kind[0] == 'm';
+}
+
 /* Composed as MatProductSetFromOptions_anytype_C, which PETSc asks for when no product is composed for the
    operands' exact types: the product another type composes with our parent type (dense times aij, ...). */
 static PetscErrorCode MatProductSetFromOptions_OceanAnyType(Mat C)
@@ -96,7 +102,7 @@ static PetscErrorCode MatOceanAliasParentMethods(Mat B, const MatOceanType *t, P
   PetscFunctionBegin;
   PetscCall(PetscFunctionListGet(((PetscObject)B)->qlist, &names, &n));
   PetscCall(PetscCalloc2(n + 1, &from, n + 1, &to));
-  for (int pass = 0; pass < 2; pass++) /* the base type's names, then the CUDA parent's */
+  for (int pass = 0; pass < 2; pass++)        /* the base type's names, then the CUDA parent's */
     for (int k = 0; k < n && names[k]; k++) { /* copied first: composing changes the list; 3.18 ends it by NULL */
       char      alias[256];
       int       hits, ours, device;
@@ -132,8 +138,8 @@ static PetscErrorCode MatRetrieveValues_Ocean(Mat A)
   Mat_OceanParent *parent = &MatOceanParents[MatOceanKind_Private(A)];
 
   PetscFunctionBegin;
-  PetscCheck(parent && parent->retrievevalues, PETSC_COMM_SELF, PETSC_ERR_SUP,
-             "MatRetrieveValues() is not available for %s", ((PetscObject)A)->type_name);
+  PetscCheck(parent->retrievevalues, PETSC_COMM_SELF, PETSC_ERR_SUP, "MatRetrieveValues() is not available for %s",
+             ((PetscObject)A)->type_name);
   PetscCall((*parent->retrievevalues)(A));
   PetscCall(PetscObjectStateIncrease((PetscObject)A));
   PetscFunctionReturn(OCEAN_PETSC_OK);
@@ -164,7 +170,7 @@ static PetscErrorCode MatOceanComposeMethods(Mat B, const MatOceanType *t, Petsc
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatProductSetFromOptions_anytype_C",
                                        attach ? MatProductSetFromOptions_OceanAnyType : NULL));
   {
-    Mat_OceanParent *parent = &MatOceanParents[t->kind[0] == 'm'];
+    Mat_OceanParent *parent = &MatOceanParents[MatOceanTypeKind(t)];
     if (attach) {
       PetscErrorCode (*f)(Mat) = NULL;
       PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatRetrieveValues_C", &f));
@@ -178,8 +184,9 @@ static PetscErrorCode MatOceanComposeMethods(Mat B, const MatOceanType *t, Petsc
 }
 
 /* Also reached for a matrix converted back to the parent type (see MatOceanParentOf): the parent's destroy either way;
-   the kind is the function's own (MatHeaderMerge() calls it on a matrix whose type name is gone).  Nothing is composed or removed here: the composed functions go with the header, and MatHeaderMerge() has freed the
-   function list already when it calls this (composing would make a new list that nothing frees). */
+   the kind is the function's own (MatHeaderMerge() calls it on a matrix whose type name is gone).  Nothing is composed
+   or removed here: the composed functions go with the header, and MatHeaderMerge() has freed the function list already
+   when it calls this (composing would make a new list that nothing frees). */
 static PetscErrorCode MatDestroy_OceanKind(Mat A, int kind)
 {
   Mat_OceanParent *parent = &MatOceanParents[kind];
@@ -238,10 +245,19 @@ PetscErrorCode MatOceanToParent_Private(const MatOceanType *t, Mat *M)
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
+/* The inverse, after MatOceanDetach_Private: an aijcusparse-based matrix asked for as anything but aijcusparse becomes
+   the base type. */
+PetscErrorCode MatOceanToBase_Private(const MatOceanType *t, MatType type, Mat *M)
+{
+  PetscFunctionBegin;
+  if (t->parent != t->base && strcmp(type, t->parent)) PetscCall(MatConvert(*M, t->base, MAT_INPLACE_MATRIX, M));
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
 /* Turn a matrix of the parent type into the ocean type in place: keep the parent's data, override a few methods. */
 PetscErrorCode MatOceanAttach_Private(Mat B, const MatOceanType *t)
 {
-  Mat_OceanParent *parent = &MatOceanParents[t->kind[0] == 'm'];
+  Mat_OceanParent *parent = &MatOceanParents[MatOceanTypeKind(t)];
   PetscBool        is_parent;
 
   PetscFunctionBegin;
@@ -259,7 +275,7 @@ PetscErrorCode MatOceanAttach_Private(Mat B, const MatOceanType *t)
   }
   PetscCheck(B->ops->destroy == parent->destroy, PETSC_COMM_SELF, PETSC_ERR_PLIB,
              "A %s matrix with another destroy method than the first one made %s", t->parent, t->name);
-  B->ops->destroy               = t->kind[0] == 'm' ? MatDestroy_MPIOcean : MatDestroy_SeqOcean;
+  B->ops->destroy               = MatOceanTypeKind(t) ? MatDestroy_MPIOcean : MatDestroy_SeqOcean;
   B->ops->duplicate             = MatDuplicate_Ocean;
   B->ops->productsetfromoptions = t->productsetfromoptions;
   if (parent->bindtocpu) B->ops->bindtocpu = MatBindToCPU_Ocean;
