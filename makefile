@@ -39,9 +39,11 @@ endif
 .PHONY: lib info run test tests-build clean deps
 lib: $(LIBNAME)
 
+# -z nodelete: PETSc main dlcloses -dll_append libraries in PetscFinalize(); unloading the OpenMP runtime under its
+# idle worker threads made them crash at exit now and then
 $(LIBNAME): $(CORE_OBJ) $(PETSC_OBJ) $(CUDA_OBJ) | check-petsc
 	@mkdir -p $(LIBDIR)
-	$(CC) -shared -fopenmp -Wl,--no-undefined -o $@ $^ $(PETSC_LINK) $(OCEAN_CUDA_LINK) -lm
+	$(CC) -shared -fopenmp -Wl,--no-undefined -Wl,-z,nodelete -o $@ $^ $(PETSC_LINK) $(OCEAN_CUDA_LINK) -lm
 
 $(BUILD)/src/mat/%.o: src/mat/%.c include/ocean.h include/petscmatocean.h $(SRC_HDR) | check-petsc
 	@mkdir -p $(dir $@)
