@@ -54,6 +54,10 @@ OceanError OceanCudaDeviceMemory(OceanCudaDevice dev, int64_t *free_bytes, int64
 OceanError OceanCudaIsDevicePointer(const void *d_ptr, int *ok);
 OceanError OceanCudaUpload(void *d_dst, const void *src, size_t bytes);
 OceanError OceanCudaDownload(void *dst, const void *d_src, size_t bytes);
+/* A device-to-device copy on the default stream, returned when done. */
+OceanError OceanCudaCopyOnDevice(void *d_dst, const void *d_src, size_t bytes);
+/* d_out[i] = d_in[i] for count int32 row offsets (cuSPARSE's) into the int64 of OceanDevCSR, on the default stream. */
+OceanError OceanCudaWidenOffsets(int64_t count, const int32_t *d_in, int64_t *d_out);
 /* Large copies (operands up, C down) through two pinned chunks of the context: the host copies one chunk (OpenMP
    threads) while the other is in flight.  Ordered on the default stream like the kernels; an upload returns when its
    last chunk is queued (the source may be reused at once).  Below a few MB they are plain cudaMemcpy. */

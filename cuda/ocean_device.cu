@@ -292,6 +292,28 @@ extern "C" OceanError OceanCudaDownload(void *dst, const void *d_src, size_t byt
   return OCEAN_SUCCESS;
 }
 
+extern "C" OceanError OceanCudaCopyOnDevice(void *d_dst, const void *d_src, size_t bytes)
+{
+  if (!bytes) return OCEAN_SUCCESS;
+  OCEAN_CUDA_TRY(cudaMemcpyAsync(d_dst, d_src, bytes, cudaMemcpyDeviceToDevice, 0));
+  OCEAN_CUDA_TRY(cudaStreamSynchronize(0)); /* the caller may hand d_dst to code on another stream at once */
+  return OCEAN_SUCCESS;
+}
+
+static __global__ void OceanWidenKernel(int64_t count, const int32_t *__restrict__ in, int64_t *__restrict__ out)
+{
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < count; i += (int64_t)gridDim.x * blockDim.x)
+    out[i] = in[i];
+}
+
+extern "C" OceanError OceanCudaWidenOffsets(int64_t count, const int32_t *d_in, int64_t *d_out)
+{
+  if (count <= 0) return OCEAN_SUCCESS;
+  OceanWidenKernel<<<OceanGrid(count, OCEAN_THREADS), OCEAN_THREADS>>>(count, d_in, d_out);
+  OCEAN_CUDA_LAUNCHED("OceanWidenKernel");
+  return OCEAN_SUCCESS;
+}
+
 static OceanError OceanStagingEnsure(OceanCudaDevice dev)
 {
   for (int k = 0; k < 2; k++) {

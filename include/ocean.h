@@ -274,6 +274,17 @@ OceanError OceanProductGetOperandMemType(OceanProduct prod, OceanMemoryType *mty
 OceanError OceanProductGetDeviceC(OceanProduct prod, int64_t *nrows, int64_t *ncols, int64_t *nnz,
                                   const int64_t **d_rowptr, const int32_t **d_colidx, const double **d_values);
 
+/* Device CSR whose row offsets are int32 (cuSPARSE's, PETSc's aijcusparse) in the int64 convention of OceanCSR: the
+   nrows + 1 offsets widened on the device into the plan's storage for operand k (0: A, 1: B), *d_rowptr pointing there
+   (NULL for nrows == 0 without offsets); valid until the plan's next call of this for k or its destruction.  CUDA
+   contexts only (OCEAN_ERR_ARG for a CPU one). */
+OceanError OceanProductWidenDeviceOffsets(OceanProduct prod, int k, int64_t nrows, const int32_t *d_rowptr32,
+                                          const int64_t **d_rowptr);
+
+/* The values of C (as OceanProductGetDeviceC gives them) copied into d_values, nnz doubles of device memory, e.g. the
+   value array of a cuSPARSE matrix with C's structure; returns when the copy is done. */
+OceanError OceanProductCopyDeviceValues(OceanProduct prod, double *d_values);
+
 typedef struct {
   OceanWorkflow workflow;          /* taken */
   int           workflow_forced;   /* by OceanOptions.workflow */

@@ -53,6 +53,11 @@ typedef struct _p_OceanBackendOps {
   /* *T = M^T of the device CSR M (nnz entries), kept in *cache: made once per structure, later calls gather values */
   OceanError (*transpose_update)(OceanContext ctx, void **cache, const OceanCSR *M, int64_t nnz, OceanCSR *T);
   void (*transpose_destroy)(OceanContext ctx, void **cache);
+  /* count int32 device row offsets (cuSPARSE's) widened into *buf, from the context's memory, grown to count when *cap
+     (its length) is less */
+  OceanError (*offsets_widen)(OceanContext ctx, int64_t count, const int32_t *d_in, int64_t **buf, int64_t *cap);
+  OceanError (*device_copy)(OceanContext ctx, void *d_dst, const void *d_src, size_t bytes); /* returns when done */
+  void (*device_release)(OceanContext ctx, void *d_ptr); /* what offsets_widen allocated */
 
   /* ---- device memory (all may be NULL) */
   OceanError (*memory_get)(OceanContext ctx, int64_t *in_use, int64_t *peak, int64_t *reserved, int64_t *mallocs);

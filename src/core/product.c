@@ -32,6 +32,8 @@ struct _p_OceanProduct {
   int              has_symbolic;
   uint64_t         a_id, b_id, set_state; /* the settings state of the last symbolic phase */
   OceanMemoryType  mtype;                 /* of the operands (OceanProductSetOperandMemType) */
+  int64_t         *offsets[2]; /* operands' row offsets widened on the device (OceanProductWidenDeviceOffsets) */
+  int64_t          offsets_cap[2];
 };
 
 /* ------------------------------------------------------------------------------------------------ transposes */
@@ -161,6 +163,8 @@ OceanError OceanProductDestroy(OceanProduct *prod)
   OceanStageDestroy((*prod)->ctx, &(*prod)->stage[1]);
   OceanTransposeDestroy(&(*prod)->trans);
   if ((*prod)->ctx->ops->transpose_destroy) (*prod)->ctx->ops->transpose_destroy((*prod)->ctx, &(*prod)->dtrans);
+  for (int k = 0; k < 2; k++)
+    if ((*prod)->offsets[k]) (*prod)->ctx->ops->device_release((*prod)->ctx, (*prod)->offsets[k]);
   OceanFree(*prod);
   return OCEAN_SUCCESS;
 }
@@ -383,6 +387,37 @@ OceanError OceanProductGetDeviceC(OceanProduct prod, int64_t *nrows, int64_t *nc
   if (d_colidx) *d_colidx = ci;
   if (d_values) *d_values = v;
   return OCEAN_SUCCESS;
+}
+
+OceanError OceanProductWidenDeviceOffsets(OceanProduct prod, int k, int64_t nrows, const int32_t *d_rowptr32,
+                                          const int64_t **d_rowptr)
+{
+  OceanCheck(prod && d_rowptr, OCEAN_ERR_ARG, "OceanProductWidenDeviceOffsets: NULL argument");
+  OceanCheck(k == 0 || k == 1, OCEAN_ERR_ARG, "OceanProductWidenDeviceOffsets: operand %d, not 0 (A) or 1 (B)", k);
+  OceanCheck(nrows >= 0, OCEAN_ERR_ARG, "OceanProductWidenDeviceOffsets: %lld rows", (long long)nrows);
+  OceanCheck(prod->ctx->ops->offsets_widen, OCEAN_ERR_ARG,
+             "OceanProductWidenDeviceOffsets: the %s plan's context is a CPU context: it has no device memory",
+             OceanProductTypeName(prod->type));
+  OceanCheck(d_rowptr32 || nrows == 0, OCEAN_ERR_ARG,
+             "OceanProductWidenDeviceOffsets: operand %d has %lld rows but no row offsets", k, (long long)nrows);
+  *d_rowptr = NULL;
+  if (!d_rowptr32) return OCEAN_SUCCESS;
+  OceanCall(prod->ctx->ops->offsets_widen(prod->ctx, nrows + 1, d_rowptr32, &prod->offsets[k], &prod->offsets_cap[k]));
+  *d_rowptr = prod->offsets[k];
+  return OCEAN_SUCCESS;
+}
+
+OceanError OceanProductCopyDeviceValues(OceanProduct prod, double *d_values)
+{
+  const int64_t *rp;
+  const int32_t *ci;
+  const double  *v;
+  int64_t        nnz;
+
+  OceanCall(OceanProductGetDeviceC(prod, NULL, NULL, &nnz, &rp, &ci, &v));
+  OceanCheck(d_values || nnz == 0, OCEAN_ERR_ARG, "OceanProductCopyDeviceValues: no destination for %lld values",
+             (long long)nnz);
+  return prod->ctx->ops->device_copy(prod->ctx, d_values, v, (size_t)nnz * sizeof(double));
 }
 
 OceanError OceanProductSetOperandMemType(OceanProduct prod, OceanMemoryType mtype)

@@ -190,6 +190,28 @@ OceanError OceanCudaMirrorsGet(OceanContext ctx, int64_t *bytes, int64_t *limit)
   return OCEAN_SUCCESS;
 }
 
+OceanError OceanCudaOffsetsWiden(OceanContext ctx, int64_t count, const int32_t *d_in, int64_t **buf, int64_t *cap)
+{
+  if (count > *cap) {
+    OceanDevFree(ctx, *buf);
+    *cap = 0;
+    OceanCall(OceanDevAlloc(ctx, count, buf));
+    *cap = count;
+  }
+  return OceanCudaWidenOffsets(count, d_in, *buf);
+}
+
+OceanError OceanCudaDeviceCopy(OceanContext ctx, void *d_dst, const void *d_src, size_t bytes)
+{
+  (void)ctx;
+  return OceanCudaCopyOnDevice(d_dst, d_src, bytes);
+}
+
+void OceanCudaDeviceRelease(OceanContext ctx, void *d_ptr)
+{
+  OceanCudaFree(OceanCtxDev(ctx), d_ptr);
+}
+
 /* A CUDA context needs the backend compiled in and the device to exist. */
 OceanError OceanCudaProbe(int device)
 {

@@ -429,6 +429,9 @@ const OceanBackendOps OceanCudaBackendOps = {
   .memory_trim       = OceanCudaMemoryTrim,
   .mirror_limit_set  = OceanCudaMirrorLimitSet,
   .mirrors_get       = OceanCudaMirrorsGet,
+  .offsets_widen     = OceanCudaOffsetsWiden,
+  .device_copy       = OceanCudaDeviceCopy,
+  .device_release    = OceanCudaDeviceRelease,
 };
 
 #endif

@@ -332,6 +332,60 @@ static int CompareDeviceC(OceanProduct p)
   return 0;
 }
 
+/* Numeric of the device plan pd with its operands' row offsets given as int32 (widened by the plan) against the host
+   plan ph with the same values; C's values copied into a device array must be ph's. */
+static int WidenedOperands(OceanProduct pd, OceanProduct ph, const GenCSR *A, const GenCSR *B, const OceanCSR *da,
+                           const OceanCSR *db)
+{
+  const GenCSR *M[2]   = {A, B};
+  OceanCSR      w[2]   = {*da, *db};
+  int32_t      *d32[2] = {NULL, NULL}, *h32;
+  double       *dv     = NULL, *hv;
+  const double *cv;
+  int64_t       nnz;
+  int           k, r = 1;
+
+  for (k = 0; k < 2; k++) {
+    h32 = (int32_t *)malloc((size_t)(M[k]->nrows + 1) * sizeof(int32_t));
+    for (int64_t i = 0; i <= M[k]->nrows; i++) h32[i] = (int32_t)M[k]->rowptr[i];
+    if (cudaMalloc((void **)&d32[k], (size_t)(M[k]->nrows + 1) * sizeof(int32_t)) != cudaSuccess ||
+        cudaMemcpy(d32[k], h32, (size_t)(M[k]->nrows + 1) * sizeof(int32_t), cudaMemcpyHostToDevice) != cudaSuccess) {
+      free(h32);
+      snprintf(msg, sizeof(msg), "uploading int32 row offsets failed");
+      goto done;
+    }
+    free(h32);
+    if (OceanProductWidenDeviceOffsets(pd, k, M[k]->nrows, d32[k], &w[k].rowptr)) {
+      snprintf(msg, sizeof(msg), "OceanProductWidenDeviceOffsets: %s", OceanGetLastErrorMessage());
+      goto done;
+    }
+  }
+  if (OceanProductNumeric(pd, &w[0], &w[1]) || CompareBackends(pd, ph)) {
+    if (!msg[0]) snprintf(msg, sizeof(msg), "numeric with widened offsets: %s", OceanGetLastErrorMessage());
+    goto done;
+  }
+  if (OceanProductGetC(pd, NULL, NULL, &nnz, NULL, NULL, &cv) ||
+      cudaMalloc((void **)&dv, (size_t)(nnz ? nnz : 1) * sizeof(double)) != cudaSuccess ||
+      OceanProductCopyDeviceValues(pd, dv)) {
+    snprintf(msg, sizeof(msg), "OceanProductCopyDeviceValues: %s", OceanGetLastErrorMessage());
+    goto done;
+  }
+  hv = (double *)malloc((size_t)(nnz ? nnz : 1) * sizeof(double));
+  if (cudaMemcpy(hv, dv, (size_t)nnz * sizeof(double), cudaMemcpyDeviceToHost) != cudaSuccess ||
+      (nnz && memcmp(hv, cv, (size_t)nnz * sizeof(double)))) {
+    snprintf(msg, sizeof(msg), "OceanProductCopyDeviceValues: the copied values differ from OceanProductGetC's");
+    free(hv);
+    goto done;
+  }
+  free(hv);
+  r = 0;
+done:
+  cudaFree(d32[0]);
+  cudaFree(d32[1]);
+  cudaFree(dv);
+  return r;
+}
+
 /* Device-resident operands against host operands on the GPU (AB or PtAP, whose P^T is then made from the device P):
    decisions, C (AB: the reference too), device C, numeric-only with new device values; then (AB) the refusals (CPU
    context, AtB plan, host pointers). */
@@ -393,6 +447,9 @@ static int RunDeviceOperands(OceanProductType type, GenCSR *A, GenCSR *B)
     if ((type == OCEAN_PRODUCT_AB && CompareRef(pd, &R, absval)) || CompareDeviceC(pd) || CompareBackends(pd, ph))
       goto out;
   }
+  /* cuSPARSE's int32 row offsets widened by the plan (PETSc's aijcusparse operands), and C's values copied into a
+     device array of the caller (aijcusparse's): the same C as the host plan's, bit for bit */
+  if (WidenedOperands(pd, ph, A, B, &da, &db)) goto out;
   if (type != OCEAN_PRODUCT_AB) {
     r = 0;
     goto out;
@@ -403,6 +460,14 @@ static int RunDeviceOperands(OceanProductType type, GenCSR *A, GenCSR *B)
   CHECK(e == OCEAN_ERR_ARG, "device operands on a CPU context: %s, expected OCEAN_ERR_ARG", OceanErrorString(e));
   e = OceanProductGetDeviceC(pe, &m, NULL, NULL, NULL, NULL, NULL);
   CHECK(e == OCEAN_ERR_NOT_AVAILABLE, "OceanProductGetDeviceC on a CPU plan: %s", OceanErrorString(e));
+  {
+    const int64_t *w   = NULL;
+    const int32_t  one = 0;
+    e                  = OceanProductWidenDeviceOffsets(pe, 0, 0, &one, &w);
+    CHECK(e == OCEAN_ERR_ARG, "OceanProductWidenDeviceOffsets on a CPU plan: %s", OceanErrorString(e));
+    e = OceanProductCopyDeviceValues(pe, NULL);
+    CHECK(e == OCEAN_ERR_NOT_AVAILABLE, "OceanProductCopyDeviceValues on a CPU plan: %s", OceanErrorString(e));
+  }
   OceanProductDestroy(&pe);
   CALL(OceanProductCreate(gpu, OCEAN_PRODUCT_AtB, &pe));
   e = OceanProductSetOperandMemType(pe, OCEAN_MEMORY_DEVICE);
