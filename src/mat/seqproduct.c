@@ -1,6 +1,9 @@
 /* The products AB, AtB and PtAP of SeqAIJ-based matrices through a petsc-ocean plan (a rank's local block products on
    MPI too), and the queries of a product matrix (MatOceanProductGetStats, ...). */
 #include "mat/matocean.h"
+#if defined(PETSC_HAVE_CUDA)
+#include <petscdevice.h>
+#endif
 
 /* The data of one product, kept in C->product->data. */
 typedef struct {
@@ -16,6 +19,7 @@ typedef struct {
   PetscInt         rowptr_len[2];
   int32_t         *colidx[2]; /* column indices, only where PetscInt is 64-bit */
   PetscInt         colidx_len[2];
+  PetscBool        device_operands; /* the operands were read in place on the device at the last symbolic phase */
 } MatProductData_SeqAIJOcean;
 
 /* PETSc 3.25 passes the address of the data pointer (PetscCtxDestroyFn), earlier versions the pointer itself. */
@@ -75,6 +79,63 @@ static PetscBool MatOceanIsDeviceAIJ(Mat A)
 #endif
   return is;
 }
+
+/* Whether the product reads its operands in place on the device: a CUDA plan of AB or PtAP, operands that keep a
+   device CSR (aijcusparse-based, not bound to the CPU, their values not pending) and 32-bit PetscInt (cuSPARSE's
+   index width).  Anything else reads the host CSR. */
+static PetscBool MatOceanDeviceOperands(Mat C, MatProductData_SeqAIJOcean *data)
+{
+  Mat A = C->product->A, B = C->product->B;
+
+  if (sizeof(PetscInt) != sizeof(int32_t) || data->backend != OCEAN_BACKEND_CUDA || data->type == OCEAN_PRODUCT_AtB)
+    return PETSC_FALSE;
+  for (int k = 0; k < 2; k++) {
+    Mat M = k ? B : A;
+    if (!MatOceanIsDeviceAIJ(M) || MatOceanValuesPending(M) || !M->assembled) return PETSC_FALSE;
+#if defined(PETSC_USE_DEBUG)
+    { /* a debugging PETSc's aijcusparse accessors check the exact type name, which ours is not */
+      PetscBool exact = PETSC_FALSE;
+      if (PetscObjectTypeCompare((PetscObject)M, MATSEQAIJCUSPARSE, &exact) || !exact) return PETSC_FALSE;
+    }
+#endif
+#if defined(PETSC_HAVE_DEVICE)
+    if (M->boundtocpu) return PETSC_FALSE;
+#endif
+  }
+  return PETSC_TRUE;
+}
+
+#if defined(PETSC_HAVE_CUDA)
+/* Operand k's device CSR in place (PETSc copies it to the device first if its values are newer on the host): the
+   int32 row offsets widened by the plan, the column indices and values as they are. */
+static PetscErrorCode MatOceanGetDeviceCSR(MatProductData_SeqAIJOcean *data, int k, Mat A, OceanCSR *csr)
+{
+  const PetscInt *ai, *aj;
+  PetscScalar    *aa;
+  PetscMemType    mtype;
+  const int64_t  *rowptr;
+
+  PetscFunctionBegin;
+  PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, &mtype));
+  PetscCheck(PetscMemTypeDevice(mtype), PETSC_COMM_SELF, PETSC_ERR_PLIB,
+             "Operand %d of type %s (%" PetscInt_FMT " x %" PetscInt_FMT ") gave a host CSR for a device product", k,
+             ((PetscObject)A)->type_name, A->rmap->n, A->cmap->n);
+  /* aijcusparse keeps compressed row offsets on the device when many rows are empty: the full ones come from here */
+  PetscCall(MatSeqAIJCUSPARSEGetIJ(A, PETSC_FALSE, &ai, &aj));
+  {
+    const PetscInt *ri = ai, *rj = aj; /* the restore clears the pointers given to it */
+    PetscCall(MatSeqAIJCUSPARSERestoreIJ(A, PETSC_FALSE, &ri, &rj));
+  }
+  PetscCallOcean(OceanProductWidenDeviceOffsets(data->plan, k, A->rmap->n, (const int32_t *)ai, &rowptr));
+  csr->nrows  = A->rmap->n;
+  csr->ncols  = A->cmap->n;
+  csr->rowptr = rowptr;
+  csr->colidx = (const int32_t *)aj;
+  csr->values = (const double *)aa;
+  PetscCall(MatOceanIds(A, &csr->structure_id, &csr->values_id));
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+#endif
 
 /* View the CSR of a SeqAIJ-based matrix in the core's convention; k picks the buffers of operand k. */
 static PetscErrorCode MatOceanGetCSR(MatProductData_SeqAIJOcean *data, int k, Mat A, OceanCSR *csr)
@@ -141,19 +202,71 @@ static PetscErrorCode MatOceanGetCSR(MatProductData_SeqAIJOcean *data, int k, Ma
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
+/* The operands where the product reads them (data->device_operands), the plan told so. */
 static PetscErrorCode MatOceanGetOperands(Mat C, MatProductData_SeqAIJOcean *data, OceanCSR *A, OceanCSR *B)
 {
   Mat_Product *product = C->product;
 
   PetscFunctionBegin;
-  PetscCall(MatOceanGetCSR(data, 0, product->A, A));
-  PetscCall(MatOceanGetCSR(data, 1, product->B, B));
+  PetscCallOcean(
+    OceanProductSetOperandMemType(data->plan, data->device_operands ? OCEAN_MEMORY_DEVICE : OCEAN_MEMORY_HOST));
+  if (data->device_operands) {
+#if defined(PETSC_HAVE_CUDA)
+    PetscDeviceContext dctx;
+
+    PetscCall(MatOceanGetDeviceCSR(data, 0, product->A, A));
+    PetscCall(MatOceanGetDeviceCSR(data, 1, product->B, B));
+    /* PETSc's work on the operands (on its own stream, perhaps a non-blocking one) done before the plan reads them */
+    PetscCall(PetscDeviceContextGetCurrentContext(&dctx));
+    PetscCall(PetscDeviceContextSynchronize(dctx));
+#endif
+  } else {
+    PetscCall(MatOceanGetCSR(data, 0, product->A, A));
+    PetscCall(MatOceanGetCSR(data, 1, product->B, B));
+  }
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+/* C's values written in place on the device when C keeps a device CSR and the plan's C is on the device: its device
+   structure brought up to date first (PETSc uploads C once after a symbolic phase), then marked valid there only. */
+static PetscErrorCode MatOceanSetDeviceValues(Mat C, MatProductData_SeqAIJOcean *data, PetscBool *done)
+{
+  PetscFunctionBegin;
+  *done = PETSC_FALSE;
+#if defined(PETSC_HAVE_CUDA)
+  {
+    OceanProduct plan = data->plan;
+    OceanStats   stats;
+    int          nstages;
+    PetscScalar *ca;
+    PetscMemType mtype;
+
+    if (!MatOceanIsDeviceAIJ(C) || C->boundtocpu) PetscFunctionReturn(OCEAN_PETSC_OK);
+    if (data->backend != OCEAN_BACKEND_CUDA) PetscFunctionReturn(OCEAN_PETSC_OK);
+    PetscCallOcean(OceanProductGetNumStages(plan, &nstages));
+    PetscCallOcean(OceanProductGetStats(plan, nstages - 1, &stats));
+    if (stats.row_chunks) PetscFunctionReturn(OCEAN_PETSC_OK); /* C was made in row chunks: it is on the host only */
+    PetscCall(MatSeqAIJGetCSRAndMemType(C, NULL, NULL, &ca, &mtype));
+    PetscCheck(PetscMemTypeDevice(mtype), PETSC_COMM_SELF, PETSC_ERR_PLIB, "Product matrix of type %s gave a host CSR",
+               ((PetscObject)C)->type_name);
+    PetscCallOcean(OceanProductCopyDeviceValues(plan, (double *)ca));
+    /* what aijcusparse's MatSeqAIJCUSPARSEGetArrayWrite()/RestoreArrayWrite() do, without its check of the type name */
+    C->offloadmask  = PETSC_OFFLOAD_GPU;
+    C->transupdated = PETSC_FALSE;
+    PetscCall(PetscObjectStateIncrease((PetscObject)C));
+    *done = PETSC_TRUE;
+  }
+#else
+  (void)C;
+  (void)data;
+#endif
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
 /* Copy the plan's C into the PETSc matrix: structure and values (symbolic) or values only (numeric). */
-static PetscErrorCode MatOceanSetC(Mat C, OceanProduct plan, PetscBool structure)
+static PetscErrorCode MatOceanSetC(Mat C, MatProductData_SeqAIJOcean *data, PetscBool structure)
 {
+  OceanProduct   plan = data->plan;
   int64_t        m, n, nnz;
   const int64_t *ci;
   const int32_t *cj;
@@ -191,7 +304,13 @@ static PetscErrorCode MatOceanSetC(Mat C, OceanProduct plan, PetscBool structure
     PetscCall(PetscFree(j64));
   } else {
     PetscScalar *ca;
+    PetscBool    on_device;
 
+    PetscCall(MatOceanSetDeviceValues(C, data, &on_device));
+    if (on_device) {
+      PetscCall(PetscLogEventEnd(ev, C, 0, 0, 0));
+      PetscFunctionReturn(OCEAN_PETSC_OK);
+    }
     PetscCall(MatSeqAIJGetArrayWrite(C, &ca));
     PetscCall(PetscArraycpy(ca, (const PetscScalar *)cv, nnz));
     PetscCall(MatSeqAIJRestoreArrayWrite(C, &ca));
@@ -217,10 +336,10 @@ static PetscErrorCode MatOceanViewIfAsked(Mat C, MatProductData_SeqAIJOcean *dat
   PetscFunctionBegin;
   if (!data->opts.view) PetscFunctionReturn(OCEAN_PETSC_OK);
   PetscCall(PetscViewerASCIIGetStdout(PetscObjectComm((PetscObject)C), &viewer));
-  PetscCall(PetscSNPrintf(header, sizeof(header),
-                          "petsc-ocean %s (%s x %s), backend %s:", OceanProductTypeName(data->type),
-                          ((PetscObject)C->product->A)->type_name, ((PetscObject)C->product->B)->type_name,
-                          data->backend == OCEAN_BACKEND_CUDA ? "cuda" : "cpu"));
+  PetscCall(PetscSNPrintf(header, sizeof(header), "petsc-ocean %s (%s x %s), backend %s%s:",
+                          OceanProductTypeName(data->type), ((PetscObject)C->product->A)->type_name,
+                          ((PetscObject)C->product->B)->type_name, data->backend == OCEAN_BACKEND_CUDA ? "cuda" : "cpu",
+                          data->device_operands ? ", operands read on the device" : ""));
   PetscCall(MatOceanProductView_Private(C, data->plan, header, viewer));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
@@ -235,17 +354,18 @@ static PetscErrorCode MatOceanSymbolicRun(Mat C, MatProductData_SeqAIJOcean *dat
   PetscFunctionBegin;
   PetscCall(MatOceanEventsBegin_Private(&ev, NULL, NULL));
   PetscCall(MatOceanGetContext_Private(data->opts.backend, &ctx, &data->backend));
-  PetscCall(MatOceanGetOperands(C, data, &A, &B));
-  PetscCall(PetscLogEventBegin(ev, C, 0, 0, 0));
   if (!data->plan) {
     PetscCallOcean(OceanProductCreate(ctx, data->type, &data->plan));
     PetscCallOcean(OceanProductSetOptions(data->plan, &data->opts.core));
   }
+  data->device_operands = MatOceanDeviceOperands(C, data);
+  PetscCall(MatOceanGetOperands(C, data, &A, &B));
+  PetscCall(PetscLogEventBegin(ev, C, 0, 0, 0));
   PetscCallOcean(OceanProductSymbolic(data->plan, &A, &B));
   PetscCall(PetscLogEventEnd(ev, C, 0, 0, 0));
   data->a_sid = A.structure_id;
   data->b_sid = B.structure_id;
-  PetscCall(MatOceanSetC(C, data->plan, PETSC_TRUE));
+  PetscCall(MatOceanSetC(C, data, PETSC_TRUE));
   PetscCall(MatOceanRecordStates(C, data));
   /* The values count as current for the numeric phase that follows unless an operand waits for its own values. */
   data->values_fresh = (PetscBool)(!MatOceanValuesPending(C->product->A) && !MatOceanValuesPending(C->product->B));
@@ -268,6 +388,15 @@ static PetscErrorCode MatProductNumeric_SeqAIJOcean(Mat C)
   data = (MatProductData_SeqAIJOcean *)product->data;
   PetscCheck(data, PetscObjectComm((PetscObject)C), PETSC_ERR_PLIB,
              "Product data empty: MatProductSymbolic() was not run by petsc-ocean");
+  /* The operands moved between host and device (bound to the CPU, replaced): the plan's device state is for the other
+     kind, so the symbolic phase is redone as for a new structure. */
+  if (MatOceanDeviceOperands(C, data) != data->device_operands) {
+    PetscCall(
+      PetscInfo(C, "petsc-ocean: operands moved between host and device since the symbolic phase; redoing it\n"));
+    PetscCall(MatOceanSymbolicRun(C, data));
+    PetscCall(MatOceanCountersAdd_Private(0, 0, 0, 1));
+    PetscFunctionReturn(OCEAN_PETSC_OK);
+  }
   PetscCall(MatOceanGetOperands(C, data, &A, &B));
   /* PETSc never checks that REUSE keeps the sparsity: a new structure needs a new symbolic phase. */
   if (A.structure_id != data->a_sid || B.structure_id != data->b_sid) {
@@ -291,7 +420,7 @@ static PetscErrorCode MatProductNumeric_SeqAIJOcean(Mat C)
   PetscCall(PetscLogEventBegin(ev, C, 0, 0, 0));
   PetscCallOcean(OceanProductNumeric(data->plan, &A, &B));
   PetscCall(PetscLogEventEnd(ev, C, 0, 0, 0));
-  PetscCall(MatOceanSetC(C, data->plan, PETSC_FALSE));
+  PetscCall(MatOceanSetC(C, data, PETSC_FALSE));
   PetscCall(MatOceanRecordStates(C, data));
   PetscCall(MatOceanCountersAdd_Private(0, 1, 0, 0));
   PetscFunctionReturn(OCEAN_PETSC_OK);
@@ -371,10 +500,10 @@ PetscErrorCode MatProductSetFromOptions_SeqAIJOcean(Mat C)
     C->ops->productsymbolic = MatProductSymbolic_SeqAIJOcean;
     PetscCall(MatOceanWrapProduct_Private(C));
     break;
-  default: { /* ABt, RARt, ABC: the parent's implementation */
+  default: { /* ABt, RARt, ABC: the base type's implementation */
     Mat_OceanParent *parent = MatOceanParentOf(product->A);
     if (!parent) parent = MatOceanParentOf(product->B);
-    if (parent && parent->productsetfromoptions) PetscCall((*parent->productsetfromoptions)(C));
+    if (parent && parent->base_productsetfromoptions) PetscCall((*parent->base_productsetfromoptions)(C));
   }
   }
   PetscFunctionReturn(OCEAN_PETSC_OK);
