@@ -54,6 +54,9 @@ typedef struct {
   PetscErrorCode (*assemblyend)(Mat, MatAssemblyType);
   PetscErrorCode (*duplicate)(Mat, MatDuplicateOption, Mat *);
   PetscErrorCode (*productsetfromoptions)(Mat);
+  /* the base type's (SeqAIJ's host products): aijcusparse's own refuse operands whose type name is not theirs */
+  PetscErrorCode (*base_productsetfromoptions)(Mat);
+  PetscErrorCode (*storevalues)(Mat);
   PetscErrorCode (*retrievevalues)(Mat);
   PetscErrorCode (*bindtocpu)(Mat, PetscBool);
 } Mat_OceanParent;

@@ -44,14 +44,20 @@ static PetscErrorCode MatProductSetFromOptions_OceanAnyType(Mat C)
       PetscFunctionReturn(OCEAN_PETSC_OK);
     }
   }
-  PetscCall(PetscStrncpy(name, "MatProductSetFromOptions", sizeof(name)));
-  for (int k = 0; k < 3 && ops[k]; k++) { /* our types by their parent's name: what other types compose with */
-    Mat_OceanParent *parent = MatOceanParentOf(ops[k]);
-    PetscCall(PetscStrlcat(name, "_", sizeof(name)));
-    PetscCall(PetscStrlcat(name, parent ? parent->type->parent : ((PetscObject)ops[k])->type_name, sizeof(name)));
+  /* our types by their base type's name, then by their parent's: what other types compose with.  The base's first:
+     aijcusparse's products with other types check that their operand is exactly aijcusparse */
+  for (int pass = 0; pass < 2 && !f; pass++) {
+    PetscCall(PetscStrncpy(name, "MatProductSetFromOptions", sizeof(name)));
+    for (int k = 0; k < 3 && ops[k]; k++) {
+      Mat_OceanParent *parent = MatOceanParentOf(ops[k]);
+      PetscCall(PetscStrlcat(name, "_", sizeof(name)));
+      PetscCall(PetscStrlcat(
+        name, parent ? (pass ? parent->type->parent : parent->type->base) : ((PetscObject)ops[k])->type_name,
+        sizeof(name)));
+    }
+    PetscCall(PetscStrlcat(name, "_C", sizeof(name)));
+    for (int k = 0; k < 3 && ops[k] && !f; k++) PetscCall(PetscObjectQueryFunction((PetscObject)ops[k], name, &f));
   }
-  PetscCall(PetscStrlcat(name, "_C", sizeof(name)));
-  for (int k = 0; k < 3 && ops[k] && !f; k++) PetscCall(PetscObjectQueryFunction((PetscObject)ops[k], name, &f));
   if (f && f != MatProductSetFromOptions_OceanAnyType) {
     PetscCall(PetscInfo(C, "petsc-ocean: %s for %s, %s\n", name, ((PetscObject)product->A)->type_name,
                         ((PetscObject)product->B)->type_name));
@@ -131,16 +137,61 @@ static PetscErrorCode MatOceanAliasParentMethods(Mat B, const MatOceanType *t, P
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
+/* The SeqAIJ matrices that hold A's values: A, or the diagonal and off-diagonal blocks of an MPIAIJ-based A. */
+static PetscErrorCode MatOceanValueBlocks(Mat A, Mat blocks[2], PetscInt *n)
+{
+  PetscFunctionBegin;
+  if (MatOceanKind_Private(A)) {
+    PetscCall(MatMPIAIJGetSeqAIJ(A, &blocks[0], &blocks[1], NULL));
+    *n = 2;
+  } else {
+    blocks[0] = A;
+    *n        = 1;
+  }
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+/* MatStoreValues() copies SeqAIJ's host values: on aijcusparse those may be older than the device's, so they are
+   brought up to date first. */
+static PetscErrorCode MatStoreValues_Ocean(Mat A)
+{
+  Mat_OceanParent *parent = &MatOceanParents[MatOceanKind_Private(A)];
+  Mat              blocks[2];
+  PetscInt         n;
+
+  PetscFunctionBegin;
+  PetscCheck(parent->storevalues, PETSC_COMM_SELF, PETSC_ERR_SUP, "MatStoreValues() is not available for %s",
+             ((PetscObject)A)->type_name);
+  PetscCall(MatOceanValueBlocks(A, blocks, &n));
+  for (PetscInt b = 0; b < n; b++) {
+    const PetscScalar *v;
+    PetscCall(MatSeqAIJGetArrayRead(blocks[b], &v));
+    PetscCall(MatSeqAIJRestoreArrayRead(blocks[b], &v));
+  }
+  PetscCall((*parent->storevalues)(A));
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
 /* MatRetrieveValues() brings back stored values without advancing the object state, by which products (and the
-   device copies of operands) tell new values: ours advances it. */
+   device copies of operands) tell new values: ours advances it.  It writes SeqAIJ's host values only, so a device copy
+   (aijcusparse) is marked out of date. */
 static PetscErrorCode MatRetrieveValues_Ocean(Mat A)
 {
   Mat_OceanParent *parent = &MatOceanParents[MatOceanKind_Private(A)];
+  Mat              blocks[2];
+  PetscInt         n;
 
   PetscFunctionBegin;
   PetscCheck(parent->retrievevalues, PETSC_COMM_SELF, PETSC_ERR_SUP, "MatRetrieveValues() is not available for %s",
              ((PetscObject)A)->type_name);
   PetscCall((*parent->retrievevalues)(A));
+  PetscCall(MatOceanValueBlocks(A, blocks, &n));
+#if defined(PETSC_HAVE_DEVICE)
+  for (PetscInt b = 0; b < n; b++)
+    if (blocks[b]->offloadmask != PETSC_OFFLOAD_UNALLOCATED) blocks[b]->offloadmask = PETSC_OFFLOAD_CPU;
+#endif
+  for (PetscInt b = 0; b < n; b++)
+    if (blocks[b] != A) PetscCall(PetscObjectStateIncrease((PetscObject)blocks[b]));
   PetscCall(PetscObjectStateIncrease((PetscObject)A));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
@@ -176,8 +227,16 @@ static PetscErrorCode MatOceanComposeMethods(Mat B, const MatOceanType *t, Petsc
       PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatRetrieveValues_C", &f));
       if (f && f != MatRetrieveValues_Ocean) parent->retrievevalues = f; /* never our own */
       if (f) PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatRetrieveValues_C", MatRetrieveValues_Ocean));
-    } else if (parent->retrievevalues)
-      PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatRetrieveValues_C", parent->retrievevalues));
+      f = NULL;
+      PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatStoreValues_C", &f));
+      if (f && f != MatStoreValues_Ocean) parent->storevalues = f;
+      if (f) PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatStoreValues_C", MatStoreValues_Ocean));
+    } else {
+      if (parent->retrievevalues)
+        PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatRetrieveValues_C", parent->retrievevalues));
+      if (parent->storevalues)
+        PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatStoreValues_C", parent->storevalues));
+    }
   }
   PetscCall(MatOceanAliasParentMethods(B, t, attach));
   PetscFunctionReturn(OCEAN_PETSC_OK);
@@ -266,12 +325,20 @@ PetscErrorCode MatOceanAttach_Private(Mat B, const MatOceanType *t)
              "Cannot convert a matrix of type %s to %s in place: only %s matrices are", ((PetscObject)B)->type_name,
              t->name, t->parent);
   if (!parent->type) {
-    parent->type                  = t;
-    parent->destroy               = B->ops->destroy;
-    parent->assemblyend           = B->ops->assemblyend;
-    parent->duplicate             = B->ops->duplicate;
-    parent->productsetfromoptions = B->ops->productsetfromoptions;
-    parent->bindtocpu             = B->ops->bindtocpu;
+    parent->type                       = t;
+    parent->destroy                    = B->ops->destroy;
+    parent->assemblyend                = B->ops->assemblyend;
+    parent->duplicate                  = B->ops->duplicate;
+    parent->productsetfromoptions      = B->ops->productsetfromoptions;
+    parent->bindtocpu                  = B->ops->bindtocpu;
+    parent->base_productsetfromoptions = B->ops->productsetfromoptions;
+    if (t->parent != t->base) { /* read off a matrix of the base type */
+      Mat T;
+      PetscCall(MatCreate(PETSC_COMM_SELF, &T));
+      PetscCall(MatSetType(T, t->base));
+      parent->base_productsetfromoptions = T->ops->productsetfromoptions;
+      PetscCall(MatDestroy(&T));
+    }
   }
   PetscCheck(B->ops->destroy == parent->destroy, PETSC_COMM_SELF, PETSC_ERR_PLIB,
              "A %s matrix with another destroy method than the first one made %s", t->parent, t->name);
