@@ -3,6 +3,7 @@
 # except scripted tests, which check what they print.  The last line is "N passed, N failed".
 #   OCEAN_TEST_FILTER=regex   run only the tests whose names match
 #   OCEAN_TEST_SKIP=regex     skip the tests whose names match (e.g. valgrind where there is none)
+#   OCEAN_CASE_TIMEOUT=s      a case still running after s seconds fails (default 900)
 #   OCEAN_TEST_LOG=file       where the output of failed tests goes (default build/tests/failures.log)
 set -u
 cd "$(dirname "$0")/.."
@@ -25,8 +26,10 @@ run_case() { # name np program args...
   local name=$1 np=$2; shift 2
   skip_test "$name" && return
   local out rc start=$SECONDS
-  if [ "$np" -gt 1 ]; then out=$($MPI -n "$np" "$@" $PETSC_COMMON 2>&1); rc=$?
-  else out=$("$@" $PETSC_COMMON 2>&1); rc=$?; fi
+  # a case that hangs (e.g. one rank failed while the others wait) fails after OCEAN_CASE_TIMEOUT seconds
+  local limit="timeout -k 10 ${OCEAN_CASE_TIMEOUT:-900}"
+  if [ "$np" -gt 1 ]; then out=$($limit $MPI -n "$np" "$@" $PETSC_COMMON 2>&1); rc=$?
+  else out=$($limit "$@" $PETSC_COMMON 2>&1); rc=$?; fi
   if [ $rc -eq 0 ] && [ -z "$out" ]; then pass=$((pass+1)); printf 'ok   %-44s %3ds\n' "$name" $((SECONDS-start))
   else
     fail=$((fail+1)); printf 'FAIL %-44s (exit %d)\n' "$name" $rc
@@ -237,7 +240,7 @@ run_script dll/ex56-gamg "a=\$($EX56 2>&1 | grep 'Linear solve'); \
 
 # PETSc's ex56 test nns_gdsw (PCMG with a GDSW coarse space: MatConvert to MATIS, submatrices): the same residuals
 GDSW="build/examples/ksp_ex56 -use_mat_nearnullspace -ksp_monitor_short -pc_type mg -pc_mg_levels 2 \
-  -pc_mg_adapt_interp_coarse_space gdsw -pc_mg_galerkin -mg_levels_pc_type bjacobi -ne 3"
+  -pc_mg_adapt_interp_coarse_space gdsw -pc_mg_galerkin -mg_levels_pc_type bjacobi -ne 3 -options_left 0"
 for np in 1 2; do
   run_script dll/ex56-nns-gdsw-np$np "a=\$($MPI -n $np $GDSW 2>&1); \
     o=\$($MPI -n $np $GDSW -dll_append $LIBSO -mat_type aijocean 2>&1); \
