@@ -16,6 +16,11 @@ static inline PetscErrorCode LaplaceAssemble(PetscInt nx, MatType type, DM *da, 
   PetscCall(DMSetMatType(*da, type));
   PetscCall(DMSetUp(*da));
   PetscCall(DMCreateMatrix(*da, A));
+  { /* the DM's vectors of the matrix's kind (CUDA vectors for aijcusparse-based matrices: their MatMult needs them) */
+    VecType vtype;
+    PetscCall(MatGetVecType(*A, &vtype));
+    PetscCall(DMSetVecType(*da, vtype));
+  }
   PetscCall(DMDAGetCorners(*da, &xs, &ys, &zs, &xm, &ym, &zm));
   for (PetscInt k = zs; k < zs + zm; k++)
     for (PetscInt j = ys; j < ys + ym; j++)
