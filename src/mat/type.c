@@ -137,10 +137,17 @@ static PetscErrorCode MatOceanAliasParentMethods(Mat B, const MatOceanType *t, P
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
-/* The SeqAIJ matrices that hold A's values: A, or the diagonal and off-diagonal blocks of an MPIAIJ-based A. */
-static PetscErrorCode MatOceanValueBlocks(Mat A, Mat blocks[2], PetscInt *n)
+/* The parent's MatStoreValues() or MatRetrieveValues() (which: 0 or 1) of A, and the SeqAIJ matrices that hold A's
+   values: A, or the diagonal and off-diagonal blocks of an MPIAIJ-based A. */
+static PetscErrorCode MatOceanStoredValuesMethod(Mat A, int which, PetscErrorCode (**f)(Mat), Mat blocks[2],
+                                                 PetscInt *n)
 {
+  Mat_OceanParent *parent = &MatOceanParents[MatOceanKind_Private(A)];
+
   PetscFunctionBegin;
+  *f = which ? parent->retrievevalues : parent->storevalues;
+  PetscCheck(*f, PETSC_COMM_SELF, PETSC_ERR_SUP, "%s() is not available for %s",
+             which ? "MatRetrieveValues" : "MatStoreValues", ((PetscObject)A)->type_name);
   if (MatOceanKind_Private(A)) {
     PetscCall(MatMPIAIJGetSeqAIJ(A, &blocks[0], &blocks[1], NULL));
     *n = 2;
@@ -155,20 +162,18 @@ static PetscErrorCode MatOceanValueBlocks(Mat A, Mat blocks[2], PetscInt *n)
    brought up to date first. */
 static PetscErrorCode MatStoreValues_Ocean(Mat A)
 {
-  Mat_OceanParent *parent = &MatOceanParents[MatOceanKind_Private(A)];
-  Mat              blocks[2];
-  PetscInt         n;
+  PetscErrorCode (*store)(Mat);
+  Mat      blocks[2];
+  PetscInt n;
 
   PetscFunctionBegin;
-  PetscCheck(parent->storevalues, PETSC_COMM_SELF, PETSC_ERR_SUP, "MatStoreValues() is not available for %s",
-             ((PetscObject)A)->type_name);
-  PetscCall(MatOceanValueBlocks(A, blocks, &n));
+  PetscCall(MatOceanStoredValuesMethod(A, 0, &store, blocks, &n));
   for (PetscInt b = 0; b < n; b++) {
     const PetscScalar *v;
     PetscCall(MatSeqAIJGetArrayRead(blocks[b], &v));
     PetscCall(MatSeqAIJRestoreArrayRead(blocks[b], &v));
   }
-  PetscCall((*parent->storevalues)(A));
+  PetscCall((*store)(A));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
@@ -177,21 +182,19 @@ static PetscErrorCode MatStoreValues_Ocean(Mat A)
    (aijcusparse) is marked out of date. */
 static PetscErrorCode MatRetrieveValues_Ocean(Mat A)
 {
-  Mat_OceanParent *parent = &MatOceanParents[MatOceanKind_Private(A)];
-  Mat              blocks[2];
-  PetscInt         n;
+  PetscErrorCode (*retrieve)(Mat);
+  Mat      blocks[2];
+  PetscInt n;
 
   PetscFunctionBegin;
-  PetscCheck(parent->retrievevalues, PETSC_COMM_SELF, PETSC_ERR_SUP, "MatRetrieveValues() is not available for %s",
-             ((PetscObject)A)->type_name);
-  PetscCall((*parent->retrievevalues)(A));
-  PetscCall(MatOceanValueBlocks(A, blocks, &n));
+  PetscCall(MatOceanStoredValuesMethod(A, 1, &retrieve, blocks, &n));
+  PetscCall((*retrieve)(A));
+  for (PetscInt b = 0; b < n; b++) {
 #if defined(PETSC_HAVE_DEVICE)
-  for (PetscInt b = 0; b < n; b++)
     if (blocks[b]->offloadmask != PETSC_OFFLOAD_UNALLOCATED) blocks[b]->offloadmask = PETSC_OFFLOAD_CPU;
 #endif
-  for (PetscInt b = 0; b < n; b++)
     if (blocks[b] != A) PetscCall(PetscObjectStateIncrease((PetscObject)blocks[b]));
+  }
   PetscCall(PetscObjectStateIncrease((PetscObject)A));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
