@@ -315,6 +315,7 @@ typedef struct {
   double  t_analysis, t_estimate, t_symbolic, t_numeric, t_fallback, t_compact, t_transpose; /* seconds, last call */
   double  t_upload, t_download; /* seconds (host wall time) copying operands up and C down since the last call began */
   int64_t uploaded_bytes;  /* operand bytes copied to the device by the last call (0: its device copies were current) */
+  int64_t downloaded_bytes; /* bytes of C copied to the host since the last call began (OceanProductGetC) */
   int64_t reuse_map_bytes; /* numeric-only call (CUDA): the bytes of the product map it summed through (0: it
                               searched C's rows; OceanOptions.reuse_map_max_bytes) */
   int64_t row_chunks;      /* CUDA: C did not fit the device memory beside the accumulators, so the exact

@@ -244,7 +244,7 @@ OceanError OceanStageSymbolic(OceanContext ctx, OceanStage *st, const OceanCSR *
   OceanError err;
 
   st->stats.t_upload = st->stats.t_download = 0;
-  st->stats.uploaded_bytes                  = 0;
+  st->stats.uploaded_bytes = st->stats.downloaded_bytes = 0;
   OceanStageFreeC(st);
   OceanFree(st->rows);
   st->nrows = A->nrows;
@@ -275,7 +275,7 @@ OceanError OceanStageNumeric(OceanContext ctx, OceanStage *st, const OceanCSR *A
   double      t0, seconds;
 
   st->stats.t_upload = st->stats.t_download = 0;
-  st->stats.uploaded_bytes                  = 0;
+  st->stats.uploaded_bytes = st->stats.downloaded_bytes = 0;
   OceanCheck(
     OceanStageSameOperands(st, A, B), OCEAN_ERR_STATE,
     "%s: numeric needs the operands of the last symbolic phase (structure ids %llu, %llu; sizes %lld x %lld with %lld "

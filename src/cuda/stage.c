@@ -348,10 +348,13 @@ static OceanError OceanCudaStageDownloadC_Private(OceanContext ctx, OceanStage *
     OceanCall(OceanCudaStageHostC(ctx, st, d));
     OceanCall(OceanCudaDownloadStaged(OceanCtxDev(ctx), st->colidx, d->c_colidx, (size_t)st->nnz * sizeof(int32_t)));
     st->host_structure = 1;
+    st->stats.downloaded_bytes += (st->nrows ? (st->nrows + 1) * (int64_t)sizeof(int64_t) : 0) +
+                                  st->nnz * (int64_t)sizeof(int32_t);
   }
   if (!st->host_values) {
     OceanCall(OceanCudaDownloadStaged(OceanCtxDev(ctx), st->values, d->c_values, (size_t)st->nnz * sizeof(double)));
     st->host_values = 1;
+    st->stats.downloaded_bytes += st->nnz * (int64_t)sizeof(double);
   }
   return OCEAN_SUCCESS;
 }

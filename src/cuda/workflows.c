@@ -428,6 +428,7 @@ OceanError OceanCudaChunkedRows(OceanContext ctx, OceanStage *st, OceanCudaStage
       goto done;
     }
     if (cnnz && (err = OceanCudaDownloadStaged(dev, st->values + base, vals, (size_t)cnnz * sizeof(double)))) goto done;
+    st->stats.downloaded_bytes += cnnz * (int64_t)(sizeof(int32_t) + sizeof(double));
     chunks++;
   }
   d->row_chunks = st->stats.row_chunks = chunks;

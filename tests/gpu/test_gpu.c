@@ -429,6 +429,12 @@ static int RunDeviceOperands(OceanProductType type, GenCSR *A, GenCSR *B)
     CALL(OceanProductGetStats(pd, last, &sd));
     CHECK(sh.t_download > 0 && sd.t_download > 0, "download time %g s and %g s after OceanProductGetC", sh.t_download,
           sd.t_download);
+    { /* the structure once and the values once since the call began: PETSc's copy counters get exactly this */
+      const int64_t expect = (sd.nrows ? (sd.nrows + 1) * 8 : 0) + sd.nnz_c * 12;
+      CHECK(sd.downloaded_bytes == expect && sh.downloaded_bytes == expect,
+            "downloaded bytes %lld (device operands) and %lld (host operands) after OceanProductGetC, expected %lld",
+            (long long)sd.downloaded_bytes, (long long)sh.downloaded_bytes, (long long)expect);
+    }
   }
   for (k = 0; k < 2; k++) {
     GenFillValues(A, GEN_VALUES_STREAM, 3000 + (uint64_t)k);
