@@ -263,6 +263,24 @@ static PetscErrorCode MatOceanSetDeviceValues(Mat C, MatProductData_SeqAIJOcean 
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
+/* The last call's copies between host and device (operands up, C down) in PETSc's counters, as PETSc's own products
+   log theirs: -log_view's CpuToGpu/GpuToCpu columns of the product events then hold ours too. */
+static PetscErrorCode MatOceanLogCopies(MatProductData_SeqAIJOcean *data)
+{
+  int        nstages;
+  OceanStats stats;
+
+  PetscFunctionBegin;
+  if (data->backend != OCEAN_BACKEND_CUDA) PetscFunctionReturn(OCEAN_PETSC_OK);
+  PetscCallOcean(OceanProductGetNumStages(data->plan, &nstages));
+  for (int k = 0; k < nstages; k++) {
+    PetscCallOcean(OceanProductGetStats(data->plan, k, &stats));
+    if (stats.uploaded_bytes) PetscCall(PetscLogCpuToGpu((PetscLogDouble)stats.uploaded_bytes));
+    if (stats.downloaded_bytes) PetscCall(PetscLogGpuToCpu((PetscLogDouble)stats.downloaded_bytes));
+  }
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
 /* Copy the plan's C into the PETSc matrix: structure and values (symbolic) or values only (numeric). */
 static PetscErrorCode MatOceanSetC(Mat C, MatProductData_SeqAIJOcean *data, PetscBool structure)
 {
@@ -276,6 +294,16 @@ static PetscErrorCode MatOceanSetC(Mat C, MatProductData_SeqAIJOcean *data, Pets
   PetscFunctionBegin;
   PetscCall(MatOceanEventsBegin_Private(NULL, NULL, &ev));
   PetscCall(PetscLogEventBegin(ev, C, 0, 0, 0));
+  if (!structure) { /* values into C's device CSR where it has one: nothing comes to the host */
+    PetscBool on_device;
+
+    PetscCall(MatOceanSetDeviceValues(C, data, &on_device));
+    if (on_device) {
+      PetscCall(MatOceanLogCopies(data));
+      PetscCall(PetscLogEventEnd(ev, C, 0, 0, 0));
+      PetscFunctionReturn(OCEAN_PETSC_OK);
+    }
+  }
   PetscCallOcean(OceanProductGetC(plan, &m, &n, &nnz, &ci, &cj, &cv));
   PetscCheck(nnz <= PETSC_MAX_INT, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE,
              "The product has %" PetscInt64_FMT " nonzeros, more than PetscInt holds", (PetscInt64)nnz);
@@ -304,17 +332,12 @@ static PetscErrorCode MatOceanSetC(Mat C, MatProductData_SeqAIJOcean *data, Pets
     PetscCall(PetscFree(j64));
   } else {
     PetscScalar *ca;
-    PetscBool    on_device;
 
-    PetscCall(MatOceanSetDeviceValues(C, data, &on_device));
-    if (on_device) {
-      PetscCall(PetscLogEventEnd(ev, C, 0, 0, 0));
-      PetscFunctionReturn(OCEAN_PETSC_OK);
-    }
     PetscCall(MatSeqAIJGetArrayWrite(C, &ca));
     PetscCall(PetscArraycpy(ca, (const PetscScalar *)cv, nnz));
     PetscCall(MatSeqAIJRestoreArrayWrite(C, &ca));
   }
+  PetscCall(MatOceanLogCopies(data));
   PetscCall(PetscLogEventEnd(ev, C, 0, 0, 0));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }

@@ -59,8 +59,11 @@ PetscErrorCode MatOceanStatsView(const OceanStats *s, PetscViewer viewer)
                                    1e3 * s->t_analysis, 1e3 * s->t_estimate, 1e3 * s->t_symbolic, 1e3 * s->t_numeric,
                                    1e3 * s->t_fallback, 1e3 * s->t_compact, 1e3 * s->t_transpose, 1e3 * s->t_upload,
                                    1e3 * s->t_download));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "  operands uploaded: %.3f MB (0 when the device copies were current)\n",
-                                   1e-6 * (double)s->uploaded_bytes));
+  PetscCall(
+    PetscViewerASCIIPrintf(viewer,
+                           "  operands uploaded: %.3f MB (0 when the device copies were current), C downloaded: "
+                           "%.3f MB\n",
+                           1e-6 * (double)s->uploaded_bytes, 1e-6 * (double)s->downloaded_bytes));
   if (s->reuse_map_bytes)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  numeric through the product map: %.3f MB (-mat_ocean_reuse_map_mb)\n",
                                      1e-6 * (double)s->reuse_map_bytes));
