@@ -224,21 +224,22 @@ static PetscErrorCode MatOceanComposeMethods(Mat B, const MatOceanType *t, Petsc
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatProductSetFromOptions_anytype_C",
                                        attach ? MatProductSetFromOptions_OceanAnyType : NULL));
   {
+    /* the parent's stored-values methods wrapped by ours (kept per kind, never our own), and given back on detach */
     Mat_OceanParent *parent = &MatOceanParents[MatOceanTypeKind(t)];
-    if (attach) {
-      PetscErrorCode (*f)(Mat) = NULL;
-      PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatRetrieveValues_C", &f));
-      if (f && f != MatRetrieveValues_Ocean) parent->retrievevalues = f; /* never our own */
-      if (f) PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatRetrieveValues_C", MatRetrieveValues_Ocean));
-      f = NULL;
-      PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatStoreValues_C", &f));
-      if (f && f != MatStoreValues_Ocean) parent->storevalues = f;
-      if (f) PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatStoreValues_C", MatStoreValues_Ocean));
-    } else {
-      if (parent->retrievevalues)
-        PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatRetrieveValues_C", parent->retrievevalues));
-      if (parent->storevalues)
-        PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatStoreValues_C", parent->storevalues));
+    struct {
+      const char *name;
+      PetscErrorCode (**kept)(Mat);
+      PetscErrorCode (*ours)(Mat);
+    } wrapped[2] = {{"MatRetrieveValues_C", &parent->retrievevalues, MatRetrieveValues_Ocean},
+                    {"MatStoreValues_C", &parent->storevalues, MatStoreValues_Ocean}};
+    for (int w = 0; w < 2; w++) {
+      if (attach) {
+        PetscErrorCode (*f)(Mat) = NULL;
+        PetscCall(PetscObjectQueryFunction((PetscObject)B, wrapped[w].name, &f));
+        if (f && f != wrapped[w].ours) *wrapped[w].kept = f;
+        if (f) PetscCall(PetscObjectComposeFunction((PetscObject)B, wrapped[w].name, wrapped[w].ours));
+      } else if (*wrapped[w].kept)
+        PetscCall(PetscObjectComposeFunction((PetscObject)B, wrapped[w].name, *wrapped[w].kept));
     }
   }
   PetscCall(MatOceanAliasParentMethods(B, t, attach));
