@@ -81,6 +81,19 @@ const char *OceanWorkflowName(OceanWorkflow w);
 /* The NARROW workflow's limit: the columns of B a warp's dense row in shared memory holds (8 per lane). */
 #define OCEAN_NARROW_MAX_COLUMNS 256
 
+/* Heavy rows, the gMAGNUS way: their products expanded, split by a hierarchical multisplit into column chunks small
+   enough for a shared-memory accumulator, each chunk summed there. */
+typedef enum {
+  OCEAN_HEAVY_AUTO       = 0, /* rows that no shared-memory bin holds (LONG) with more than heavy_threshold products */
+  OCEAN_HEAVY_OFF        = 1, /* never: such rows accumulate in global memory (LONG) */
+  OCEAN_HEAVY_MULTISPLIT = 2  /* every row with more than heavy_threshold products (and more than ESC's) */
+} OceanHeavyMode;
+
+const char *OceanHeavyModeName(OceanHeavyMode m);
+
+/* The most chunks OceanOptions.heavy_chunks_per_level may ask of one multisplit level. */
+#define OCEAN_HEAVY_MAX_CHUNKS_PER_LEVEL 65536
+
 typedef struct {
   OceanWorkflow workflow;      /* AUTO, or a forced workflow */
   int           hll_registers; /* 0: the paper's rule (32 when ER < hll_er_64, else 64); or 16..256, a power of two */
@@ -100,19 +113,29 @@ typedef struct {
   double  narrow_min_density;           /* ... nnz(B) >= this x rows(B) x columns(B) (0.25) ... */
   int64_t narrow_max_entries;           /* ... and rows(A) x columns(B) <= this (2^22: its dense rows, 12 bytes each) */
   int     record_rows;                  /* keep the per-row decisions (OceanProductGetRowInfo) */
-  int64_t device_memory_limit; /* CUDA: the device memory (bytes) the over-allocating workflows may count on for
-                                  their slots (12 bytes per allocated entry); 0 (default): what the device has
-                                  free, with the pool's cached blocks and the mirrors no running product reads.
-                                  Slots that would not fit switch the product to exact counting (whose output
-                                  is exactly C); if that does not fit either, the call fails with
-                                  OCEAN_ERR_MEMORY and C is not touched */
-  int64_t reuse_map_max_bytes; /* CUDA numeric-only calls: the first one makes a map of every product to its entry
-                                  of C (2 bytes per product in the rows a warp walks, 8 bytes per product and up
-                                  to 8 per entry of C in the others; kept by the plan) when it takes
-                                  at most this many bytes, and every call then sums through it (no search, no
-                                  atomics, the same bits each call); else, or when the pool cannot hold it,
-                                  each call searches C's rows.  -1 (default): a quarter of the device's memory;
-                                  0: never */
+  int64_t device_memory_limit;    /* CUDA: the device memory (bytes) the over-allocating workflows may count on for
+                                     their slots (12 bytes per allocated entry); 0 (default): what the device has
+                                     free, with the pool's cached blocks and the mirrors no running product reads.
+                                     Slots that would not fit switch the product to exact counting (whose output
+                                     is exactly C); if that does not fit either, the call fails with
+                                     OCEAN_ERR_MEMORY and C is not touched */
+  int64_t reuse_map_max_bytes;    /* CUDA numeric-only calls: the first one makes a map of every product to its entry
+                                     of C (2 bytes per product in the rows a warp walks, 8 bytes per product and up
+                                     to 8 per entry of C in the others; kept by the plan) when it takes
+                                     at most this many bytes, and every call then sums through it (no search, no
+                                     atomics, the same bits each call); else, or when the pool cannot hold it,
+                                     each call searches C's rows.  -1 (default): a quarter of the device's memory;
+                                     0: never */
+  OceanHeavyMode heavy;           /* rows too heavy for the shared-memory bins (gMAGNUS); OceanOptionsDefault: OFF */
+  int64_t        heavy_threshold; /* a row is heavy above this many products, and a chunk is summed in a shared hash
+                                     at most this many (0: the shared memory a block may have / 24, the paper's eq. 4:
+                                     12-byte entries at load 1/2) */
+  int64_t heavy_chunk_columns;    /* columns of a chunk of the last multisplit level, summed densely in shared memory
+                                     (0: the largest power of two whose values and bitmap fit a quarter of an SM's
+                                     shared memory; else a power of two) */
+  int64_t heavy_chunks_per_level; /* most chunks one multisplit level makes of a row or chunk (0: what the split
+                                     kernel's shared-memory histograms hold, the paper's eq. 6; else a power of two
+                                     >= 2): fewer make more levels */
 } OceanOptions;
 
 void OceanOptionsDefault(OceanOptions *opts);
@@ -129,6 +152,7 @@ typedef enum {
   OCEAN_BIN_N3,
   OCEAN_BIN_N4,
   OCEAN_BIN_LONG,   /* largest configuration, accumulating in global memory: dense (bitmap in shared memory) or hash */
+  OCEAN_BIN_HEAVY,  /* heavy rows: outer product, hierarchical multisplit, chunks summed in shared memory */
   OCEAN_BIN_NARROW, /* the NARROW workflow's rows: dense over B's few columns, one team of warps per row */
   OCEAN_NUM_BINS
 } OceanBin;
@@ -139,7 +163,8 @@ typedef enum {
   OCEAN_ACC_HASH,
   OCEAN_ACC_DENSE,
   OCEAN_ACC_GLOBAL_HASH,
-  OCEAN_ACC_GLOBAL_DENSE
+  OCEAN_ACC_GLOBAL_DENSE,
+  OCEAN_ACC_MULTISPLIT /* HEAVY: expanded, split into column chunks, each chunk summed in shared memory */
 } OceanAccumulator;
 
 const char *OceanBinName(OceanBin bin);
@@ -156,7 +181,10 @@ typedef struct {
   int64_t symbolic_hash_capacity; /* symbolic hash slots per row (4-byte column) */
   int64_t symbolic_hash_limit;
   int64_t symbolic_dense_columns; /* symbolic dense accumulator: bitmap only */
-  int64_t max_products;           /* ESC: most intermediate products per row; 0 elsewhere */
+  int64_t max_products;           /* ESC: most intermediate products per row; HEAVY: a row with more is heavy, a chunk
+                                     with at most this many is summed in its shared hash (hash_limit); 0 elsewhere */
+  int64_t chunks_per_level;       /* HEAVY: most chunks one multisplit level makes (a power of two); 0 elsewhere */
+  int     takes_all;              /* HEAVY: every row with more than max_products products is heavy (not only LONG's) */
 } OceanBinConfig;
 
 typedef struct _p_OceanContext *OceanContext;
@@ -314,13 +342,22 @@ typedef struct {
   int64_t symbolic_calls, numeric_calls;
   double  t_analysis, t_estimate, t_symbolic, t_numeric, t_fallback, t_compact, t_transpose; /* seconds, last call */
   double  t_upload, t_download; /* seconds (host wall time) copying operands up and C down since the last call began */
-  int64_t uploaded_bytes;  /* operand bytes copied to the device by the last call (0: its device copies were current) */
+  int64_t uploaded_bytes; /* operand bytes copied to the device by the last call (0: its device copies were current) */
   int64_t downloaded_bytes; /* bytes of C copied to the host since the last call began (OceanProductGetC) */
-  int64_t reuse_map_bytes; /* numeric-only call (CUDA): the bytes of the product map it summed through (0: it
-                              searched C's rows; OceanOptions.reuse_map_max_bytes) */
-  int64_t row_chunks;      /* CUDA: C did not fit the device memory beside the accumulators, so the exact
-                              workflow made it in this many chunks of rows, each copied to the host as done;
-                              C is then on the host only (OceanProductGetDeviceC fails).  0: C whole on the device */
+  int64_t reuse_map_bytes;  /* numeric-only call (CUDA): the bytes of the product map it summed through (0: it
+                               searched C's rows; OceanOptions.reuse_map_max_bytes) */
+  /* heavy rows (OCEAN_ACC_MULTISPLIT) of the call's numeric pass, the same on every backend */
+  int64_t heavy_rows, heavy_products; /* rows and their intermediate products */
+  int64_t heavy_chunks;               /* chunks summed (light chunks of every level, all chunks of the last) */
+  int64_t heavy_dense_chunks;         /* ... of them with more elements than tau (the paper's dense chunks) */
+  int64_t heavy_split_elements;       /* elements the multisplits moved, all levels */
+  int     heavy_levels;               /* multisplit levels the rows went through (deepest) */
+  int     heavy_levels_planned;       /* levels C's columns need (the paper's eq. 7) */
+  int64_t heavy_chunk_columns;        /* columns of a last-level chunk */
+  double  t_heavy_expand, t_heavy_histogram, t_heavy_split, t_heavy_accumulate; /* CUDA: seconds (device events) */
+  int64_t row_chunks; /* CUDA: C did not fit the device memory beside the accumulators, so the exact
+                         workflow made it in this many chunks of rows, each copied to the host as done;
+                         C is then on the host only (OceanProductGetDeviceC fails).  0: C whole on the device */
 } OceanStats;
 
 OceanError OceanProductGetNumStages(OceanProduct prod, int *nstages);

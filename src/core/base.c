@@ -149,7 +149,7 @@ const char *OceanWorkflowName(OceanWorkflow w)
 const char *OceanBinName(OceanBin bin)
 {
   static const char *names[OCEAN_NUM_BINS] = {"empty", "esc4", "esc2", "short", "n0",    "n1",
-                                              "n2",    "n3",   "n4",   "long",  "narrow"};
+                                              "n2",    "n3",   "n4",   "long",  "heavy", "narrow"};
   return (bin >= 0 && bin < OCEAN_NUM_BINS) ? names[bin] : "unknown";
 }
 
@@ -162,6 +162,17 @@ const char *OceanAccumulatorName(OceanAccumulator acc)
   case OCEAN_ACC_DENSE: return "dense";
   case OCEAN_ACC_GLOBAL_HASH: return "global_hash";
   case OCEAN_ACC_GLOBAL_DENSE: return "global_dense";
+  case OCEAN_ACC_MULTISPLIT: return "multisplit";
+  }
+  return "unknown";
+}
+
+const char *OceanHeavyModeName(OceanHeavyMode m)
+{
+  switch (m) {
+  case OCEAN_HEAVY_AUTO: return "auto";
+  case OCEAN_HEAVY_OFF: return "off";
+  case OCEAN_HEAVY_MULTISPLIT: return "multisplit";
   }
   return "unknown";
 }

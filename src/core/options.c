@@ -43,6 +43,7 @@ void OceanOptionsDefault(OceanOptions *opts)
   opts->record_rows          = 0;
   opts->device_memory_limit  = 0;
   opts->reuse_map_max_bytes  = -1;
+  opts->heavy                = OCEAN_HEAVY_OFF; /* measured slower than LONG's global dense rows on the H200 */
 }
 
 OceanError OceanOptionsValidate(const OceanOptions *o)
@@ -79,6 +80,20 @@ OceanError OceanOptionsValidate(const OceanOptions *o)
     o->reuse_map_max_bytes >= -1, OCEAN_ERR_ARG,
     "options: reuse_map_max_bytes %lld must be -1 (a quarter of the device's memory), 0 (never) or a byte count",
     (long long)o->reuse_map_max_bytes);
+  OceanCheck(o->heavy == OCEAN_HEAVY_AUTO || o->heavy == OCEAN_HEAVY_OFF || o->heavy == OCEAN_HEAVY_MULTISPLIT,
+             OCEAN_ERR_ARG, "options: heavy %d is not AUTO (0), OFF (1) or MULTISPLIT (2)", (int)o->heavy);
+  OceanCheck(o->heavy_threshold >= 0, OCEAN_ERR_ARG,
+             "options: heavy_threshold %lld must be 0 (from the shared memory) or a product count",
+             (long long)o->heavy_threshold);
+  OceanCheck(o->heavy_chunk_columns >= 0 && !(o->heavy_chunk_columns & (o->heavy_chunk_columns - 1)), OCEAN_ERR_ARG,
+             "options: heavy_chunk_columns %lld must be 0 (from the shared memory) or a power of two",
+             (long long)o->heavy_chunk_columns);
+  OceanCheck(o->heavy_chunks_per_level == 0 ||
+               (o->heavy_chunks_per_level >= 2 && o->heavy_chunks_per_level <= OCEAN_HEAVY_MAX_CHUNKS_PER_LEVEL &&
+                !(o->heavy_chunks_per_level & (o->heavy_chunks_per_level - 1))),
+             OCEAN_ERR_ARG,
+             "options: heavy_chunks_per_level %lld must be 0 (from the shared memory) or a power of two in [2, %d]",
+             (long long)o->heavy_chunks_per_level, OCEAN_HEAVY_MAX_CHUNKS_PER_LEVEL);
   return OCEAN_SUCCESS;
 }
 
@@ -172,6 +187,43 @@ OceanError OceanBinTableCompute(const OceanDeviceProfile *profile, const OceanOp
     OceanMax64(profile->smem_per_block - OCEAN_LONG_STATIC_SMEM, bins[OCEAN_BIN_N4].smem_bytes);
   bins[OCEAN_BIN_LONG].dense_columns          = bins[OCEAN_BIN_LONG].smem_bytes * 8;
   bins[OCEAN_BIN_LONG].symbolic_dense_columns = bins[OCEAN_BIN_LONG].smem_bytes * 8;
+
+  /* HEAVY (gMAGNUS, section III-D): all the shared memory a block may opt in to.  A hash of 12-byte entries at load
+     1/2 gives tau (eq. 4), the products above which a row is heavy and the elements up to which a chunk is summed in
+     that hash.  The last level's chunks are summed densely (8-byte value + 1 bitmap bit per column) by blocks of
+     which four share an SM (a block per chunk: a whole SM's block would leave each SM one chunk at a time), floored to
+     a power of two; the split kernel's histograms (a 4-byte count, a 4-byte local offset and an 8-byte global offset
+     per chunk of each of the two rows a block's elements can touch) beside its staged elements give the chunks one
+     level makes (eq. 6), floored to a power of two so that a column's chunk is a shift. */
+  {
+    OceanBinConfig *h         = &bins[OCEAN_BIN_HEAVY];
+    const int64_t   smem      = OceanMax64(profile->smem_per_block - OCEAN_LONG_STATIC_SMEM, 64);
+    const int64_t   dense_max = OceanFloorPow2(smem * 8 / 65);
+    const int64_t   dense_own =
+      OceanFloorPow2(OceanMax64(profile->smem_per_sm / 4 - OCEAN_LONG_STATIC_SMEM, 64) * 8 / 65);
+    const int64_t hist = (smem - OCEAN_HEAVY_SPLIT_ELEMENTS * OCEAN_HEAVY_SPLIT_BYTES_PER_ELEMENT) / (2 * 16);
+    int64_t       tau;
+
+    h->threads                = OceanMin64(profile->max_threads_per_block, 512);
+    h->rows_per_block         = 1;
+    h->smem_bytes             = smem;
+    h->hash_capacity          = smem / 12;
+    h->symbolic_hash_capacity = smem / 12; /* the same chunks in both passes */
+    tau                       = OceanHashLimit(h->hash_capacity, 0.5);
+    if (opts->heavy_threshold > 0) tau = OceanMin64(tau, opts->heavy_threshold);
+    h->hash_limit = h->symbolic_hash_limit = tau;
+    h->max_products                        = opts->heavy == OCEAN_HEAVY_OFF ? INT64_MAX : tau;
+    h->takes_all                           = opts->heavy == OCEAN_HEAVY_MULTISPLIT;
+    OceanCheck(opts->heavy_chunk_columns <= dense_max, OCEAN_ERR_ARG,
+               "options: heavy_chunk_columns %lld: a block's %lld bytes of shared memory hold dense chunks of at most "
+               "%lld columns",
+               (long long)opts->heavy_chunk_columns, (long long)smem, (long long)dense_max);
+    h->dense_columns = h->symbolic_dense_columns =
+      opts->heavy_chunk_columns ? opts->heavy_chunk_columns : OceanMin64(dense_own, dense_max);
+    h->chunks_per_level = opts->heavy_chunks_per_level
+                          ? opts->heavy_chunks_per_level
+                          : OceanMin64(OCEAN_HEAVY_MAX_CHUNKS_PER_LEVEL, OceanMax64(2, OceanFloorPow2(hist)));
+  }
 
   /* NARROW: a value and a seen flag per column of B for every warp of a row's team (the team's size follows A's
      rows); described here for its smallest block of eight one-warp teams */

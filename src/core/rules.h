@@ -45,6 +45,14 @@ OCEAN_HD int OceanBitsFor(uint64_t v)
   return b;
 }
 
+/* The largest power of two <= v (1 for v < 1). */
+OCEAN_HD int64_t OceanFloorPow2(int64_t v)
+{
+  int64_t p = 1;
+  while (p <= v / 2) p *= 2;
+  return p;
+}
+
 OCEAN_HD int OceanClz64(uint64_t x)
 {
 #if defined(__CUDA_ARCH__)
@@ -135,6 +143,12 @@ OCEAN_HD void OceanRouteSet(OceanRoute *r, int bin, int acc, int64_t slot, int64
    sums: a few hundred bytes); the launch checks that the bitmap fits. */
 #define OCEAN_LONG_STATIC_SMEM 1024
 
+/* HEAVY's split kernel: elements staged per block, and its shared-memory bytes per staged element (an A entry's
+   window: product offset, B offset, A value, row; the element's column, value and chunk) */
+#define OCEAN_HEAVY_SPLIT_ELEMENTS          1024
+#define OCEAN_HEAVY_SPLIT_BYTES_PER_ELEMENT 44
+#define OCEAN_HEAVY_MAX_LEVELS              32
+
 /* Products a thread of a row's team may have to itself before the row is moved to a bigger team. */
 #define OCEAN_TEAM_PRODUCTS_PER_THREAD 256
 
@@ -158,6 +172,57 @@ OCEAN_HD void OceanRoutePromote(const OceanBinConfig *bins, int64_t warp, OceanP
   }
 }
 
+/* A heavy row: its capacity is its products (all expanded); its slot as a dense row's (the multisplit counts
+   exactly, so only the prediction bounds it). */
+OCEAN_HD void OceanRouteHeavy(OceanPass ph, int64_t p, int64_t warp, const OceanRowShape *row, OceanRoute *r)
+{
+  const int64_t slot = ph == OCEAN_PASS_NUMERIC ? OceanMin64(row->ub, (p + warp - 1) / warp * warp) : row->ub;
+  OceanRouteSet(r, OCEAN_BIN_HEAVY, OCEAN_ACC_MULTISPLIT, slot, row->products);
+}
+
+/* What the multisplit did to the heavy rows of a pass (the statistics both backends give) */
+typedef struct {
+  int64_t rows, products, chunks, dense_chunks, split_elements;
+  int     levels;
+} OceanHeavyCounts;
+
+/* The multisplit levels of a product with ncols columns (gMAGNUS eq. 7): level l puts column c into chunk
+   c >> shift[l] (the chunks of a level-(l-1) chunk are those sharing its c >> shift[l-1]); the last level's chunks are
+   bins[HEAVY].dense_columns wide; every level but the last makes chunks_per_level chunks of its parent, the last what
+   is left (one level of one chunk when the columns fit a last-level chunk). */
+typedef struct {
+  int levels;
+  int top_bits; /* bits of the largest column: a row is the chunk c >> top_bits (0) */
+  int shift[OCEAN_HEAVY_MAX_LEVELS];
+} OceanHeavyLevels;
+
+OCEAN_HD void OceanHeavyPlanLevels(const OceanBinConfig *heavy, int64_t ncols, OceanHeavyLevels *L)
+{
+  const int wbits = OceanBitsFor((uint64_t)heavy->dense_columns) - 1;
+  const int cbits = ncols > 1 ? OceanBitsFor((uint64_t)(ncols - 1)) : 0;
+  const int lbits = OceanBitsFor((uint64_t)heavy->chunks_per_level) - 1;
+  const int need  = cbits > wbits ? cbits - wbits : 0;
+  int       l;
+
+  L->top_bits = cbits > wbits ? cbits : wbits;
+  L->levels   = need ? (need + lbits - 1) / lbits : 1;
+  for (l = 0; l < L->levels; l++) L->shift[l] = cbits - (l + 1) * lbits > wbits ? cbits - (l + 1) * lbits : wbits;
+}
+
+/* The chunk of column c at level l among the chunks of its parent (the row at level 0). */
+OCEAN_HD int64_t OceanHeavyChunkOf(const OceanHeavyLevels *L, int l, int32_t c)
+{
+  const int parent = l ? L->shift[l - 1] : L->top_bits;
+  return ((int64_t)c >> L->shift[l]) & ((((int64_t)1) << (parent - L->shift[l])) - 1);
+}
+
+/* How many chunks level l makes of one parent (of a row at level 0: of its ncols columns). */
+OCEAN_HD int64_t OceanHeavyChunksAt(const OceanHeavyLevels *L, int l, int64_t ncols)
+{
+  if (l == 0) return ncols > 0 ? ((ncols - 1) >> L->shift[0]) + 1 : 1;
+  return ((int64_t)1) << (L->shift[l - 1] - L->shift[l]);
+}
+
 /*
   Where a row goes, given its predicted nonzeros p and its shape (q products, span s, upper bound ub):
     q == 0                          -> EMPTY
@@ -170,9 +235,10 @@ OCEAN_HD void OceanRoutePromote(const OceanBinConfig *bins, int64_t warp, OceanP
                           or where p <= hash limit -> HASH; slot min(limit, ub)
     otherwise, s <= LONG's dense columns -> LONG, dense in global memory (bitmap in shared); slot as DENSE's
     otherwise                       -> LONG, hash in global memory of capacity for p (at least N4's); slot min(limit,
-  ub) then SHORT and N0..N3 rows with too many products for their team move up (OceanRoutePromote). A row overflows when
-  its nonzeros exceed its slot.  With p >= nnz (exact counts, upper bounds) no route overflows.  The symbolic phase uses
-  the symbolic (column-only) capacities.
+  ub); but a row with more than HEAVY's max_products products that would take LONG (every such row with takes_all,
+  after ESC) is heavy: HEAVY, the multisplit (slot as DENSE's).  Then SHORT and N0..N3 rows with too many products for
+  their team move up (OceanRoutePromote). A row overflows when its nonzeros exceed its slot.  With p >= nnz (exact
+  counts, upper bounds) no route overflows.  The symbolic phase uses the symbolic (column-only) capacities.
 */
 OCEAN_HD void OceanRouteRowBins(const OceanBinConfig *bins, int64_t warp, double load, OceanPass ph, int64_t p,
                                 const OceanRowShape *row, OceanRoute *r)
@@ -186,6 +252,10 @@ OCEAN_HD void OceanRouteRowBins(const OceanBinConfig *bins, int64_t warp, double
   if (row->products <= bins[OCEAN_BIN_ESC2].max_products) {
     OceanRouteSet(r, row->products <= bins[OCEAN_BIN_ESC4].max_products ? OCEAN_BIN_ESC4 : OCEAN_BIN_ESC2,
                   OCEAN_ACC_ESC, row->ub, row->products);
+    return;
+  }
+  if (bins[OCEAN_BIN_HEAVY].takes_all && row->products > bins[OCEAN_BIN_HEAVY].max_products) {
+    OceanRouteHeavy(ph, p, warp, row, r);
     return;
   }
   if (p < warp && p <= OceanBinHashLimit(&bins[OCEAN_BIN_SHORT], ph)) {
@@ -208,6 +278,10 @@ OCEAN_HD void OceanRouteRowBins(const OceanBinConfig *bins, int64_t warp, double
       OceanRoutePromote(bins, warp, ph, row, r);
       return;
     }
+  }
+  if (row->products > bins[OCEAN_BIN_HEAVY].max_products) {
+    OceanRouteHeavy(ph, p, warp, row, r);
+    return;
   }
   if (row->span <= OceanBinDenseColumns(&bins[OCEAN_BIN_LONG], ph)) {
     int64_t slot = ph == OCEAN_PASS_NUMERIC ? OceanMin64(row->ub, (p + warp - 1) / warp * warp) : row->ub;
@@ -384,8 +458,7 @@ OCEAN_HD double OceanSketchSolveML(double alpha, const int *beta, int k_lo, int 
     double g = -alpha, dg = 0, next, em1 = 0, rho = OceanSketchRho(k_hi, q);
     for (k = k_hi; k >= k_lo; k--) {
       if (k == k_hi) em1 = OceanExpm1(x * rho);
-      else if (k < q) { /* rho_k = 2 rho_(k+1) */
-        rho *= 2.0;
+      else if (k < q) { /* rho_k = 2 rho_(k+1) */ rho *= 2.0;
         em1 = em1 * (em1 + 2.0);
       }
       if (beta[k]) {

@@ -108,6 +108,7 @@ void OceanStageCountBins(const OceanStage *st, const OceanRoute *routes, OceanSt
     case OCEAN_ACC_ESC: s->esc_rows++; break;
     case OCEAN_ACC_GLOBAL_HASH:
     case OCEAN_ACC_GLOBAL_DENSE: s->global_rows++; break;
+    case OCEAN_ACC_MULTISPLIT:
     case OCEAN_ACC_NONE: break;
     }
   }
@@ -161,6 +162,22 @@ void OceanStageStatsFromAnalysis(OceanStage *st, const OceanCSR *A, const OceanC
   s->cr_conservative = st->an.cr_conservative;
   s->sampled_rows    = st->an.sampled_rows;
   s->bitmap_query    = st->dec.bitmap_query;
+}
+
+void OceanStageSetHeavyCounts(OceanStage *st, const OceanHeavyCounts *c)
+{
+  OceanStats      *s = &st->stats;
+  OceanHeavyLevels L;
+
+  OceanHeavyPlanLevels(&st->set->bins[OCEAN_BIN_HEAVY], st->ncols, &L);
+  s->heavy_rows           = c->rows;
+  s->heavy_products       = c->products;
+  s->heavy_chunks         = c->chunks;
+  s->heavy_dense_chunks   = c->dense_chunks;
+  s->heavy_split_elements = c->split_elements;
+  s->heavy_levels         = c->levels;
+  s->heavy_levels_planned = L.levels;
+  s->heavy_chunk_columns  = st->set->bins[OCEAN_BIN_HEAVY].dense_columns;
 }
 
 /* Nonzeros of row i of C: the exact counts of the run when it kept them (the CUDA backend always does: its C may

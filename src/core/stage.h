@@ -52,6 +52,8 @@ static inline int64_t OceanStageOperandNnz(const OceanStage *st, int k, const Oc
 
 /* The statistics the analysis and the decision give (times of the upload and the analysis kept). */
 void OceanStageStatsFromAnalysis(OceanStage *st, const OceanCSR *A, const OceanCSR *B);
+/* The statistics of the multisplit rows of the call's numeric pass (and the levels C's columns plan). */
+void OceanStageSetHeavyCounts(OceanStage *st, const OceanHeavyCounts *c);
 /* C's size against max_output_nnz. */
 OceanError OceanStageCheckNnz(const OceanStage *st, int64_t nnz);
 /* C's row offsets from exact counts (after the size check), then its column and value arrays, on the host. */

@@ -9,6 +9,8 @@
                  the bit is tested before it is set, as the GPU does to save shared-memory writes when CR is high
     GLOBAL_HASH  HASH with a larger table (the GPU keeps it in global memory)
     GLOBAL_DENSE DENSE over a wider span (the GPU keeps the values in global memory, the bitmap in shared memory)
+    MULTISPLIT   gMAGNUS's heavy rows: the products expanded, split level by level into column chunks by a stable
+                 counting sort, each chunk that is small enough (or of the last level) summed densely over its columns
 
   Symbolic variants keep columns only.  Hash rows are sorted by an indirect key-ptr LSD radix sort: the key
   (column - first column) and the table position packed in one 32-bit word when they fit, else 64 bits.
@@ -63,6 +65,7 @@ static OceanError OceanWorkspaceEnsure(OceanWorkspace *ws, const OceanRoute *r, 
     OceanCall(OceanGrowArray(ws, bitmap, (r->capacity + 63) / 64, 0, bytes));
     if (numeric) OceanCall(OceanGrowArray(ws, dense, r->capacity, 0, bytes));
     break;
+  case OCEAN_ACC_MULTISPLIT: /* OceanHeavyRow grows its own */
   case OCEAN_ACC_NONE: break;
   }
   return OCEAN_SUCCESS;
@@ -114,6 +117,9 @@ void OceanWorkspacesDestroy(OceanWorkspace **ws, int n)
     OceanFree(w->esc_cols);
     OceanFree(w->esc_vals);
     OceanFree(w->pos);
+    OceanFree(w->split_cols);
+    OceanFree(w->split_vals);
+    OceanFree(w->split_offsets);
   }
   OceanFree(*ws);
 }
@@ -129,6 +135,27 @@ void OceanWorkspacesResetPacked(OceanWorkspace *ws, int n)
 {
   int t;
   for (t = 0; t < n; t++) ws[t].all_packed = 1;
+}
+
+void OceanWorkspacesHeavyCounts(const OceanWorkspace *ws, int n, OceanHeavyCounts *sum)
+{
+  int t;
+  memset(sum, 0, sizeof(*sum));
+  for (t = 0; t < n; t++) {
+    const OceanHeavyCounts *c = &ws[t].heavy_counts;
+    sum->rows += c->rows;
+    sum->products += c->products;
+    sum->chunks += c->chunks;
+    sum->dense_chunks += c->dense_chunks;
+    sum->split_elements += c->split_elements;
+    if (c->levels > sum->levels) sum->levels = c->levels;
+  }
+}
+
+void OceanWorkspacesResetHeavyCounts(OceanWorkspace *ws, int n)
+{
+  int t;
+  for (t = 0; t < n; t++) memset(&ws[t].heavy_counts, 0, sizeof(ws[t].heavy_counts));
 }
 
 /* ------------------------------------------------------------------------------------------------ key-ptr sort */
@@ -380,6 +407,129 @@ static void OceanDenseExtract(OceanWorkspace *ws, const OceanRowShape *row, cons
   }
 }
 
+/* ------------------------------------------------------------------------------------------------ multisplit */
+
+/* One MULTISPLIT row in progress: its levels, its output so far and what the splits did. */
+typedef struct {
+  OceanHeavyLevels L;
+  int64_t          ncols, slot, count;
+  int32_t         *cols; /* NULL: symbolic */
+  double          *vals;
+  OceanHeavyCounts c;
+} OceanHeavyRowState;
+
+/* A chunk's elements [s, e) summed densely over their columns in element order, appended to the row's output (counted
+   only once the row passed its slot). */
+static void OceanHeavyAccumulate(OceanWorkspace *ws, OceanHeavyRowState *h, const int32_t *ec, const double *ev,
+                                 int64_t s, int64_t e)
+{
+  uint64_t *bm   = ws->bitmap;
+  double   *dv   = ws->dense;
+  int32_t   cmin = ec[s], cmax = ec[s];
+  int64_t   k, w, nw;
+
+  for (k = s + 1; k < e; k++) {
+    cmin = ec[k] < cmin ? ec[k] : cmin;
+    cmax = ec[k] > cmax ? ec[k] : cmax;
+  }
+  for (k = s; k < e; k++) {
+    const int64_t j = ec[k] - cmin;
+    bm[j >> 6] |= 1ULL << (j & 63);
+    if (h->cols) dv[j] += ev[k];
+  }
+  nw = ((int64_t)(cmax - cmin) >> 6) + 1;
+  for (w = 0; w < nw; w++) {
+    for (; bm[w]; bm[w] &= bm[w] - 1) {
+      const int64_t j = w * 64 + OceanCtz64(bm[w]);
+      if (h->cols && h->count < h->slot) {
+        h->cols[h->count] = (int32_t)(cmin + j);
+        h->vals[h->count] = dv[j];
+      }
+      if (h->cols) dv[j] = 0;
+      h->count++;
+    }
+  }
+}
+
+/* Splits the elements [lo, hi) of (sc, sv), one chunk of level l - 1 (the row at l = 0), into the chunks of level l in
+   (dc, dv) by a stable counting sort, then sums each chunk the hash of a block would hold (hash_limit elements) or of
+   the last level, and splits the others again, back into (sc, sv): chunks in column order, so the output is sorted. */
+static void OceanHeavySplit(OceanWorkspace *ws, OceanHeavyRowState *h, int l, int32_t *sc, double *sv, int32_t *dc,
+                            double *dv, int64_t lo, int64_t hi)
+{
+  const int64_t nc  = OceanHeavyChunksAt(&h->L, l, h->ncols);
+  int64_t      *off = ws->split_offsets + (int64_t)l * (ws->heavy->chunks_per_level + 1);
+  int64_t       k, c, start;
+
+  memset(off, 0, (size_t)(nc + 1) * sizeof(int64_t));
+  for (k = lo; k < hi; k++) off[OceanHeavyChunkOf(&h->L, l, sc[k]) + 1]++;
+  for (c = 0; c < nc; c++) off[c + 1] += off[c];
+  for (k = lo; k < hi; k++) {
+    const int64_t pos = lo + off[OceanHeavyChunkOf(&h->L, l, sc[k])]++; /* off[c] becomes chunk c's end */
+    dc[pos]           = sc[k];
+    if (h->cols) dv[pos] = sv[k];
+  }
+  h->c.split_elements += hi - lo;
+  if (l + 1 > h->c.levels) h->c.levels = l + 1;
+  for (c = 0, start = lo; c < nc; start = lo + off[c], c++) {
+    const int64_t end = lo + off[c], n = end - start;
+    if (!n) continue;
+    if (l + 1 == h->L.levels || n <= ws->heavy->hash_limit) {
+      h->c.chunks++;
+      if (n > ws->heavy->hash_limit) h->c.dense_chunks++;
+      OceanHeavyAccumulate(ws, h, dc, dv, start, end);
+    } else OceanHeavySplit(ws, h, l + 1, dc, dv, sc, sv, start, end);
+  }
+}
+
+/* MULTISPLIT: the row's products expanded in product order (the GPU's outer product gives the same elements), split
+   and summed chunk by chunk; the sums of every other accumulator, since a stable split keeps each column's products
+   in order. */
+static OceanError OceanHeavyRow(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B, int64_t i,
+                                const OceanRowShape *row, const OceanRoute *r, int32_t *cols, double *vals,
+                                int64_t *count, int *overflow, int64_t *bytes)
+{
+  const int          numeric = cols != NULL;
+  OceanHeavyRowState h;
+  int64_t            n = 0, t, u;
+
+  memset(&h, 0, sizeof(h));
+  OceanHeavyPlanLevels(ws->heavy, B->ncols, &h.L);
+  h.ncols = B->ncols;
+  h.slot  = r->slot;
+  h.cols  = cols;
+  h.vals  = vals;
+  OceanCall(OceanGrowArray(ws, esc_cols, row->products, -1, bytes));
+  OceanCall(OceanGrowArray(ws, split_cols, row->products, -1, bytes));
+  if (numeric) {
+    OceanCall(OceanGrowArray(ws, esc_vals, row->products, -1, bytes));
+    OceanCall(OceanGrowArray(ws, split_vals, row->products, -1, bytes));
+  }
+  OceanCall(OceanGrowArray(ws, split_offsets, (int64_t)h.L.levels * (ws->heavy->chunks_per_level + 1), -1, bytes));
+  OceanCall(OceanGrowArray(ws, bitmap, (B->ncols + 63) / 64 + 1, 0, bytes));
+  if (numeric) OceanCall(OceanGrowArray(ws, dense, B->ncols, 0, bytes));
+  for (t = A->rowptr[i]; t < A->rowptr[i + 1]; t++) {
+    const int32_t k = A->colidx[t];
+    for (u = B->rowptr[k]; u < B->rowptr[k + 1]; u++, n++) {
+      ws->esc_cols[n] = B->colidx[u];
+      if (numeric) ws->esc_vals[n] = A->values[t] * B->values[u];
+    }
+  }
+  if (n) OceanHeavySplit(ws, &h, 0, ws->esc_cols, ws->esc_vals, ws->split_cols, ws->split_vals, 0, n);
+  *count    = h.count;
+  *overflow = h.count > r->slot;
+  if (numeric && !*overflow) { /* the row is done: what its pass reports */
+    OceanHeavyCounts *c = &ws->heavy_counts;
+    c->rows++;
+    c->products += n;
+    c->chunks += h.c.chunks;
+    c->dense_chunks += h.c.dense_chunks;
+    c->split_elements += h.c.split_elements;
+    if (h.c.levels > c->levels) c->levels = h.c.levels;
+  }
+  return OCEAN_SUCCESS;
+}
+
 /* ------------------------------------------------------------------------------------------------ rows */
 
 OceanError OceanCpuRow(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B, int64_t i, const OceanRowShape *row,
@@ -399,6 +549,7 @@ OceanError OceanCpuRow(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B,
     OceanDenseAccumulate(ws, A, B, i, row, cols != NULL, bitmap_query);
     OceanDenseExtract(ws, row, r, cols, vals, count, overflow);
     break;
+  case OCEAN_ACC_MULTISPLIT: return OceanHeavyRow(ws, A, B, i, row, r, cols, vals, count, overflow, bytes);
   }
   return OCEAN_SUCCESS;
 }

@@ -18,10 +18,16 @@ typedef struct {
   void     *sorta, *sortb; /* key-ptr words (8 bytes per entry reserved) */
   int32_t  *esc_cols;
   double   *esc_vals;
-  int32_t  *pos; /* numeric-only reuse: a column's position in the current row of C; all -1 between rows */
-  int64_t   nkeys, nhvals, nused, ndense, nbitmap, nsort, nesc_cols, nesc_vals, npos;
-  int       all_packed; /* every hash row sorted 32-bit key-ptr words */
-  char      pad[64];    /* the workspaces of different threads sit in one array */
+  int32_t  *pos;        /* numeric-only reuse: a column's position in the current row of C; all -1 between rows */
+  int32_t  *split_cols; /* MULTISPLIT: the other buffer of the expanded products (esc_cols/esc_vals the first) */
+  double   *split_vals;
+  int64_t  *split_offsets; /* chunk offsets, one array per level */
+  int64_t   nkeys, nhvals, nused, ndense, nbitmap, nsort, nesc_cols, nesc_vals, npos, nsplit_cols, nsplit_vals,
+    nsplit_offsets;
+  int                   all_packed;   /* every hash row sorted 32-bit key-ptr words */
+  const OceanBinConfig *heavy;        /* the current settings' HEAVY configuration (OceanCpuWorkspaces) */
+  OceanHeavyCounts      heavy_counts; /* MULTISPLIT rows written by numeric passes since the last reset */
+  char                  pad[64];      /* the workspaces of different threads sit in one array */
 } OceanWorkspace;
 
 /* The CPU backend's state of a context: one workspace per OpenMP thread, made when first needed. */
@@ -60,5 +66,8 @@ OceanError OceanCpuCountRow(const OceanSettings *set, OceanWorkspace *ws, const 
  */
 int  OceanWorkspacesAllPacked(OceanWorkspace *ws, int n);
 void OceanWorkspacesResetPacked(OceanWorkspace *ws, int n);
+/* The MULTISPLIT rows' counts summed over the workspaces (levels: the deepest), and their reset. */
+void OceanWorkspacesHeavyCounts(const OceanWorkspace *ws, int n, OceanHeavyCounts *sum);
+void OceanWorkspacesResetHeavyCounts(OceanWorkspace *ws, int n);
 
 #endif

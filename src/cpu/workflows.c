@@ -42,6 +42,7 @@ OceanError OceanCpuWorkspaces(OceanContext ctx, const OceanSettings *set, OceanW
     OceanCall(OceanWorkspacesCreate(set->bins, n, &c->ws));
     c->nws = n;
   }
+  for (n = 0; n < c->nws; n++) c->ws[n].heavy = &set->bins[OCEAN_BIN_HEAVY];
   *ws = c->ws;
   return OCEAN_SUCCESS;
 }
@@ -335,6 +336,7 @@ static OceanError OceanCpuSymbolicBegin(OceanContext ctx, OceanStage *st, const 
   (void)B;
   OceanCall(OceanCpuWorkspaces(ctx, st->set, &ws));
   OceanWorkspacesResetPacked(ws, OceanCpuCtx(ctx)->nws);
+  OceanWorkspacesResetHeavyCounts(ws, OceanCpuCtx(ctx)->nws);
   return OceanMalloc(st->nrows, &st->tmp.predicted, "predicted sizes");
 }
 
@@ -380,6 +382,11 @@ static OceanError OceanCpuFinish(OceanContext ctx, OceanStage *st)
     memcpy(st->exact, st->tmp.routes, (size_t)st->nrows * sizeof(OceanRoute));
   else OceanStageRouteRows(st, OCEAN_PASS_NUMERIC, st->tmp.counts, st->exact);
   s->packed_sort_keys = OceanWorkspacesAllPacked(OceanCpuCtx(ctx)->ws, OceanCpuCtx(ctx)->nws);
+  {
+    OceanHeavyCounts hc;
+    OceanWorkspacesHeavyCounts(OceanCpuCtx(ctx)->ws, OceanCpuCtx(ctx)->nws, &hc);
+    OceanStageSetHeavyCounts(st, &hc);
+  }
   OceanStageCountBins(st, st->tmp.routes, s);
   if (s->workflow == OCEAN_WORKFLOW_ESTIMATE) s->estimate_mean_rel_error = OceanStageEstimateError(st);
   st->host_structure = 1;

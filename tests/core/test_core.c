@@ -416,6 +416,7 @@ static int TestDenseRow(OceanContext ctx)
   TRY(CheckAllWorkflows(ctx, &D, &Bx, "dense row, B wider than LONG's bitmap"));
   opts.record_rows = 1;
   opts.workflow    = OCEAN_WORKFLOW_EXACT;
+  opts.heavy       = OCEAN_HEAVY_OFF; /* (the default) with auto the row's 10,000 products would make it heavy */
   CALL(OceanContextSetOptions(ctx, &opts));
   CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &prod));
   a = GenView(&D);
@@ -521,6 +522,218 @@ static int TestHeavyRows(OceanContext ctx)
   GenFree(&B40);
   GenFree(&B16);
   return r;
+}
+
+/* ------------------------------------------------------------------------------------------------ multisplit */
+
+/* The multisplit's statistics recomputed by brute force from the chunk widths (a last-level chunk is `width`
+   columns; each level above is chunks_per_level times wider, the top one at least the row): a chunk of at most tau
+   elements, or of the last level, is summed (dense when it has more than tau); the others split again. */
+typedef struct {
+  int64_t rows, products, chunks, dense, moved;
+  int     levels;
+} RefHeavy;
+
+static void RefHeavyChunks(const int32_t *cols, int64_t n, int l, const int64_t *widths, int nlevels, int64_t tau,
+                           RefHeavy *h)
+{
+  int64_t  a, b;
+  int32_t *sorted = GenMalloc((size_t)n * sizeof(int32_t));
+
+  h->moved += n;
+  if (l + 1 > h->levels) h->levels = l + 1;
+  memcpy(sorted, cols, (size_t)n * sizeof(int32_t));
+  for (a = 1; a < n; a++) { /* insertion sort by chunk only: the groups, not their order, matter */
+    int32_t x = sorted[a];
+    for (b = a; b > 0 && sorted[b - 1] / widths[l] > x / widths[l]; b--) sorted[b] = sorted[b - 1];
+    sorted[b] = x;
+  }
+  for (a = 0; a < n; a = b) {
+    for (b = a; b < n && sorted[b] / widths[l] == sorted[a] / widths[l]; b++) {}
+    if (l + 1 == nlevels || b - a <= tau) {
+      h->chunks++;
+      h->dense += b - a > tau;
+    } else RefHeavyChunks(sorted + a, b - a, l + 1, widths, nlevels, tau, h);
+  }
+  free(sorted);
+}
+
+/* Every row with more than min_products products (and more than ESC's 64) through the brute force. */
+static void RefHeavyRows(const GenCSR *A, const GenCSR *B, int64_t min_products, int64_t tau, int64_t width,
+                         int64_t per_level, RefHeavy *h)
+{
+  int64_t widths[64], top = 1, i;
+  int     nlevels = 0;
+
+  while (top < B->ncols) top *= 2;
+  if (top < width) top = width;
+  for (int64_t w = top / per_level;; w /= per_level) { /* the widths from the top down, the last one width */
+    widths[nlevels++] = w > width ? w : width;
+    if (w <= width) break;
+  }
+  memset(h, 0, sizeof(*h));
+  for (i = 0; i < A->nrows; i++) {
+    int64_t  q = 0, n = 0, t, u;
+    int32_t *cols;
+    for (t = A->rowptr[i]; t < A->rowptr[i + 1]; t++) q += B->rowptr[A->colidx[t] + 1] - B->rowptr[A->colidx[t]];
+    if (q <= 64 || q <= min_products) continue;
+    cols = GenMalloc((size_t)q * sizeof(int32_t));
+    for (t = A->rowptr[i]; t < A->rowptr[i + 1]; t++)
+      for (u = B->rowptr[A->colidx[t]]; u < B->rowptr[A->colidx[t] + 1]; u++) cols[n++] = B->colidx[u];
+    h->rows++;
+    h->products += q;
+    RefHeavyChunks(cols, q, 0, widths, nlevels, tau, h);
+    free(cols);
+  }
+}
+
+/* C of each workflow with the given heavy options against the reference and bitwise against heavy rows off (a stable
+   split sums every column in product order), the statistics against the brute force. */
+static int CheckMultisplit(OceanContext ctx, const OceanOptions *base, const GenCSR *A, const GenCSR *B,
+                           int64_t min_products, int64_t tau, const char *what, RefHeavy *ref)
+{
+  OceanOptions   opts = *base;
+  OceanCSR       a = GenView(A), b = GenView(B);
+  OceanBinConfig heavy;
+  double        *off_values;
+  int64_t        off_nnz;
+  int            w;
+
+  {
+    OceanProduct  prod;
+    const double *v;
+    opts.heavy = OCEAN_HEAVY_OFF;
+    CALL(OceanContextSetOptions(ctx, &opts));
+    CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &prod));
+    CALL(OceanProductSymbolic(prod, &a, &b));
+    CALL(OceanProductGetC(prod, NULL, NULL, &off_nnz, NULL, NULL, &v));
+    off_values = GenMalloc((size_t)(off_nnz + 1) * sizeof(double));
+    memcpy(off_values, v, (size_t)off_nnz * sizeof(double));
+    CALL(OceanProductDestroy(&prod));
+  }
+  opts = *base;
+  CALL(OceanContextSetOptions(ctx, &opts));
+  CALL(OceanContextGetBinConfig(ctx, OCEAN_BIN_HEAVY, &heavy));
+  RefHeavyRows(A, B, min_products, tau, heavy.dense_columns, heavy.chunks_per_level, ref);
+  for (w = OCEAN_WORKFLOW_AUTO; w <= OCEAN_WORKFLOW_EXACT; w++) {
+    OceanStats    stats;
+    OceanProduct  prod;
+    const double *v;
+    int64_t       nnz;
+    char          name[128];
+    opts          = *base;
+    opts.workflow = (OceanWorkflow)w;
+    snprintf(name, sizeof(name), "%s [%s]", what, OceanWorkflowName((OceanWorkflow)w));
+    TRY(CheckAB(ctx, &opts, A, B, name, &stats));
+    CHECK(stats.heavy_rows == ref->rows && stats.heavy_products == ref->products && stats.heavy_chunks == ref->chunks &&
+            stats.heavy_dense_chunks == ref->dense && stats.heavy_split_elements == ref->moved &&
+            stats.heavy_levels == ref->levels && stats.rows_per_bin[OCEAN_BIN_HEAVY] == ref->rows,
+          "%s: heavy rows %lld (in the bin %lld), products %lld, chunks %lld (dense %lld), moved %lld, levels %d; "
+          "brute force %lld, %lld, %lld (%lld), %lld, %d",
+          name, (long long)stats.heavy_rows, (long long)stats.rows_per_bin[OCEAN_BIN_HEAVY],
+          (long long)stats.heavy_products, (long long)stats.heavy_chunks, (long long)stats.heavy_dense_chunks,
+          (long long)stats.heavy_split_elements, stats.heavy_levels, (long long)ref->rows, (long long)ref->products,
+          (long long)ref->chunks, (long long)ref->dense, (long long)ref->moved, ref->levels);
+    CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &prod));
+    CALL(OceanProductSymbolic(prod, &a, &b));
+    CALL(OceanProductGetC(prod, NULL, NULL, &nnz, NULL, NULL, &v));
+    CHECK(nnz == off_nnz && !memcmp(v, off_values, (size_t)nnz * sizeof(double)),
+          "%s: values differ from those without heavy rows", name);
+    CALL(OceanProductDestroy(&prod));
+  }
+  Say("  %-44s heavy rows %lld, products %lld, chunks %lld (dense %lld), moved %lld, levels %d\n", what,
+      (long long)ref->rows, (long long)ref->products, (long long)ref->chunks, (long long)ref->dense,
+      (long long)ref->moved, ref->levels);
+  free(off_values);
+  OceanOptionsDefault(&opts);
+  CALL(OceanContextSetOptions(ctx, &opts));
+  return 0;
+}
+
+static int TestMultisplit(OceanContext ctx)
+{
+  OceanOptions   opts;
+  OceanBinConfig heavy;
+  OceanStats     stats;
+  RefHeavy       ref;
+  GenCSR         G, A, B;
+  int64_t        i, k;
+  OceanError     err;
+
+  /* R-MAT squared with every row of more than 300 products heavy: chunks of 64 columns, 4 chunks per level from
+     2^11 columns: 3 levels, rows heavy at one level and light at the next, empty chunks */
+  GenRmatStream(&G, 11, 8, 57, 0); /* 2^11 columns: the levels below need them */
+  OceanOptionsDefault(&opts);
+  opts.heavy                  = OCEAN_HEAVY_MULTISPLIT;
+  opts.heavy_threshold        = 300;
+  opts.heavy_chunk_columns    = 64;
+  opts.heavy_chunks_per_level = 4;
+  TRY(CheckMultisplit(ctx, &opts, &G, &G, 300, 300, "R-MAT, 3 levels forced", &ref));
+  CHECK(ref.rows > 0 && ref.levels == 3 && ref.chunks > ref.rows && ref.dense > 0 && ref.moved > ref.products,
+        "R-MAT: %lld heavy rows, %d levels, %lld chunks (%lld dense): not the mix meant", (long long)ref.rows,
+        ref.levels, (long long)ref.chunks, (long long)ref.dense);
+  if (!small) {                      /* (-small, under valgrind: the three levels above cover the kernels' paths) */
+    opts.heavy_chunks_per_level = 8; /* 2^11 / 64 = 32 chunks: 8 then 4 */
+    TRY(CheckMultisplit(ctx, &opts, &G, &G, 300, 300, "R-MAT, 2 levels", &ref));
+    CHECK(ref.levels == 2, "R-MAT: %d levels, 2 expected", ref.levels);
+    opts.heavy_chunks_per_level = 64; /* one level of 32 chunks */
+    TRY(CheckMultisplit(ctx, &opts, &G, &G, 300, 300, "R-MAT, 1 level", &ref));
+    CHECK(ref.levels == 1 && ref.moved == ref.products, "R-MAT: %d levels, %lld moved", ref.levels,
+          (long long)ref.moved);
+  }
+
+  /* auto with the H200 profile's parameters: a dense row of 2000 entries into B of 20,000 columns and 12 entries a row:
+     24,000 products, too many for N4 (span and nonzeros) and more than tau: heavy in auto mode, 5 chunks of 4,096
+     columns */
+  GenAlloc(&A, 3, 2000, 2000 + 2, 0);
+  GenRandSeed(58);
+  for (k = 0; k < 2000; k++) {
+    A.colidx[k] = (int32_t)k;
+    A.values[k] = GenRandValue();
+  }
+  A.rowptr[1]    = 2000;
+  A.colidx[2000] = 5; /* two light rows */
+  A.values[2000] = 1.5;
+  A.rowptr[2]    = 2001;
+  A.colidx[2001] = 7;
+  A.values[2001] = -0.5;
+  A.rowptr[3]    = 2002;
+  GenRandomRows(&B, 2000, 20000, 12, 0, 59, 0);
+  OceanOptionsDefault(&opts);
+  CHECK(opts.heavy == OCEAN_HEAVY_OFF, "heavy rows are %s by default", OceanHeavyModeName(opts.heavy));
+  opts.heavy = OCEAN_HEAVY_AUTO;
+  CALL(OceanContextSetOptions(ctx, &opts));
+  CALL(OceanContextGetBinConfig(ctx, OCEAN_BIN_HEAVY, &heavy));
+  CHECK(heavy.dense_columns == 4096 && heavy.hash_limit == heavy.max_products && heavy.max_products < 24000 &&
+          heavy.chunks_per_level >= 1024 && !heavy.takes_all,
+        "HEAVY on the H200 profile: %lld columns a chunk, tau %lld (hash limit %lld), %lld chunks a level",
+        (long long)heavy.dense_columns, (long long)heavy.max_products, (long long)heavy.hash_limit,
+        (long long)heavy.chunks_per_level);
+  TRY(CheckMultisplit(ctx, &opts, &A, &B, heavy.max_products, heavy.max_products, "dense row, auto", &ref));
+  CHECK(ref.rows == 1 && ref.levels == 1 && ref.chunks == 5, "dense row: %lld heavy rows, %d levels, %lld chunks",
+        (long long)ref.rows, ref.levels, (long long)ref.chunks);
+  opts.heavy = OCEAN_HEAVY_OFF;
+  TRY(CheckAB(ctx, &opts, &A, &B, "dense row, heavy off", &stats));
+  CHECK(stats.heavy_rows == 0 && stats.rows_per_bin[OCEAN_BIN_HEAVY] == 0 && stats.global_rows == 1,
+        "heavy off: %lld heavy rows, %lld global", (long long)stats.heavy_rows, (long long)stats.global_rows);
+
+  /* options the kernels cannot take */
+  for (i = 0; i < 4; i++) {
+    OceanOptionsDefault(&opts);
+    if (i == 0) opts.heavy_chunk_columns = 48;
+    if (i == 1) opts.heavy_chunk_columns = (int64_t)1 << 20;
+    if (i == 2) opts.heavy_chunks_per_level = 3;
+    if (i == 3) opts.heavy = (OceanHeavyMode)7;
+    err = OceanContextSetOptions(ctx, &opts);
+    CHECK(err == OCEAN_ERR_ARG && strstr(OceanGetLastErrorMessage(), "heavy"), "heavy option %lld accepted (%s)",
+          (long long)i, OceanGetLastErrorMessage());
+  }
+  OceanOptionsDefault(&opts);
+  CALL(OceanContextSetOptions(ctx, &opts));
+  GenFree(&G);
+  GenFree(&A);
+  GenFree(&B);
+  return 0;
 }
 
 /* Rows given in any order give the sorted C of the sorted operands. */
@@ -1516,6 +1729,7 @@ int main(int argc, char **argv)
     {"empty", TestEmpty},
     {"dense row", TestDenseRow},
     {"heavy rows", TestHeavyRows},
+    {"multisplit", TestMultisplit},
     {"unsorted", TestUnsorted},
     {"overflow", TestOverflow},
     {"symbolic retry", TestSymbolicRetry},
