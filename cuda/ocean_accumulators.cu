@@ -17,6 +17,7 @@
 #include "ocean_cuda.h"
 #include "ocean_launch.cuh"
 #include "ocean_rows.cuh"
+#include "ocean_team.cuh"
 
 struct OceanRowArgs {
   OceanDevCSR          A, B;
@@ -37,88 +38,6 @@ struct OceanRowArgs {
   int64_t              gdense_stride;
   unsigned long long  *next; /* LONG: the next position of list to take (rows handed out dynamically) */
 };
-
-/* Per-team state of the row being accumulated.  32-bit counters (a row of C has fewer than 2^31 entries): shared
-   atomics on them are native, on 64-bit ones compare-and-swap loops (sm_90 SASS: ATOMS.CAST.SPIN.64). */
-struct OceanRowState {
-  unsigned count; /* distinct columns inserted */
-  unsigned out;   /* entries written */
-  int      over;  /* the row passed its slot */
-};
-
-/* A team: the threads that accumulate one row together.  One-warp teams are packed OCEAN_TEAM_BLOCK / 32 to a block
-   (short rows should not each pay for a block) and synchronize with __syncwarp; larger teams are a block of their own
-   and use __syncthreads (named barriers would cap the blocks per SM). */
-#define OCEAN_TEAM_BLOCK 256
-#define OCEAN_MAX_TEAMS  (OCEAN_TEAM_BLOCK / 32)
-struct OceanTeam {
-  int                             tid, size, id;
-  __device__ __forceinline__ void sync() const
-  {
-    if (size == 32) __syncwarp();
-    else __syncthreads();
-  }
-};
-
-/* Sorts keys[0, n) ascending (unsigned) in shared memory with vals moved along: a bitonic network over the next power
-   of two in its all-ascending form (the first step of each merge compares mirrored pairs), so the virtual entries
-   past n act as +infinity and are never touched.  Called by every thread of the team; ends synchronized. */
-__device__ void OceanTeamSortTable(const OceanTeam &tm, uint32_t *keys, double *vals, int64_t n64)
-{
-  const int n = (int)n64; /* a shared-memory table: far below 2^31 entries */
-  int       P = 1;
-  while (P < n) P <<= 1;
-  tm.sync();
-  for (int k = 2; k <= P; k <<= 1)
-    for (int j = k >> 1; j > 0; j >>= 1) {
-      for (int t = tm.tid; t < (P >> 1); t += tm.size) {
-        const int lo = ((t & ~(j - 1)) << 1) | (t & (j - 1)); /* bit log2(j) of lo is 0 */
-        const int hi = j == (k >> 1) ? (lo ^ (k - 1)) : (lo + j);
-        if (hi < n) {
-          const uint32_t kl = keys[lo], kh = keys[hi];
-          if (kh < kl) {
-            const double v = vals[lo];
-            keys[lo]       = kh;
-            keys[hi]       = kl;
-            vals[lo]       = vals[hi];
-            vals[hi]       = v;
-          }
-        }
-      }
-      tm.sync();
-    }
-}
-
-/* Moves the occupied entries (key != -1) of a shared hash table to its front, in table order; returns their number.
-   A chunk of the team's size at a time: every read of a chunk happens before its writes, which land below it. */
-__device__ int64_t OceanTeamCompactTable(const OceanTeam &tm, int32_t *keys, double *vals, int64_t cap, int *warp_sums)
-{
-  const int lane = tm.tid & 31, w = tm.tid >> 5, nw = tm.size >> 5, w0 = (int)(threadIdx.x >> 5) - w;
-  int64_t   base = 0;
-
-  for (int64_t j0 = 0; j0 < cap; j0 += tm.size) {
-    const int64_t  j = j0 + tm.tid;
-    const int32_t  k = j < cap ? keys[j] : -1;
-    const double   v = j < cap ? vals[j] : 0.0;
-    const unsigned m = __ballot_sync(0xffffffffu, k != -1);
-    if (lane == 0) warp_sums[w0 + w] = __popc(m);
-    tm.sync();
-    int before = 0, total = 0;
-    for (int x = 0; x < nw; x++) {
-      const int c = warp_sums[w0 + x];
-      before += x < w ? c : 0;
-      total += c;
-    }
-    if (k != -1) {
-      const int64_t d = base + before + __popc(m & ((1u << lane) - 1u));
-      keys[d]         = k;
-      vals[d]         = v;
-    }
-    base += total;
-    tm.sync();
-  }
-  return base;
-}
 
 /* One insertion into a hash table (shared or global memory, keys -1 when free): a new column past the slot sets over.
    Table positions are 32-bit: a row's table has fewer than 2^32 slots. */
@@ -577,11 +496,24 @@ static OceanError OceanCudaRunGroupedRows(OceanCudaDevice dev, const OceanCudaRo
   OceanError            err   = OCEAN_SUCCESS;
   int64_t               start, b, n = 0, long_grid = 1;
 
+  cudaStream_t side     = 0; /* the shared-memory bins' stream: beside the heavy rows' (the default) when there are */
+  cudaEvent_t  joins[2] = {NULL, NULL};
+
   for (b = 0; b < OCEAN_NUM_BINS; b++) n += bin_rows[b];
   if (n == 0) return OCEAN_SUCCESS;
+  if (bin_rows[OCEAN_BIN_HEAVY]) {
+    /* a stream that does not wait for the default one's later work (the heavy rows' waits included), after its
+       earlier work (routes, lists) */
+    OCEAN_CUDA_TRY(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+    err = OceanCudaCheck(cudaEventCreateWithFlags(&joins[0], cudaEventDisableTiming), "accumulators: event");
+    if (!err) err = OceanCudaCheck(cudaEventCreateWithFlags(&joins[1], cudaEventDisableTiming), "accumulators: event");
+    if (!err) err = OceanCudaCheck(cudaEventRecord(joins[0], 0), "accumulators: event");
+    if (!err) err = OceanCudaCheck(cudaStreamWaitEvent(side, joins[0], 0), "accumulators: stream wait");
+    if (err) goto done;
+  }
   err = optin.ensure((int)rp->smem_optin, [&](int64_t *value) { return OceanRowsOptin((int)rp->smem_optin, value); },
                      &smem_kept);
-  if (err) return err;
+  if (err) goto done;
   smem_max = (int)smem_kept;
   for (b = 0, start = 0; b < OCEAN_NUM_BINS; start += bin_rows[b], b++) {
     const OceanBinConfig *c  = &rp->bins[b];
@@ -613,12 +545,22 @@ static OceanError OceanCudaRunGroupedRows(OceanCudaDevice dev, const OceanCudaRo
     } else if (b == OCEAN_BIN_ESC4 || b == OCEAN_BIN_ESC2) {
       /* their own kernel (static shared memory), the same team width for both bins */
       const int lanes = OCEAN_ESC_LANES;
-      OceanKernelEscRows<OCEAN_ESC_LANES><<<OceanGrid(nb, OCEAN_TEAM_BLOCK / OCEAN_ESC_LANES), OCEAN_TEAM_BLOCK>>>(a);
+      OceanKernelEscRows<OCEAN_ESC_LANES>
+        <<<OceanGrid(nb, OCEAN_TEAM_BLOCK / OCEAN_ESC_LANES), OCEAN_TEAM_BLOCK, 0, side>>>(a);
       if ((launch = cudaGetLastError()) != cudaSuccess) {
         err = OceanSetError(OCEAN_ERR_DEVICE, "accumulators: bin %s (%lld rows, %d lanes a row): %s",
                             OceanBinName((OceanBin)b), (long long)nb, lanes, cudaGetErrorString(launch));
         goto done;
       }
+      continue;
+    } else if (b == OCEAN_BIN_HEAVY) {
+      OceanHeavyCounts unkept;
+      double           unkept_times[4] = {0, 0, 0, 0};
+      memset(&unkept, 0, sizeof(unkept));
+      err = OceanCudaHeavyRows(dev, rp, A, B, d_shapes, d_routes, d_grouped + start, nb, d_offsets, d_cols, d_vals,
+                               d_counts, d_flags, rp->heavy ? rp->heavy : &unkept,
+                               rp->heavy_times ? rp->heavy_times : unkept_times);
+      if (err) goto done;
       continue;
     } else if (b == OCEAN_BIN_LONG) {
       int64_t            total = 0;
@@ -695,9 +637,9 @@ static OceanError OceanCudaRunGroupedRows(OceanCudaDevice dev, const OceanCudaRo
     {
       const dim3   grid = b == OCEAN_BIN_LONG ? (unsigned)long_grid : OceanGrid(nb, teams), block = teams * team;
       const size_t bytes = (size_t)teams * (size_t)team_bytes;
-      if (team == 32) OceanKernelRows<OCEAN_ROWS_WARP><<<grid, block, bytes>>>(a, team, team_bytes);
+      if (team == 32) OceanKernelRows<OCEAN_ROWS_WARP><<<grid, block, bytes, side>>>(a, team, team_bytes);
       else if (b == OCEAN_BIN_LONG) OceanKernelRows<OCEAN_ROWS_GLOBAL><<<grid, block, bytes>>>(a, team, team_bytes);
-      else OceanKernelRows<OCEAN_ROWS_SHARED><<<grid, block, bytes>>>(a, team, team_bytes);
+      else OceanKernelRows<OCEAN_ROWS_SHARED><<<grid, block, bytes, side>>>(a, team, team_bytes);
     }
     if ((launch = cudaGetLastError()) != cudaSuccess) {
       err =
@@ -708,6 +650,14 @@ static OceanError OceanCudaRunGroupedRows(OceanCudaDevice dev, const OceanCudaRo
   }
   err = OCEAN_SUCCESS;
 done:
+  if (side) { /* the default stream's later work waits for the shared-memory bins */
+    OceanError jerr = OceanCudaCheck(cudaEventRecord(joins[1], side), "accumulators: event");
+    if (!jerr) jerr = OceanCudaCheck(cudaStreamWaitEvent(0, joins[1], 0), "accumulators: stream wait");
+    if (!err) err = jerr;
+    cudaStreamDestroy(side);
+  }
+  for (int k = 0; k < 2; k++)
+    if (joins[k]) cudaEventDestroy(joins[k]);
   OceanCudaFree(dev, gcap);
   OceanCudaFree(dev, goff);
   OceanCudaFree(dev, gkeys);

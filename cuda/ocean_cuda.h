@@ -31,6 +31,9 @@ typedef struct {
   int64_t        warp;
   double         load;
   int64_t        smem_optin; /* the most dynamic shared memory a block may have */
+  /* where OceanCudaRunRows adds what the heavy rows of its numeric passes did (host memory; NULL: not kept) */
+  OceanHeavyCounts *heavy;
+  double           *heavy_times; /* 4 entries, see OceanCudaHeavyRows */
 } OceanCudaRouteParams;
 
 /* ---- device context (cuda/ocean_device.cu): the device, its memory pool (cached cudaMalloc blocks, never freed
@@ -89,7 +92,7 @@ OceanError OceanCudaSampleValues(const int64_t *d_sample, int64_t ns, const Ocea
                                  const int64_t *d_counts, int64_t *d_out);
 
 /* ---- statistics reduced on the device (only scalars come back; cuda/ocean_analysis.cu) */
-#define OCEAN_CUDA_NUM_ACC (OCEAN_ACC_GLOBAL_DENSE + 1)
+#define OCEAN_CUDA_NUM_ACC (OCEAN_ACC_MULTISPLIT + 1)
 typedef struct {
   int64_t bins[OCEAN_NUM_BINS];    /* rows per OceanBin */
   int64_t acc[OCEAN_CUDA_NUM_ACC]; /* rows per OceanAccumulator */
@@ -131,6 +134,14 @@ OceanError OceanCudaRunRows(OceanCudaDevice dev, const OceanCudaRouteParams *rp,
                             const OceanRowShape *d_shapes, const OceanRoute *d_routes, const int64_t *d_list, int64_t n,
                             int bitmap_query, const int64_t *d_offsets, int32_t *d_cols, double *d_vals,
                             int64_t *d_counts, uint8_t *d_flags, int *unsorted);
+
+/* ---- heavy rows (cuda/ocean_heavy.cu): the listed rows of the HEAVY bin (OCEAN_ACC_MULTISPLIT), as OceanCudaRunRows
+   takes them (d_cols NULL: counts only); a numeric pass adds the rows that fit their slot to *hc and its seconds to
+   times[0..3] (outer product, histograms, later levels' multisplits, accumulation and assembly). */
+OceanError OceanCudaHeavyRows(OceanCudaDevice dev, const OceanCudaRouteParams *rp, OceanDevCSR A, OceanDevCSR B,
+                              const OceanRowShape *d_shapes, const OceanRoute *d_routes, const int64_t *d_list,
+                              int64_t n, const int64_t *d_offsets, int32_t *d_cols, double *d_vals, int64_t *d_counts,
+                              uint8_t *d_flags, OceanHeavyCounts *hc, double times[4]);
 
 /* Rows grouped by a small key: d_keys[j] (< nkeys <= 256) for the listed rows (d_list NULL: 0..n-1); *d_grouped
    (n rows from the pool, the caller frees it) lists them by key, in their order inside a key; counts[key] of each. */

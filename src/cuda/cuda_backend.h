@@ -71,6 +71,8 @@ typedef struct {
   int64_t              row_chunks; /* > 0: C was made in row chunks and is on the host only (c_colidx, c_values NULL) */
   OceanCudaScratch     run;        /* the symbolic call's scratch (freed when it ends) */
   OceanCudaRouteParams rp;         /* the symbolic call's routing parameters */
+  OceanHeavyCounts     heavy;      /* what its numeric passes' heavy rows did (rp.heavy points here) */
+  double               heavy_times[4];
 } OceanCudaStage;
 
 static inline OceanCudaContext *OceanCudaCtx(OceanContext ctx)

@@ -42,6 +42,8 @@ static OceanError OceanCudaSymbolicBegin(OceanContext ctx, OceanStage *st, const
   OceanCall(OceanCalloc(1, &d, "CUDA stage"));
   st->dev = d;
   OceanCudaRouteParamsGet(st, &d->rp);
+  d->rp.heavy       = &d->heavy;
+  d->rp.heavy_times = d->heavy_times;
   return OCEAN_SUCCESS;
 }
 
@@ -205,6 +207,7 @@ static OceanError OceanCudaFinish(OceanContext ctx, OceanStage *st)
   OceanStageScratch *t   = &st->tmp;
   const int64_t      n   = st->nrows;
 
+  OceanStageSetHeavyCounts(st, &d->heavy); /* none with NARROW, which has its own pass */
   if (st->dec.workflow == OCEAN_WORKFLOW_NARROW) return OCEAN_SUCCESS;
   OceanCall(OceanDevAlloc(ctx, n, &d->exact));
   OceanCall(OceanCudaRouteRows(&d->rp, OCEAN_PASS_NUMERIC, NULL, n, s->counts, d->shapes, d->exact));
@@ -217,10 +220,14 @@ static OceanError OceanCudaFinish(OceanContext ctx, OceanStage *st)
     rc              = rcs[0];
     d->exact_counts = rcs[1];
     for (b = 0; b < OCEAN_NUM_BINS; b++) S->rows_per_bin[b] = rc.bins[b];
-    S->dense_rows  = rc.acc[OCEAN_ACC_DENSE];
-    S->hash_rows   = rc.acc[OCEAN_ACC_HASH];
-    S->esc_rows    = rc.acc[OCEAN_ACC_ESC];
-    S->global_rows = rc.acc[OCEAN_ACC_GLOBAL_HASH] + rc.acc[OCEAN_ACC_GLOBAL_DENSE];
+    S->dense_rows         = rc.acc[OCEAN_ACC_DENSE];
+    S->hash_rows          = rc.acc[OCEAN_ACC_HASH];
+    S->esc_rows           = rc.acc[OCEAN_ACC_ESC];
+    S->global_rows        = rc.acc[OCEAN_ACC_GLOBAL_HASH] + rc.acc[OCEAN_ACC_GLOBAL_DENSE];
+    S->t_heavy_expand     = d->heavy_times[0];
+    S->t_heavy_histogram  = d->heavy_times[1];
+    S->t_heavy_split      = d->heavy_times[2];
+    S->t_heavy_accumulate = d->heavy_times[3];
     if (st->dec.workflow == OCEAN_WORKFLOW_ESTIMATE)
       OceanCall(OceanCudaEstimateError(dev, n, d->shapes, s->estimate, st->dec.coefficient, s->counts,
                                        &S->estimate_mean_rel_error));
@@ -348,8 +355,8 @@ static OceanError OceanCudaStageDownloadC_Private(OceanContext ctx, OceanStage *
     OceanCall(OceanCudaStageHostC(ctx, st, d));
     OceanCall(OceanCudaDownloadStaged(OceanCtxDev(ctx), st->colidx, d->c_colidx, (size_t)st->nnz * sizeof(int32_t)));
     st->host_structure = 1;
-    st->stats.downloaded_bytes += (st->nrows ? (st->nrows + 1) * (int64_t)sizeof(int64_t) : 0) +
-                                  st->nnz * (int64_t)sizeof(int32_t);
+    st->stats.downloaded_bytes +=
+      (st->nrows ? (st->nrows + 1) * (int64_t)sizeof(int64_t) : 0) + st->nnz * (int64_t)sizeof(int32_t);
   }
   if (!st->host_values) {
     OceanCall(OceanCudaDownloadStaged(OceanCtxDev(ctx), st->values, d->c_values, (size_t)st->nnz * sizeof(double)));

@@ -10,9 +10,11 @@
 void OceanCudaRouteParamsGet(const OceanStage *st, OceanCudaRouteParams *rp)
 {
   memcpy(rp->bins, st->set->bins, sizeof(rp->bins));
-  rp->warp       = st->set->warp_size;
-  rp->load       = st->set->options.hash_load;
-  rp->smem_optin = st->set->smem_per_block;
+  rp->warp        = st->set->warp_size;
+  rp->load        = st->set->options.hash_load;
+  rp->smem_optin  = st->set->smem_per_block;
+  rp->heavy       = NULL;
+  rp->heavy_times = NULL;
 }
 
 void OceanCudaScratchFree(OceanContext ctx, OceanCudaScratch *s)

@@ -70,6 +70,23 @@ static int CompareRef(OceanProduct prod, const GenCSR *R, const double *absval)
 }
 
 /* Same workflow and per-row decisions in both backends' plans (every stage). */
+/* The multisplit's statistics of the two backends: the same rows, chunks, levels and moved elements. */
+static int CompareHeavy(int s, const OceanStats *g, const OceanStats *c)
+{
+  CHECK(g->heavy_rows == c->heavy_rows && g->heavy_products == c->heavy_products &&
+          g->heavy_chunks == c->heavy_chunks && g->heavy_dense_chunks == c->heavy_dense_chunks &&
+          g->heavy_split_elements == c->heavy_split_elements && g->heavy_levels == c->heavy_levels &&
+          g->heavy_levels_planned == c->heavy_levels_planned && g->heavy_chunk_columns == c->heavy_chunk_columns,
+        "stage %d: heavy rows %lld/%lld, products %lld/%lld, chunks %lld/%lld (dense %lld/%lld), moved %lld/%lld, "
+        "levels %d/%d of %d/%d (gpu/cpu)",
+        s, (long long)g->heavy_rows, (long long)c->heavy_rows, (long long)g->heavy_products,
+        (long long)c->heavy_products, (long long)g->heavy_chunks, (long long)c->heavy_chunks,
+        (long long)g->heavy_dense_chunks, (long long)c->heavy_dense_chunks, (long long)g->heavy_split_elements,
+        (long long)c->heavy_split_elements, g->heavy_levels, c->heavy_levels, g->heavy_levels_planned,
+        c->heavy_levels_planned);
+  return 0;
+}
+
 static int CompareDecisions(OceanProduct pg, OceanProduct pc)
 {
   int ns, s;
@@ -96,6 +113,7 @@ static int CompareDecisions(OceanProduct pg, OceanProduct pc)
     for (b = 0; b < OCEAN_NUM_BINS; b++)
       CHECK(sg.rows_per_bin[b] == sc.rows_per_bin[b], "stage %d: bin %s has %lld rows (gpu), %lld (cpu)", s,
             OceanBinName((OceanBin)b), (long long)sg.rows_per_bin[b], (long long)sc.rows_per_bin[b]);
+    if (CompareHeavy(s, &sg, &sc)) return 1;
     CALL(OceanProductGetRowInfo(pg, s, &rg, &ng));
     CALL(OceanProductGetRowInfo(pc, s, &rc, &nc));
     CHECK(ng == nc, "stage %d: %lld rows vs %lld", s, (long long)ng, (long long)nc);
@@ -156,15 +174,22 @@ static int RepeatBitwise(OceanProduct p, const OceanCSR *a, const OceanCSR *b)
 
 /* reuse_map_max_bytes of the cases' options: 0 makes numeric reuse search C's rows (ReuseCases) */
 static int64_t case_reuse_map = -1;
+/* the heavy-row options of the cases (CaseLong turns them off, CaseHeavy forces them) */
+static OceanHeavyMode case_heavy = OCEAN_HEAVY_AUTO;
+static int64_t        case_heavy_threshold, case_heavy_columns, case_heavy_per_level;
 
 static void Options(OceanOptions *o, int workflow, int registers, double coefficient)
 {
   OceanOptionsDefault(o);
-  o->reuse_map_max_bytes  = case_reuse_map;
-  o->workflow             = (OceanWorkflow)workflow;
-  o->hll_registers        = registers;
-  o->estimate_coefficient = coefficient;
-  o->record_rows          = 1;
+  o->reuse_map_max_bytes    = case_reuse_map;
+  o->workflow               = (OceanWorkflow)workflow;
+  o->hll_registers          = registers;
+  o->estimate_coefficient   = coefficient;
+  o->record_rows            = 1;
+  o->heavy                  = case_heavy;
+  o->heavy_threshold        = case_heavy_threshold;
+  o->heavy_chunk_columns    = case_heavy_columns;
+  o->heavy_chunks_per_level = case_heavy_per_level;
 }
 
 /* AB on both backends with the options; reference check, decisions, then numeric with new values (reuse). */
@@ -544,6 +569,7 @@ static int CompareStats(OceanProduct pg, OceanProduct pc)
           "stage %d: dense/hash/esc/global rows %lld/%lld/%lld/%lld (gpu), %lld/%lld/%lld/%lld (cpu)", s,
           (long long)g.dense_rows, (long long)g.hash_rows, (long long)g.esc_rows, (long long)g.global_rows,
           (long long)c.dense_rows, (long long)c.hash_rows, (long long)c.esc_rows, (long long)c.global_rows);
+    if (CompareHeavy(s, &g, &c)) return 1;
     CHECK(fabs(g.estimate_mean_rel_error - c.estimate_mean_rel_error) <=
             1e-12 * fmax(1.0, fabs(c.estimate_mean_rel_error)),
           "stage %d: estimate error %.17g (gpu), %.17g (cpu)", s, g.estimate_mean_rel_error, c.estimate_mean_rel_error);
@@ -695,6 +721,7 @@ static int CaseLong(int64_t ncols, OceanAccumulator acc, int workflow, int regis
   GenRandomRows(&A, 64, 2000, 4, 0, seed, 0);
   MatFullRows(&A, 16, 3, seed, &D);
   GenRandomRows(&B, 2000, ncols, 5, 0, seed + 1, seed + 1);
+  case_heavy = OCEAN_HEAVY_OFF; /* the full rows' 10,000 products would make them heavy */
   Options(&o, workflow, registers, coef);
   CALL(OceanContextSetOptions(cpu, &o));
   a = GenView(&D);
@@ -709,9 +736,47 @@ static int CaseLong(int64_t ncols, OceanAccumulator acc, int workflow, int regis
              OceanAccumulatorName(acc));
     GenFree(&D);
     GenFree(&B);
+    case_heavy = OCEAN_HEAVY_AUTO;
     return 1;
   }
-  return CaseAB(&D, &B, workflow, registers, coef, expect_overflow, 1);
+  i          = CaseAB(&D, &B, workflow, registers, coef, expect_overflow, 1);
+  case_heavy = OCEAN_HEAVY_AUTO;
+  return (int)i;
+}
+
+/* Heavy rows (the multisplit) with the given options (threshold 0: auto mode, the device's own parameters): the CPU
+   backend's plan must make `levels` levels and heavy rows; then both backends through CaseAB (decisions, heavy
+   statistics, C, numeric reuse). */
+static int CaseHeavy(GenCSR *A, GenCSR *B, int workflow, int64_t threshold, int64_t columns, int64_t per_level,
+                     int levels, int expect_overflow)
+{
+  OceanOptions o;
+  OceanProduct p;
+  OceanStats   st;
+  OceanCSR     a = GenView(A), b = GenView(B);
+  int          r;
+
+  case_heavy           = threshold ? OCEAN_HEAVY_MULTISPLIT : OCEAN_HEAVY_AUTO;
+  case_heavy_threshold = threshold;
+  case_heavy_columns   = columns;
+  case_heavy_per_level = per_level;
+  Options(&o, workflow, workflow == OCEAN_WORKFLOW_ESTIMATE && expect_overflow ? 16 : 0,
+          workflow == OCEAN_WORKFLOW_ESTIMATE && expect_overflow ? 0.3 : 0);
+  CALL(OceanContextSetOptions(cpu, &o));
+  CALL(OceanProductCreate(cpu, OCEAN_PRODUCT_AB, &p));
+  CALL(OceanProductSymbolic(p, &a, &b));
+  CALL(OceanProductGetStats(p, 0, &st));
+  OceanProductDestroy(&p);
+  if (st.heavy_rows == 0 || st.heavy_levels != levels || (levels > 1 && st.heavy_dense_chunks == 0)) {
+    snprintf(msg, sizeof(msg), "cpu plan: %lld heavy rows, %d levels (expected %d), %lld dense chunks",
+             (long long)st.heavy_rows, st.heavy_levels, levels, (long long)st.heavy_dense_chunks);
+    GenFree(A); /* as CaseAB would */
+    if (B != A) GenFree(B);
+    r = 1;
+  } else r = CaseAB(A, B, workflow, o.hll_registers, o.estimate_coefficient, expect_overflow, 1);
+  case_heavy           = OCEAN_HEAVY_AUTO;
+  case_heavy_threshold = case_heavy_columns = case_heavy_per_level = 0;
+  return r;
 }
 
 static int64_t CsrBytes(const GenCSR *M)
@@ -1372,6 +1437,30 @@ int main(int argc, char **argv)
        CaseLong(30000, OCEAN_ACC_GLOBAL_DENSE, OCEAN_WORKFLOW_EXACT, 0, 0, 0, 64));
   CASE("AB LONG rows, dense over 1M columns (bitmap of the opt-in shared memory)",
        CaseLong(1000000, OCEAN_ACC_GLOBAL_DENSE, OCEAN_WORKFLOW_EXACT, 0, 0, 0, 68));
+  /* heavy rows: the multisplit at the device's own parameters, then 1, 2 and 3 levels forced on R-MAT (rows heavy at
+     one level and light at the next, empty chunks), every workflow, overflow and fallback */
+  {
+    GenCSR D;
+    GenRandomRows(&A, 64, 2000, 4, 0, 80, 0);
+    MatFullRows(&A, 16, 3, 80, &D);
+    GenRandomRows(&B, 2000, 30000, 6, 0, 81, 81);
+    CASE("AB heavy rows, auto (8 chunks of 4096 columns)", CaseHeavy(&D, &B, -1, 0, 0, 0, 1, 0));
+  }
+  for (w = OCEAN_WORKFLOW_AUTO; w <= OCEAN_WORKFLOW_EXACT; w++) {
+    int levels;
+    for (levels = 1; levels <= 3; levels++) {
+      GenRmatStream(&A, 12, 8, 82 + (uint64_t)levels, 82 + (uint64_t)levels);
+      GenCopy(&A, &B);
+      snprintf(name, sizeof(name), "AB rmat 12/8 multisplit, %d level(s), %s", levels,
+               OceanWorkflowName((OceanWorkflow)w));
+      /* 2^12 columns in chunks of 64: 64 chunks, in one level of 64, two of 8 or three of 4 (4, 4, 4) */
+      CASE(name, CaseHeavy(&A, &B, w, 300, 64, levels == 1 ? 64 : levels == 2 ? 8 : 4, levels, 0));
+    }
+  }
+  GenRmatStream(&A, 12, 8, 86, 86);
+  GenCopy(&A, &B);
+  CASE("AB rmat 12/8 multisplit, estimate overflow (16 reg, coef 0.3)",
+       CaseHeavy(&A, &B, OCEAN_WORKFLOW_ESTIMATE, 300, 64, 4, 3, 1));
   /* numeric reuse through the product map, then without it (the search in C's rows) */
   ReuseCases("");
   case_reuse_map = 0;
