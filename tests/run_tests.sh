@@ -140,6 +140,14 @@ run_case seq/PtAP-sparsity-change 1 $P -product PtAP -gen_a lap3d -size_a 8 \
   -gen_b agg -size_b 512 -degree_b 8 -sparsity_change
 run_case seq/AB-sketch-reuse     1 $P -product AB -gen_a elast -size_a 6 \
   -gen_b elast -size_b 6 -mat_ocean_workflow estimate -sketch_reuse
+# heavy rows through the multisplit (gMAGNUS), forced small: rows of more than 200 products, chunks of 64 columns,
+# 4 a level (2^10 columns: 2 levels), new values and a sparsity change after
+run_case seq/AB-rmat-multisplit  1 $P -product AB -gen_a rmat -size_a 10 -degree_a 16 \
+  -gen_b rmat -size_b 10 -degree_b 16 -mat_ocean_heavy multisplit -mat_ocean_heavy_threshold 200 \
+  -mat_ocean_heavy_chunk_columns 64 -mat_ocean_heavy_chunks_per_level 4 -expect_heavy_levels 2 -reuse
+run_case seq/PtAP-multisplit     1 $P -product PtAP -gen_a lap3d27 -size_a 10 \
+  -gen_b random -size_b 1000 -n_b 400 -degree_b 3 -mat_ocean_heavy multisplit -mat_ocean_heavy_threshold 70 \
+  -mat_ocean_heavy_chunk_columns 32 -expect_heavy_levels 1 -sparsity_change
 
 # ---- parallel products against PETSc's MPIAIJ (every rank has off-process columns) ----
 for np in 2 3 4; do
@@ -150,6 +158,9 @@ for np in 2 3 4; do
 done
 run_case mpi2/AB-rmat-mixed      2 $P -product AB -gen_a rmat -size_a 11 -degree_a 8 -type_a aijocean \
   -gen_b rmat -size_b 11 -degree_b 8 -type_b aij
+run_case mpi3/AB-rmat-multisplit 3 $P -product AB -gen_a rmat -size_a 11 -degree_a 8 \
+  -gen_b rmat -size_b 11 -degree_b 8 -mat_ocean_heavy multisplit -mat_ocean_heavy_threshold 100 \
+  -mat_ocean_heavy_chunk_columns 64 -mat_ocean_heavy_chunks_per_level 8 -reuse
 run_case mpi3/AB-sparsity-change 3 $P -product AB -gen_a lap3d -size_a 8 -gen_b lap3d -size_b 8 -sparsity_change
 run_case mpi2/PtAP-maij          2 $P -product PtAP -gen_a elast -size_a 6 \
   -gen_b agg -size_b 216 -degree_b 4 -maij_dof 3 -reuse

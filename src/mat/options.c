@@ -5,10 +5,12 @@ static const char *const MatOceanBackendNames[] = {"auto", "cpu", "cuda", "MatOc
                                                    NULL};
 static const char *const MatOceanWorkflowNames[] = {"auto",   "upper_bound",         "estimate",        "exact",
                                                     "narrow", "OceanWorkflowOption", "OCEAN_WORKFLOW_", NULL};
+static const char *const MatOceanHeavyNames[] = {"auto", "off", "multisplit", "OceanHeavyMode", "OCEAN_HEAVY_", NULL};
 
 /* The options as read, before they are checked. */
 typedef struct {
   PetscInt  backend, workflow, registers, nnz_limit, smem, narrow_columns, narrow_entries;
+  PetscInt  heavy, heavy_threshold, heavy_columns, heavy_per_level;
   PetscReal coefficient, narrow_density, reuse_map_mb, device_memory_mb;
   PetscBool view;
 } MatOceanRawOptions;
@@ -47,6 +49,21 @@ static PetscErrorCode MatOceanReadOptions_Private(Mat C, const char *prefix, Mat
                              "Numeric reuse on the GPU: keep a map of each product to its entry of C up to this many "
                              "MB (-1: a quarter of the device's memory, 0: never)",
                              "MatOceanInitializePackage", r->reuse_map_mb, &r->reuse_map_mb, NULL));
+  PetscCall(PetscOptionsEList("-mat_ocean_heavy",
+                              "Heavy rows by the multisplit (gMAGNUS): auto (rows no shared-memory accumulator holds), "
+                              "off, multisplit (every row with more products than the threshold)",
+                              "MatOceanInitializePackage", MatOceanHeavyNames, 3, MatOceanHeavyNames[r->heavy],
+                              &r->heavy, NULL));
+  PetscCall(PetscOptionsInt("-mat_ocean_heavy_threshold",
+                            "Products above which a row is heavy, and elements up to which a chunk is hashed (0: "
+                            "from the shared memory)",
+                            "MatOceanInitializePackage", r->heavy_threshold, &r->heavy_threshold, NULL));
+  PetscCall(PetscOptionsInt("-mat_ocean_heavy_chunk_columns",
+                            "Columns of a last-level chunk, a power of two (0: from the shared memory)",
+                            "MatOceanInitializePackage", r->heavy_columns, &r->heavy_columns, NULL));
+  PetscCall(PetscOptionsInt("-mat_ocean_heavy_chunks_per_level",
+                            "Most chunks a multisplit level makes, a power of two >= 2 (0: from the shared memory)",
+                            "MatOceanInitializePackage", r->heavy_per_level, &r->heavy_per_level, NULL));
   PetscCall(PetscOptionsBool("-mat_ocean_view", "Print each product's decisions and statistics",
                              "MatOceanProductGetStats", r->view, &r->view, NULL));
   PetscOptionsEnd();
@@ -91,6 +108,7 @@ PetscErrorCode MatOceanGetOptions_Private(Mat C, MatOceanOptions *opts)
   r.narrow_density = (PetscReal)opts->core.narrow_min_density;
   r.narrow_entries = (PetscInt)opts->core.narrow_max_entries;
   r.reuse_map_mb   = -1;
+  r.heavy          = (PetscInt)opts->core.heavy;
   PetscCall(MatOceanReadOptions_Private(C, NULL, &r));
   if (prefix && prefix[0]) {
     const size_t outer = MatOceanOuterPrefixLength(prefix);
@@ -122,17 +140,31 @@ PetscErrorCode MatOceanGetOptions_Private(Mat C, MatOceanOptions *opts)
              (double)r.reuse_map_mb);
   PetscCheck(r.narrow_entries >= 0, comm, PETSC_ERR_ARG_OUTOFRANGE,
              "-mat_ocean_narrow_max_entries %" PetscInt_FMT " must be >= 0", r.narrow_entries);
-  opts->backend                   = (MatOceanBackendChoice)r.backend;
-  opts->view                      = r.view;
-  opts->core.workflow             = (OceanWorkflow)(r.workflow - 1); /* "auto" is OCEAN_WORKFLOW_AUTO = -1 */
-  opts->core.hll_registers        = (int)r.registers;
-  opts->core.estimate_coefficient = (double)r.coefficient;
-  opts->core.acc_smem_per_sm      = (int64_t)r.smem;
-  opts->core.max_output_nnz       = (int64_t)r.nnz_limit;
-  opts->core.narrow_max_columns   = (int64_t)r.narrow_columns;
-  opts->core.narrow_min_density   = (double)r.narrow_density;
-  opts->core.narrow_max_entries   = (int64_t)r.narrow_entries;
-  opts->core.reuse_map_max_bytes  = r.reuse_map_mb < 0 ? -1 : (int64_t)(r.reuse_map_mb * 1048576.0);
-  opts->core.device_memory_limit  = (int64_t)(r.device_memory_mb * 1048576.0);
+  PetscCheck(r.heavy_threshold >= 0, comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "-mat_ocean_heavy_threshold %" PetscInt_FMT " must be >= 0", r.heavy_threshold);
+  PetscCheck(r.heavy_columns >= 0 && !(r.heavy_columns & (r.heavy_columns - 1)), comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "-mat_ocean_heavy_chunk_columns %" PetscInt_FMT " must be 0 or a power of two", r.heavy_columns);
+  PetscCheck(r.heavy_per_level == 0 ||
+               (r.heavy_per_level >= 2 && r.heavy_per_level <= OCEAN_HEAVY_MAX_CHUNKS_PER_LEVEL &&
+                !(r.heavy_per_level & (r.heavy_per_level - 1))),
+             comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "-mat_ocean_heavy_chunks_per_level %" PetscInt_FMT " must be 0 or a power of two in [2, %d]",
+             r.heavy_per_level, OCEAN_HEAVY_MAX_CHUNKS_PER_LEVEL);
+  opts->backend                     = (MatOceanBackendChoice)r.backend;
+  opts->view                        = r.view;
+  opts->core.workflow               = (OceanWorkflow)(r.workflow - 1); /* "auto" is OCEAN_WORKFLOW_AUTO = -1 */
+  opts->core.hll_registers          = (int)r.registers;
+  opts->core.estimate_coefficient   = (double)r.coefficient;
+  opts->core.acc_smem_per_sm        = (int64_t)r.smem;
+  opts->core.max_output_nnz         = (int64_t)r.nnz_limit;
+  opts->core.narrow_max_columns     = (int64_t)r.narrow_columns;
+  opts->core.narrow_min_density     = (double)r.narrow_density;
+  opts->core.narrow_max_entries     = (int64_t)r.narrow_entries;
+  opts->core.reuse_map_max_bytes    = r.reuse_map_mb < 0 ? -1 : (int64_t)(r.reuse_map_mb * 1048576.0);
+  opts->core.device_memory_limit    = (int64_t)(r.device_memory_mb * 1048576.0);
+  opts->core.heavy                  = (OceanHeavyMode)r.heavy;
+  opts->core.heavy_threshold        = (int64_t)r.heavy_threshold;
+  opts->core.heavy_chunk_columns    = (int64_t)r.heavy_columns;
+  opts->core.heavy_chunks_per_level = (int64_t)r.heavy_per_level;
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }

@@ -4,6 +4,7 @@ static const char help[] =
   "-seed_a/-seed_b S -dense_row_a R\n"
   "  -type_a/-type_b aij|aijocean  -maij_dof D (P becomes MAIJ)  -expect_workflow W -expect_overflow -expect_stage K\n"
   "  -expect_row_chunks (on the CUDA backend C made in several chunks of rows, on the CPU in none)\n"
+  "  -expect_heavy_levels L (heavy rows through the multisplit, L levels deep)\n"
   "  -reuse (MatScale and new values, numeric only)  -sparsity_change  -sketch_reuse\n";
 
 #include "oceantest.h"
@@ -11,6 +12,7 @@ static const char help[] =
 typedef struct {
   char      product[16], api[16], workflow[32];
   PetscBool reuse, sparsity_change, sketch_reuse, expect_overflow, expect_ocean, expect_row_chunks;
+  PetscInt  expect_heavy_levels;
   PetscInt  maij_dof, stage;
 } TestOptions;
 
@@ -113,7 +115,7 @@ static PetscErrorCode CheckStats(TestOptions *o, Mat C)
              "rows per bin add up to %" PetscInt64_FMT ", not %" PetscInt64_FMT, (PetscInt64)rows,
              (PetscInt64)stats.nrows);
   PetscCheck(stats.esc_rows + stats.hash_rows + stats.dense_rows + stats.global_rows +
-                 stats.rows_per_bin[OCEAN_BIN_EMPTY] ==
+                 stats.rows_per_bin[OCEAN_BIN_EMPTY] + stats.rows_per_bin[OCEAN_BIN_HEAVY] ==
                stats.nrows,
              PETSC_COMM_SELF, PETSC_ERR_PLIB, "accumulator counts do not add up to %" PetscInt64_FMT " rows",
              (PetscInt64)stats.nrows);
@@ -127,6 +129,14 @@ static PetscErrorCode CheckStats(TestOptions *o, Mat C)
   if (o->expect_overflow)
     PetscCheck(stats.overflow_rows > 0, PETSC_COMM_SELF, PETSC_ERR_PLIB,
                "expected rows overflowing their estimate, found none");
+  if (o->expect_heavy_levels)
+    PetscCheck(stats.heavy_rows > 0 && stats.heavy_rows == stats.rows_per_bin[OCEAN_BIN_HEAVY] &&
+                 stats.heavy_levels == o->expect_heavy_levels,
+               PETSC_COMM_SELF, PETSC_ERR_PLIB,
+               "heavy rows: %" PetscInt64_FMT " (%" PetscInt64_FMT " in the bin), %d levels; %" PetscInt_FMT
+               " levels expected",
+               (PetscInt64)stats.heavy_rows, (PetscInt64)stats.rows_per_bin[OCEAN_BIN_HEAVY], stats.heavy_levels,
+               o->expect_heavy_levels);
   if (o->expect_row_chunks) {
     OceanBackend backend;
     PetscCall(MatOceanProductGetBackend(C, &backend));
@@ -163,6 +173,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-expect_row_chunks", &o.expect_row_chunks, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-expect_ocean", &o.expect_ocean, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-maij_dof", &o.maij_dof, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-expect_heavy_levels", &o.expect_heavy_levels, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-expect_stage", &o.stage, NULL));
 
   PetscCall(GenOperand("a", comm, &A, &ga));
