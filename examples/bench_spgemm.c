@@ -36,6 +36,8 @@
 typedef struct {
   const char  *only; /* comma-separated names, NULL: all */
   int          reps, warmup, list, small, no_cusparse;
+  int          heavy;    /* OceanOptions.heavy of ours: 0 auto, 1 off, 2 multisplit */
+  int          rmat_set; /* the gMAGNUS paper's R-MAT pairs after the built-in set */
   const char  *csv;
   double       max_gb; /* 0: no limit */
   float        chunk;  /* ALG3's chunk_fraction */
@@ -45,27 +47,31 @@ typedef struct {
 
 static void usage(FILE *f)
 {
-  fprintf(f,
-          "usage: bench_spgemm [options] [FILE.mtx | A.mtx:B.mtx | ptap:A.bin:P.bin ...]\n"
-          "  --only NAME[,NAME]   run only these matrices (built-in names, or file names without .mtx)\n"
-          "  --reps N             timed repetitions (10; 3 when one run takes more than 1 s)\n"
-          "  --warmup N           warm-up runs before them (3)\n"
-          "  --csv PATH           results (build/bench/bench.csv)\n"
-          "  --list               print the matrices' statistics (computed on the host) and exit: no GPU needed\n"
-          "  --max-gb G           skip a method when its buffers would exceed G GB\n"
-          "  --chunk-fraction F   cusparseSpGEMM_estimateMemory's chunk_fraction (0.2)\n"
-          "  --small              smaller versions of the built-in matrices, for quick checks\n"
-          "  --no-cusparse        ours only (for profiling: no ratio is printed)\n"
-          "Matrix Market files (coordinate real/integer/pattern, general/symmetric) are added to the set;\n"
-          "A.mtx:B.mtx multiplies two files.  Their values are replaced by pseudo-random nonzero ones.\n"
-          "ptap:A.bin:P.bin: the Galerkin product P^T A P of two PETSc binary matrices (their own values), ours as a\n"
-          "PtAP plan against cuSPARSE's csr2csc + two cusparseSpGEMM (ALG1); named ptap_<A's file name>.\n"
-          "--only takes NAME* for every name that starts with NAME.\n");
+  fprintf(
+    f, "usage: bench_spgemm [options] [FILE.mtx | A.mtx:B.mtx | ptap:A.bin:P.bin ...]\n"
+       "  --only NAME[,NAME]   run only these matrices (built-in names, or file names without .mtx)\n"
+       "  --reps N             timed repetitions (10; 3 when one run takes more than 1 s)\n"
+       "  --warmup N           warm-up runs before them (3)\n"
+       "  --csv PATH           results (build/bench/bench.csv)\n"
+       "  --list               print the matrices' statistics (computed on the host) and exit: no GPU needed\n"
+       "  --max-gb G           skip a method when its buffers would exceed G GB\n"
+       "  --chunk-fraction F   cusparseSpGEMM_estimateMemory's chunk_fraction (0.2)\n"
+       "  --small              smaller versions of the built-in matrices, for quick checks\n"
+       "  --no-cusparse        ours only (for profiling: no ratio is printed)\n"
+       "  --heavy MODE         our heavy rows: auto (the multisplit where rows need it), off, multisplit\n"
+       "  --rmat-set           add the gMAGNUS paper's R-MAT pairs: rmat_s<scale>_a<deg>_b8, C = A*B with A of\n"
+       "                       degree 4, 8, 16, 32 and another R-MAT B of degree 8 (Graph500 a = .57, b = c = .19),\n"
+       "                       scales 15-18 (19 and 20 with A of degree 4 and 8)\n"
+       "Matrix Market files (coordinate real/integer/pattern, general/symmetric) are added to the set;\n"
+       "A.mtx:B.mtx multiplies two files.  Their values are replaced by pseudo-random nonzero ones.\n"
+       "ptap:A.bin:P.bin: the Galerkin product P^T A P of two PETSc binary matrices (their own values), ours as a\n"
+       "PtAP plan against cuSPARSE's csr2csc + two cusparseSpGEMM (ALG1); named ptap_<A's file name>.\n"
+       "--only takes NAME* for every name that starts with NAME.\n");
 }
 
 static int parse_options(int argc, char **argv, Options *o)
 {
-  *o       = (Options){NULL, 10, 3, 0, 0, 0, "build/bench/bench.csv", 0, 0.2f, NULL, 0};
+  *o       = (Options){NULL, 10, 3, 0, 0, 0, 0, 0, "build/bench/bench.csv", 0, 0.2f, NULL, 0};
   o->files = (const char **)GenMalloc((size_t)argc * sizeof(char *));
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -73,6 +79,7 @@ static int parse_options(int argc, char **argv, Options *o)
     if (!strcmp(a, "--list")) o->list = 1, takes = 0;
     else if (!strcmp(a, "--small")) o->small = 1, takes = 0;
     else if (!strcmp(a, "--no-cusparse")) o->no_cusparse = 1, takes = 0;
+    else if (!strcmp(a, "--rmat-set")) o->rmat_set = 1, takes = 0;
     else if (!strcmp(a, "--help") || !strcmp(a, "-h")) return usage(stdout), exit(0), 0;
     else if (!v && a[0] == '-') return fprintf(stderr, "bench: %s needs a value\n", a), 1;
     else if (!strcmp(a, "--only")) o->only = v;
@@ -81,7 +88,10 @@ static int parse_options(int argc, char **argv, Options *o)
     else if (!strcmp(a, "--csv")) o->csv = v;
     else if (!strcmp(a, "--max-gb")) o->max_gb = atof(v);
     else if (!strcmp(a, "--chunk-fraction")) o->chunk = (float)atof(v);
-    else if (a[0] == '-') return fprintf(stderr, "bench: unknown option %s\n", a), usage(stderr), 1;
+    else if (!strcmp(a, "--heavy")) {
+      o->heavy = !strcmp(v, "auto") ? 0 : !strcmp(v, "off") ? 1 : !strcmp(v, "multisplit") ? 2 : -1;
+      if (o->heavy < 0) return fprintf(stderr, "bench: --heavy %s: auto, off or multisplit\n", v), 1;
+    } else if (a[0] == '-') return fprintf(stderr, "bench: unknown option %s\n", a), usage(stderr), 1;
     else o->files[o->nfiles++] = a, takes = 0;
     i += takes;
   }
@@ -741,6 +751,7 @@ typedef struct {
 typedef struct {
   cusparseHandle_t handle;
   cudaEvent_t      start, stop;
+  double           copy_gbs;      /* measured device-to-device copy rate, GB/s (read + write) */
   OceanContext     ocean;         /* ours: one CUDA context (its device memory pool), like the cuSPARSE handle */
   char             ocean_err[96]; /* why there is none */
 } Gpu;
@@ -774,6 +785,8 @@ static void workflow_name(const OceanStats *st, char *buf, size_t len)
 #endif
 }
 
+static double bench_copy_gbs; /* Gpu.copy_gbs, for the heavy rows' bandwidth fractions */
+
 /* Ours: where the time of the last timed run went (OceanStats: CUDA event times of each phase). */
 static void print_ocean_phases(const Summary *s)
 {
@@ -793,6 +806,25 @@ static void print_ocean_phases(const Summary *s)
          "numeric-only %.3f ms\n",
          "ocean phases", 1e3 * st->t_analysis, 1e3 * st->t_estimate, 1e3 * st->t_symbolic, 1e3 * st->t_numeric,
          1e3 * st->t_fallback, 1e3 * st->t_compact, 1e3 * s->ostats_reuse.t_numeric);
+  if (st->heavy_rows) {
+    /* bytes each kernel must move at least: the outer product reads B's column and value of each product and writes
+       both (24 bytes; the histogram reads the columns: 4); the later levels read and write their elements (24); the
+       accumulation (and the assembly of the rows) reads each product once (12) */
+    const double p = (double)st->heavy_products, moved = (double)(st->heavy_split_elements - st->heavy_products);
+    const double gb = bench_copy_gbs > 0 ? bench_copy_gbs : 1;
+#define OCEAN_BW(bytes, t) ((t) > 0 ? (bytes) / (t) / 1e9 / gb : 0.0)
+    printf(
+      "  %-15s %lld rows (%.1f%%), %lld products (%.1f%%), %lld chunks of %lld columns (%lld dense), %d of %d "
+      "levels; outer product %.3f ms (%.2f of copy), histogram %.3f (%.2f), multisplit %.3f (%.2f), accumulate "
+      "%.3f (%.2f)\n",
+      "ocean heavy", (long long)st->heavy_rows, 100.0 * (double)st->heavy_rows / (double)(st->nrows ? st->nrows : 1),
+      (long long)st->heavy_products, 100.0 * p / (double)(st->products ? st->products : 1), (long long)st->heavy_chunks,
+      (long long)st->heavy_chunk_columns, (long long)st->heavy_dense_chunks, st->heavy_levels, st->heavy_levels_planned,
+      1e3 * st->t_heavy_expand, OCEAN_BW(24 * p, st->t_heavy_expand), 1e3 * st->t_heavy_histogram,
+      OCEAN_BW(4 * (p + moved), st->t_heavy_histogram), 1e3 * st->t_heavy_split,
+      OCEAN_BW(24 * moved, st->t_heavy_split), 1e3 * st->t_heavy_accumulate, OCEAN_BW(12 * p, st->t_heavy_accumulate));
+#undef OCEAN_BW
+  }
   if (s->ptap)
     for (int k = 0; k < 2; k++) {
       const OceanStats *g = &s->ostage[k];
@@ -1514,7 +1546,33 @@ static void print_list(const Summary *sums, int n)
 
 /* ---- main -------------------------------------------------------------------------------------------------- */
 
-static int gpu_init(Gpu *g)
+/* The device-to-device copy rate (bytes read + written per second) of a 1 GB cudaMemcpy, median of 5. */
+static double copy_rate(Gpu *g)
+{
+  const size_t bytes = (size_t)1 << 30;
+  void        *a = NULL, *b = NULL;
+  double       t[5];
+  float        ms;
+  if (cudaMalloc(&a, bytes) != cudaSuccess || cudaMalloc(&b, bytes) != cudaSuccess) {
+    (void)cudaGetLastError();
+    cudaFree(a);
+    return 0;
+  }
+  cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice);
+  for (int k = 0; k < 5; k++) {
+    cudaEventRecord(g->start, 0);
+    cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice);
+    cudaEventRecord(g->stop, 0);
+    cudaEventSynchronize(g->stop);
+    cudaEventElapsedTime(&ms, g->start, g->stop);
+    t[k] = 2.0 * (double)bytes / (1e-3 * ms) / 1e9;
+  }
+  cudaFree(a);
+  cudaFree(b);
+  return median(t, 5);
+}
+
+static int gpu_init(Gpu *g, int heavy)
 {
   BenchResult           r;
   int                   dev, sms, drv, rt, sp;
@@ -1538,6 +1596,7 @@ static int gpu_init(Gpu *g)
     OceanError   e = OceanContextCreate(OCEAN_BACKEND_CUDA, NULL, &g->ocean);
     OceanOptionsDefault(&opts);
     opts.record_rows = 0;
+    opts.heavy       = (OceanHeavyMode)heavy;
     if (!e) e = OceanContextSetOptions(g->ocean, &opts);
     if (e) {
       fprintf(stderr, "bench: ocean: no CUDA context: %s: %s\n", OceanErrorString(e), OceanGetLastErrorMessage());
@@ -1548,8 +1607,14 @@ static int gpu_init(Gpu *g)
 #else
   snprintf(g->ocean_err, sizeof(g->ocean_err), "n/a");
 #endif
-  printf("CUDA driver %d.%d, runtime %d.%d, cuSPARSE %d.%d.%d; %d OpenMP threads\n", drv / 1000, drv % 1000 / 10,
-         rt / 1000, rt % 1000 / 10, sp / 1000, sp % 1000 / 100, sp % 100, omp_get_max_threads());
+  g->copy_gbs = copy_rate(g);
+  printf("CUDA driver %d.%d, runtime %d.%d, cuSPARSE %d.%d.%d; %d OpenMP threads; device copy %.0f GB/s; our heavy "
+         "rows: %s\n",
+         drv / 1000, drv % 1000 / 10, rt / 1000, rt % 1000 / 10, sp / 1000, sp % 1000 / 100, sp % 100,
+         omp_get_max_threads(), g->copy_gbs,
+         heavy == 0   ? "auto"
+         : heavy == 1 ? "off"
+                      : "multisplit");
   return 0;
 done:
   fprintf(stderr, "bench: no usable GPU (%s); --list works without one\n", r.status);
@@ -1566,7 +1631,15 @@ static void gpu_finalize(Gpu *g)
   warn_sparse(cusparseDestroy(g->handle), "cusparseDestroy");
 }
 
-/* Builds input k (built-in specs first, then the files): 0 when built, 1 when not selected, 2 on error. */
+/* The gMAGNUS paper's R-MAT pairs (its Table III's densities): scale 15-18 with A of degree 4, 8, 16, 32, scales 19
+   and 20 with 4 and 8 (the larger ones' intermediate products pass the device memory); B of degree 8, its own seed. */
+static const int rmat_pairs[][2] = {{15, 4},  {15, 8},  {15, 16}, {15, 32}, {16, 4},  {16, 8}, {16, 16},
+                                    {16, 32}, {17, 4},  {17, 8},  {17, 16}, {17, 32}, {18, 4}, {18, 8},
+                                    {18, 16}, {18, 32}, {19, 4},  {19, 8},  {20, 4},  {20, 8}};
+#define NUM_RMAT_PAIRS ((int)(sizeof(rmat_pairs) / sizeof(rmat_pairs[0])))
+
+/* Builds input k (built-in specs first, the R-MAT pairs with --rmat-set, then the files): 0 when built, 1 when not
+   selected, 2 on error. */
 static int make_inputs(const Options *o, int k, GenCSR *A, GenCSR *B, int *two, Summary *s)
 {
   double t0   = omp_get_wtime();
@@ -1578,10 +1651,21 @@ static int make_inputs(const Options *o, int k, GenCSR *A, GenCSR *B, int *two, 
     snprintf(name, sizeof(name), "%s%s", GenBenchSpecs[k].name, o->small ? "_small" : "");
     if (!selected(o->only, GenBenchSpecs[k].name) && !selected(o->only, name)) return 1;
     GenBenchMatrix(k, o->small, A);
+  } else if (o->rmat_set && k < GenBenchNumSpecs + NUM_RMAT_PAIRS) {
+    const int scale = rmat_pairs[k - GenBenchNumSpecs][0] - (o->small ? 6 : 0),
+              deg   = rmat_pairs[k - GenBenchNumSpecs][1];
+    char name[64];
+    snprintf(name, sizeof(name), "rmat_s%d_a%d_b8", scale, deg);
+    if (!selected(o->only, name)) return 1;
+    GenRmatChunked(A, scale, deg, 0.57, 0.19, 0.19, GEN_BENCH_SEED + 1000 + (uint64_t)k);
+    GenRmatChunked(B, scale, 8, 0.57, 0.19, 0.19, GEN_BENCH_SEED + 2000 + (uint64_t)k);
+    snprintf(A->name, sizeof(A->name), "%s", name);
+    *two = 1;
   } else {
-    file_name(o->files[k - GenBenchNumSpecs], A->name, sizeof(A->name));
+    const int f = k - GenBenchNumSpecs - (o->rmat_set ? NUM_RMAT_PAIRS : 0);
+    file_name(o->files[f], A->name, sizeof(A->name));
     if (!selected(o->only, A->name)) return 1;
-    if (read_inputs(o->files[k - GenBenchNumSpecs], A, B, two, &ptap)) return 2;
+    if (read_inputs(o->files[f], A, B, two, &ptap)) return 2;
   }
   memset(s, 0, sizeof(*s));
   s->ptap = ptap;
@@ -1599,13 +1683,14 @@ int main(int argc, char **argv)
   Summary *sums;
 
   if (parse_options(argc, argv, &o)) return 2;
-  if (!o.list && gpu_init(&g)) return 1;
+  if (!o.list && gpu_init(&g, o.heavy)) return 1;
+  bench_copy_gbs = o.list ? 0 : g.copy_gbs;
   if (!o.list && (mkdir_p(o.csv) || !(csv = fopen(o.csv, "w")))) {
     fprintf(stderr, "bench: cannot write %s: %s\n", o.csv, strerror(errno));
     return 1;
   }
   if (csv) csv_header(csv);
-  ntotal = GenBenchNumSpecs + o.nfiles;
+  ntotal = GenBenchNumSpecs + (o.rmat_set ? NUM_RMAT_PAIRS : 0) + o.nfiles;
   sums   = (Summary *)GenMalloc((size_t)ntotal * sizeof(Summary));
   for (int k = 0; k < ntotal; k++) {
     GenCSR   A, B, ops[4];
