@@ -97,5 +97,6 @@ PETSC_INTERN PetscErrorCode MatProductSetFromOptions_SeqAIJOcean(Mat);
 PETSC_INTERN PetscErrorCode MatProductSetFromOptions_MPIAIJOcean(Mat);
 PETSC_INTERN PetscErrorCode MatProductSetFromOptions_OceanMAIJ(Mat);
 PETSC_INTERN PetscErrorCode MatOceanWrapProduct_Private(Mat);
+PETSC_INTERN PetscErrorCode MatOceanProductSetBlockSizes_Private(Mat C);
 
 #endif

@@ -225,11 +225,10 @@ static PetscErrorCode MatProductSymbolic_OceanWrap(Mat C)
                ((PetscObject)w->Paij)->type_name);
   }
   PetscCall((*w->symbolic)(C));
-  if (w->P) {
-    product->B = w->P;
-    /* as PETSc's PtAP with a MAIJ P: C's blocks are P's column blocks */
-    PetscCall(MatSetBlockSizes(C, PetscAbs(w->P->cmap->bs), PetscAbs(w->P->cmap->bs)));
-  }
+  if (w->P) product->B = w->P;
+  /* PETSc's MPIAIJ "backend" route leaves C's block sizes unset: as PETSc's own products set them (a MAIJ P's
+     column blocks included), which GAMG's coarsening reads */
+  PetscCall(MatOceanProductSetBlockSizes_Private(C));
   w->numeric                      = C->ops->productnumeric;
   C->ops->productsymbolic         = MatProductSymbolic_OceanWrap;
   C->ops->productnumeric          = MatProductNumeric_OceanWrap;

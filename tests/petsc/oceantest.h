@@ -100,6 +100,8 @@ static inline PetscErrorCode OceanTestGenMat(MPI_Comm comm, OceanTestGen *g, Mat
     }
   }
   PetscCall(MatXAIJSetPreallocation(*A, 1, dnz, onz, NULL, NULL));
+  /* its block size 1 is for both maps: the generator's block sizes again */
+  if (g->bs_r > 0 || g->bs_c > 0) PetscCall(MatSetBlockSizes(*A, PetscMax(g->bs_r, 1), PetscMax(g->bs_c, 1)));
   for (PetscInt i = rstart; i < rend; i++) {
     PetscInt nc = (PetscInt)(c->rowptr[i + 1] - c->rowptr[i]);
     for (PetscInt k = 0; k < nc; k++) cols[k] = c->colidx[c->rowptr[i] + k], vals[k] = c->values[c->rowptr[i] + k];
