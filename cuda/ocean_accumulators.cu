@@ -39,34 +39,6 @@ struct OceanRowArgs {
   unsigned long long  *next; /* LONG: the next position of list to take (rows handed out dynamically) */
 };
 
-/* One insertion into a hash table (shared or global memory, keys -1 when free): a new column past the slot sets over.
-   Table positions are 32-bit: a row's table has fewer than 2^32 slots. */
-__device__ __forceinline__ void OceanHashInsert(int32_t *keys, double *hv, int64_t cap64, int64_t slot, int32_t col,
-                                                double v, bool numeric, OceanRowState *st)
-{
-  const uint32_t cap = (uint32_t)cap64;
-  uint32_t       pos = (uint32_t)OceanHashSlot(col, cap64);
-  for (;;) {
-    int32_t k = ((volatile int32_t *)keys)[pos];
-    if (k == -1) {
-      k = atomicCAS(&keys[pos], -1, col);
-      if (k == -1) {
-        if (atomicAdd(&st->count, 1u) >= (unsigned long long)slot) {
-          atomicExch(&st->over, 1);
-          return;
-        }
-        k = col;
-      }
-    }
-    if (k == col) {
-      if (numeric) atomicAdd(&hv[pos], v);
-      return;
-    }
-    if (((volatile int *)&st->over)[0]) return;
-    pos = pos + 1 == cap ? 0 : pos + 1;
-  }
-}
-
 /* Every product of row i through f, spread over the team (OceanGroupForProducts). */
 template <typename F>
 __device__ __forceinline__ void OceanTeamForProducts(const OceanTeam &tm, const OceanRowArgs &a, int64_t i,

@@ -336,7 +336,7 @@ __global__ void __launch_bounds__(THREADS)
 {
   extern __shared__ double heavy_hash_smem[];
   __shared__ int           warp_sums[32];
-  __shared__ unsigned      occupied;
+  __shared__ OceanRowState state;
   const bool               numeric = buf.val[0] != NULL;
   double                  *hv      = heavy_hash_smem;
   int32_t                 *keys    = (int32_t *)(numeric ? hv + cap : hv);
@@ -354,30 +354,17 @@ __global__ void __launch_bounds__(THREADS)
       keys[j] = -1;
       if (numeric) hv[j] = 0.0;
     }
-    if (threadIdx.x == 0) occupied = 0;
-    __syncthreads();
-    for (int64_t j = threadIdx.x; j < ne; j += THREADS) {
-      const int32_t c   = col[st + j];
-      uint32_t      pos = (uint32_t)OceanHashSlot(c, cap);
-      for (;;) {
-        int32_t k = ((volatile int32_t *)keys)[pos];
-        if (k == -1) {
-          k = atomicCAS(&keys[pos], -1, c);
-          if (k == -1) {
-            if (!numeric) atomicAdd(&occupied, 1u);
-            k = c;
-          }
-        }
-        if (k == c) {
-          if (numeric) atomicAdd(&hv[pos], val[st + j]);
-          break;
-        }
-        pos = pos + 1 == (uint32_t)cap ? 0 : pos + 1;
-      }
+    if (threadIdx.x == 0) {
+      state.count = 0;
+      state.over  = 0;
     }
     __syncthreads();
+    /* a slot of cap: a chunk's table (at least twice its elements) never fills */
+    for (int64_t j = threadIdx.x; j < ne; j += THREADS)
+      OceanHashInsert(keys, hv, cap, cap, col[st + j], numeric ? val[st + j] : 0.0, numeric, &state);
+    __syncthreads();
     if (!numeric) {
-      if (threadIdx.x == 0) sg->out = occupied;
+      if (threadIdx.x == 0) sg->out = state.count;
       __syncthreads();
       continue;
     }

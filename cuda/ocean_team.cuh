@@ -1,7 +1,7 @@
 /*
   ocean_team.cuh - a team of threads accumulating one row (or one chunk) together, and the shared-memory table steps
-  the accumulators share (ocean_accumulators.cu, ocean_heavy.cu): compaction of a hash table's occupied entries and
-  their bitonic sort.  Device code only; included by .cu files.
+  the accumulators share (ocean_accumulators.cu, ocean_heavy.cu): a hash table's insertion, the compaction of its
+  occupied entries and their bitonic sort.  Device code only; included by .cu files.
 */
 #ifndef OCEAN_TEAM_CUH
 #define OCEAN_TEAM_CUH
@@ -89,6 +89,34 @@ static __device__ int64_t OceanTeamCompactTable(const OceanTeam &tm, int32_t *ke
     tm.sync();
   }
   return base;
+}
+
+/* One insertion into a hash table (shared or global memory, keys -1 when free): a new column past the slot sets over.
+   Table positions are 32-bit: a row's table has fewer than 2^32 slots. */
+__device__ __forceinline__ void OceanHashInsert(int32_t *keys, double *hv, int64_t cap64, int64_t slot, int32_t col,
+                                                double v, bool numeric, OceanRowState *st)
+{
+  const uint32_t cap = (uint32_t)cap64;
+  uint32_t       pos = (uint32_t)OceanHashSlot(col, cap64);
+  for (;;) {
+    int32_t k = ((volatile int32_t *)keys)[pos];
+    if (k == -1) {
+      k = atomicCAS(&keys[pos], -1, col);
+      if (k == -1) {
+        if (atomicAdd(&st->count, 1u) >= (unsigned long long)slot) {
+          atomicExch(&st->over, 1);
+          return;
+        }
+        k = col;
+      }
+    }
+    if (k == col) {
+      if (numeric) atomicAdd(&hv[pos], v);
+      return;
+    }
+    if (((volatile int *)&st->over)[0]) return;
+    pos = pos + 1 == cap ? 0 : pos + 1;
+  }
 }
 
 #endif

@@ -5,8 +5,9 @@
      structure from then on (zeros where the product has none, a PETSc error for a product entry C cannot hold), as
      with aij; the product is computed into a matrix of its own ("shadow") and copied.
    - MAIJ (PCHMG, GAMG with several dof per node): P is expanded into an aijocean matrix, refreshed by value before
-     each numeric phase (made anew when the inner AIJ's sparsity changed) and swapped in for each phase; C gets the
-     block sizes PETSc's own PtAP gives it.
+     each numeric phase (made anew when the inner AIJ's sparsity changed) and swapped in for each phase.
+   - C's block sizes, as PETSc's own products set them (its MPIAIJ "backend" route leaves them unset), for the
+     sequential products too.
    - C->ops->matmultnumeric and transposematmultnumeric, which PETSc's generic triple products call directly. */
 #include "mat/matocean.h"
 
@@ -203,6 +204,21 @@ static PetscErrorCode MatOceanWrapNumericWith(Mat A, Mat B, Mat C)
   PetscCall(MatProductNumeric_OceanWrap(C));
   product->A = a;
   product->B = b;
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+/* C's block sizes as PETSc's own AIJ products set them (GAMG's coarsening relies on them): AB rows of A and columns of
+   B, AtB columns of A and of B, PtAP columns of P on both sides (product->B: the P of the caller's product). */
+PetscErrorCode MatOceanProductSetBlockSizes_Private(Mat C)
+{
+  Mat_Product *product = C->product;
+  Mat          A = product->A, B = product->B;
+
+  PetscFunctionBegin;
+  if (product->type == MATPRODUCT_AB) PetscCall(MatSetBlockSizesFromMats(C, A, B));
+  else if (product->type == MATPRODUCT_AtB)
+    PetscCall(MatSetBlockSizes(C, PetscAbs(A->cmap->bs), PetscAbs(B->cmap->bs)));
+  else PetscCall(MatSetBlockSizes(C, PetscAbs(B->cmap->bs), PetscAbs(B->cmap->bs)));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 

@@ -449,21 +449,6 @@ static PetscErrorCode MatProductNumeric_SeqAIJOcean(Mat C)
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
-/* C's block sizes as PETSc's own AIJ products set them (GAMG's coarsening relies on them): AB rows of A and columns of
-   B, AtB columns of A and of B, PtAP columns of P on both sides (product->B: the P of the caller's product). */
-PetscErrorCode MatOceanProductSetBlockSizes_Private(Mat C)
-{
-  Mat_Product *product = C->product;
-  Mat          A = product->A, B = product->B;
-
-  PetscFunctionBegin;
-  if (product->type == MATPRODUCT_AB) PetscCall(MatSetBlockSizesFromMats(C, A, B));
-  else if (product->type == MATPRODUCT_AtB)
-    PetscCall(MatSetBlockSizes(C, PetscAbs(A->cmap->bs), PetscAbs(B->cmap->bs)));
-  else PetscCall(MatSetBlockSizes(C, PetscAbs(B->cmap->bs), PetscAbs(B->cmap->bs)));
-  PetscFunctionReturn(OCEAN_PETSC_OK);
-}
-
 static PetscErrorCode MatProductSymbolic_SeqAIJOcean(Mat C)
 {
   Mat_Product                *product = C->product;
