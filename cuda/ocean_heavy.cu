@@ -14,8 +14,9 @@
                from one buffer into the other within its own range, by the same two kernels over a flattened space of
                such chunks; a chunk's elements never leave the range of the chunk it came from, so the outputs of the
                chunks already summed are left alone
-    accumulate every chunk of at most tau elements in a shared hash (four table sizes, by elements), every bigger one
-               (of the last level, its columns fit) densely (values + bitmap); sorted output written in place
+    accumulate every chunk of the last level densely (values + bitmap: its columns fit), a lighter chunk of an earlier
+               level (at most tau elements) in a shared hash (four table sizes, by elements); sorted output written in
+               place
     assembly   the chunks sorted by (row, first column), their outputs placed after one another in the row's slot
   Decisions (heavy rows, tau, chunk widths, levels, which chunk is summed how) are the CPU backend's: core/rules.h
   (OceanRouteRowBins, OceanHeavyPlanLevels, OceanHeavyChunkOf) and the HEAVY bin's configuration.  Sums use atomics:
@@ -265,7 +266,8 @@ __global__ void OceanKernelHeavyEntries(OceanDevCSR A, OceanDevCSR B, const int6
   }
 }
 
-/* cursor[b] = the first place of bin b: unit u's elements start at ustart[u] (NULL: where the scan puts them). */
+/* cursor[b] = the first place of bin b: unit u's elements start at units[u].start (units NULL: where the scan puts
+   them). */
 __global__ void OceanKernelHeavyCursor(int64_t nbins, int64_t nc, const int64_t *offs, const OceanHeavySeg *units,
                                        unsigned long long *cursor)
 {
@@ -276,6 +278,7 @@ __global__ void OceanKernelHeavyCursor(int64_t nbins, int64_t nc, const int64_t 
   }
 }
 
+/* Per batch row: chunks summed, of them dense, elements moved by the levels after the first, levels after the first. */
 struct OceanHeavyRowStats {
   unsigned long long *chunks, *dense, *moved;
   int                *levels;
@@ -315,7 +318,7 @@ __global__ void OceanKernelHeavyClassify(int64_t nbins, int64_t nc, const unsign
     } else {
       next[atomicAdd(nnext, 1ULL)] = s;
       atomicAdd(&rs.moved[s.row], (unsigned long long)n);
-      atomicMax(&rs.levels[s.row], level + 2);
+      atomicMax(&rs.levels[s.row], level + 1);
     }
   }
 }
@@ -511,13 +514,8 @@ __global__ void OceanKernelHeavyStats(int64_t nb, const int64_t *q, const uint8_
     atomicAdd(&sum[2], rs.chunks[h]);
     atomicAdd(&sum[3], rs.dense[h]);
     atomicAdd(&sum[4], (unsigned long long)q[h] + rs.moved[h]);
-    atomicMax(levels, rs.levels[h]);
+    atomicMax(levels, rs.levels[h] + 1);
   }
-}
-
-__global__ void OceanKernelFillInt(int *p, int64_t n, int v)
-{
-  OCEAN_GRID_STRIDE(j, n) p[j] = v;
 }
 
 /* The chunks to split at the next level as its items: each its own unit, its elements where they are. */
@@ -562,7 +560,8 @@ struct OceanHeavyMem {
   }
 };
 
-/* Seconds between start and stop (two events, one wait) added to *acc. */
+/* Seconds between start and stop (two events, one wait) added to *acc: its own events, since the device's phase
+   timers (OceanCudaTimerStart) do not nest inside the numeric phase that times this launcher. */
 struct OceanHeavyClock {
   cudaEvent_t a = NULL, b = NULL;
   ~OceanHeavyClock()
@@ -704,8 +703,7 @@ static OceanError OceanCudaHeavyBatch(OceanCudaDevice dev, const OceanBinConfig 
   HEAVY_CALL(rchunks.zeroed((size_t)nb * 8));
   HEAVY_CALL(rdense.zeroed((size_t)nb * 8));
   HEAVY_CALL(rmoved.zeroed((size_t)nb * 8));
-  HEAVY_CALL(rlevels.get((size_t)nb * sizeof(int)));
-  OceanKernelFillInt<<<OceanGrid(nb, OCEAN_THREADS), OCEAN_THREADS>>>(rlevels.as<int>(), nb, 1);
+  HEAVY_CALL(rlevels.zeroed((size_t)nb * sizeof(int)));
   rs.chunks = rchunks.as<unsigned long long>();
   rs.dense  = rdense.as<unsigned long long>();
   rs.moved  = rmoved.as<unsigned long long>();
@@ -826,24 +824,25 @@ static OceanError OceanCudaHeavyBatch(OceanCudaDevice dev, const OceanBinConfig 
     list, nb, d_routes, rcount.as<unsigned long long>(), d_counts, d_flags, rover.as<uint8_t>());
   HEAVY_CALL(OceanHeavyLaunched("row counts", nb));
   if (numeric) {
-    unsigned long long hs[5];
-    int                hl = 0;
+    struct {
+      unsigned long long sum[5]; /* rows, products, chunks, dense chunks, moved elements */
+      int                levels;
+    } h;
     OceanKernelHeavyWrite<<<OceanGrid(NF, OCEAN_THREADS / 32), OCEAN_THREADS>>>(
       F.as<OceanHeavySeg>(), sidx.as<int32_t>(), NF, exc.as<int64_t>(), rfirst.as<int64_t>(), rover.as<uint8_t>(), list,
       d_offsets, buf, d_cols, d_vals);
     HEAVY_CALL(OceanHeavyLaunched("writing rows", NF));
-    HEAVY_CALL(sums.zeroed(5 * 8 + sizeof(int)));
+    HEAVY_CALL(sums.zeroed(sizeof(h)));
     OceanKernelHeavyStats<<<OceanGrid(nb, OCEAN_THREADS), OCEAN_THREADS>>>(
       nb, q, rover.as<uint8_t>(), rs, sums.as<unsigned long long>(), (int *)(sums.as<unsigned long long>() + 5));
     HEAVY_CALL(OceanHeavyLaunched("statistics", nb));
-    HEAVY_CALL(OceanCudaReadback(dev, hs, sums.p, sizeof(hs)));
-    HEAVY_CALL(OceanCudaReadback(dev, &hl, sums.as<unsigned long long>() + 5, sizeof(int)));
-    hc->rows += (int64_t)hs[0];
-    hc->products += (int64_t)hs[1];
-    hc->chunks += (int64_t)hs[2];
-    hc->dense_chunks += (int64_t)hs[3];
-    hc->split_elements += (int64_t)hs[4];
-    if (hl > hc->levels) hc->levels = hl;
+    HEAVY_CALL(OceanCudaReadback(dev, &h, sums.p, sizeof(h)));
+    hc->rows += (int64_t)h.sum[0];
+    hc->products += (int64_t)h.sum[1];
+    hc->chunks += (int64_t)h.sum[2];
+    hc->dense_chunks += (int64_t)h.sum[3];
+    hc->split_elements += (int64_t)h.sum[4];
+    if (h.levels > hc->levels) hc->levels = h.levels;
   }
   return clock->stop(&times[3]);
 }
@@ -861,7 +860,7 @@ extern "C" OceanError OceanCudaHeavyRows(OceanCudaDevice dev, const OceanCudaRou
   OceanHeavyLevels      L;
   OceanHeavyMem         q(dev), qoff(dev);
   OceanHeavyClock       clock;
-  int64_t               smem_max = 0, free_bytes = 0, total = 0, h0, h1;
+  int64_t               smem_max = 0, free_bytes = 0, h0, h1;
   std::vector<int64_t>  hq;
   OceanError            err;
 
@@ -874,7 +873,7 @@ extern "C" OceanError OceanCudaHeavyRows(OceanCudaDevice dev, const OceanCudaRou
   HEAVY_CALL(qoff.get((size_t)(n + 1) * sizeof(int64_t)));
   OceanKernelHeavyProducts<<<OceanGrid(n, OCEAN_THREADS), OCEAN_THREADS>>>(d_list, n, d_shapes, q.as<int64_t>());
   HEAVY_CALL(OceanHeavyLaunched("products", n));
-  HEAVY_CALL(OceanCudaScanCounts(dev, NULL, n, q.as<int64_t>(), qoff.as<int64_t>(), NULL, &total));
+  HEAVY_CALL(OceanCudaScanCounts(dev, NULL, n, q.as<int64_t>(), qoff.as<int64_t>(), NULL, NULL));
   hq.resize((size_t)n + 1);
   err = OceanCudaReadback(dev, hq.data(), qoff.p, (size_t)(n + 1) * sizeof(int64_t));
   if (!err) err = OceanCudaDeviceMemory(dev, &free_bytes, NULL);
