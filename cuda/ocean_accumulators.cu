@@ -417,6 +417,53 @@ done:
   return err;
 }
 
+/* OceanCudaGroupRows in one block (n <= OCEAN_SMALL_ROWS): the bins' row counts, then tile by tile each row's place
+   from its rank among its warp's rows of the same bin and the earlier warps' and tiles' counts: the stable order of
+   the radix sort. */
+__global__ void __launch_bounds__(OCEAN_SMALL_THREADS)
+  OceanKernelGroupSmall(const int64_t *list, int64_t n, const OceanRoute *routes, int64_t *grouped,
+                        unsigned long long *counts)
+{
+  __shared__ unsigned count[OCEAN_NUM_BINS], start[OCEAN_NUM_BINS], done[OCEAN_NUM_BINS];
+  __shared__ unsigned warp_place[OCEAN_SMALL_THREADS / 32][OCEAN_NUM_BINS];
+  const int           lane = threadIdx.x & 31, warp = threadIdx.x / 32;
+
+  if (threadIdx.x < OCEAN_NUM_BINS) count[threadIdx.x] = done[threadIdx.x] = 0;
+  __syncthreads();
+  for (int64_t j = threadIdx.x; j < n; j += OCEAN_SMALL_THREADS) atomicAdd(&count[routes[list ? list[j] : j].bin], 1u);
+  __syncthreads();
+  if (threadIdx.x == 0)
+    for (unsigned b = 0, sum = 0; b < OCEAN_NUM_BINS; b++) {
+      start[b] = sum;
+      sum += count[b];
+    }
+  if (threadIdx.x < OCEAN_NUM_BINS) counts[threadIdx.x] = count[threadIdx.x];
+  for (int64_t base = 0; base < n; base += OCEAN_SMALL_THREADS) {
+    const int64_t  j     = base + threadIdx.x;
+    const bool     valid = j < n;
+    const int64_t  row   = valid ? (list ? list[j] : j) : 0;
+    const unsigned key = valid ? routes[row].bin : OCEAN_NUM_BINS, peers = __match_any_sync(OCEAN_FULL_MASK, key);
+    const unsigned rank = __popc(peers & ((1u << lane) - 1));
+    for (int k = threadIdx.x; k < (OCEAN_SMALL_THREADS / 32) * OCEAN_NUM_BINS; k += OCEAN_SMALL_THREADS)
+      warp_place[k / OCEAN_NUM_BINS][k % OCEAN_NUM_BINS] = 0;
+    __syncthreads();
+    if (valid && rank == 0) warp_place[warp][key] = __popc(peers);
+    __syncthreads();
+    if (threadIdx.x < OCEAN_NUM_BINS) { /* the warps' counts into their places after the earlier tiles' rows */
+      unsigned place = done[threadIdx.x];
+      for (int w = 0; w < OCEAN_SMALL_THREADS / 32; w++) {
+        const unsigned c           = warp_place[w][threadIdx.x];
+        warp_place[w][threadIdx.x] = place;
+        place += c;
+      }
+      done[threadIdx.x] = place;
+    }
+    __syncthreads();
+    if (valid) grouped[start[key] + warp_place[warp][key] + rank] = row;
+    __syncthreads();
+  }
+}
+
 static OceanError OceanCudaGroupRows(OceanCudaDevice dev, const OceanRoute *d_routes, const int64_t *d_list, int64_t n,
                                      int64_t **d_grouped, int64_t bin_rows[OCEAN_NUM_BINS])
 {
@@ -426,6 +473,26 @@ static OceanError OceanCudaGroupRows(OceanCudaDevice dev, const OceanRoute *d_ro
   *d_grouped = NULL;
   memset(bin_rows, 0, sizeof(int64_t) * OCEAN_NUM_BINS);
   if (n == 0) return OCEAN_SUCCESS;
+  if (n <= OCEAN_SMALL_ROWS) {
+    unsigned long long *d_counts = NULL, h_counts[OCEAN_NUM_BINS];
+    int64_t            *grouped  = NULL;
+    if ((err = OceanCudaAlloc(dev, (size_t)n * sizeof(int64_t), (void **)&grouped)) ||
+        (err = OceanCudaAlloc(dev, sizeof(h_counts), (void **)&d_counts))) {
+      OceanCudaFree(dev, grouped);
+      return err;
+    }
+    OceanKernelGroupSmall<<<1, OCEAN_SMALL_THREADS>>>(d_list, n, d_routes, grouped, d_counts);
+    err = OceanCudaCheck(cudaGetLastError(), "grouping rows by bin (one block): launch");
+    if (!err) err = OceanCudaReadback(dev, h_counts, d_counts, sizeof(h_counts));
+    OceanCudaFree(dev, d_counts);
+    if (err) {
+      OceanCudaFree(dev, grouped);
+      return err;
+    }
+    for (int b = 0; b < OCEAN_NUM_BINS; b++) bin_rows[b] = (int64_t)h_counts[b];
+    *d_grouped = grouped;
+    return OCEAN_SUCCESS;
+  }
   if ((err = OceanCudaAlloc(dev, (size_t)n, (void **)&keys))) return err;
   OceanKernelBinKeys<<<OceanGrid(n, OCEAN_THREADS), OCEAN_THREADS>>>(d_list, n, d_routes, keys);
   err = OceanCudaCheck(cudaGetLastError(), "grouping rows by bin: launch");

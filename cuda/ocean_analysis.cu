@@ -21,11 +21,13 @@ __device__ static inline void OceanWarpRange(int32_t *lo, int32_t *hi)
   }
 }
 
-/* first/last column of every row of B (first > last for an empty row); LANES threads per row (1 or 32) */
+/* first/last column of every row of B (first > last for an empty row); LANES threads per row (1 or 32).  Also zeroes
+   the totals that OceanKernelRowShapes adds into (it runs after this kernel on the stream). */
 template <int LANES>
-__global__ void OceanKernelRowRange(OceanDevCSR B, int32_t *first, int32_t *last)
+__global__ void OceanKernelRowRange(OceanDevCSR B, int32_t *first, int32_t *last, unsigned long long *totals)
 {
   const int lane = LANES == 1 ? 0 : threadIdx.x & 31;
+  if (blockIdx.x == 0 && threadIdx.x < 2) totals[threadIdx.x] = 0;
   OCEAN_GRID_STRIDE(g, B.nrows * LANES)
   {
     const int64_t k  = g / LANES;
@@ -42,12 +44,36 @@ __global__ void OceanKernelRowRange(OceanDevCSR B, int32_t *first, int32_t *last
   }
 }
 
-/* products, span, first column and upper bound of every row of A*B; LANES threads per row (1 or 32) */
+/* Adds the block's (products, bounds) into totals[0..1]: a shuffle sum per warp, then one atomic per block (exact
+   integer sums, so the totals do not depend on the order).  Every thread of the block calls it. */
+__device__ static inline void OceanBlockAddTotals(unsigned long long q, unsigned long long ub,
+                                                  unsigned long long *totals)
+{
+  __shared__ unsigned long long part[2][OCEAN_THREADS / 32];
+  for (int o = 16; o; o >>= 1) {
+    q += __shfl_xor_sync(OCEAN_FULL_MASK, q, o);
+    ub += __shfl_xor_sync(OCEAN_FULL_MASK, ub, o);
+  }
+  if ((threadIdx.x & 31) == 0) {
+    part[0][threadIdx.x / 32] = q;
+    part[1][threadIdx.x / 32] = ub;
+  }
+  __syncthreads();
+  if (threadIdx.x < 2) {
+    unsigned long long sum = 0;
+    for (int w = 0; w < (int)blockDim.x / 32; w++) sum += part[threadIdx.x][w];
+    if (sum) atomicAdd(&totals[threadIdx.x], sum);
+  }
+}
+
+/* products, span, first column and upper bound of every row of A*B, and their totals added into totals[0..1]
+   (zeroed by OceanKernelRowRange); LANES threads per row (1 or 32), blocks of OCEAN_THREADS */
 template <int LANES>
 __global__ void OceanKernelRowShapes(OceanDevCSR A, OceanDevCSR B, const int32_t *first, const int32_t *last,
-                                     OceanRowShape *shapes, uint8_t *nonempty, int64_t *products, int64_t *bounds)
+                                     OceanRowShape *shapes, uint8_t *nonempty, unsigned long long *totals)
 {
-  const int lane = LANES == 1 ? 0 : threadIdx.x & 31;
+  const int          lane  = LANES == 1 ? 0 : threadIdx.x & 31;
+  unsigned long long q_sum = 0, ub_sum = 0;
   OCEAN_GRID_STRIDE(g, A.nrows * LANES)
   {
     const int64_t i  = g / LANES;
@@ -67,16 +93,17 @@ __global__ void OceanKernelRowShapes(OceanDevCSR A, OceanDevCSR B, const int32_t
     }
     if (lane == 0) {
       OceanRowShape r;
-      r.products  = q;
-      r.span      = q ? (int64_t)hi - lo + 1 : 0;
-      r.colmin    = q ? lo : 0;
-      r.ub        = OceanMin64(OceanMin64(q, r.span), B.ncols);
-      shapes[i]   = r;
-      products[i] = q;
-      bounds[i]   = r.ub;
+      r.products = q;
+      r.span     = q ? (int64_t)hi - lo + 1 : 0;
+      r.colmin   = q ? lo : 0;
+      r.ub       = OceanMin64(OceanMin64(q, r.span), B.ncols);
+      shapes[i]  = r;
+      q_sum += (unsigned long long)q;
+      ub_sum += (unsigned long long)r.ub;
       if (nonempty) nonempty[i] = (uint8_t)(q > 0);
     }
   }
+  OceanBlockAddTotals(q_sum, ub_sum, totals);
 }
 
 /* A kernel over the rows of M with LANES threads per row: 32 when its rows average a warp's worth of entries. */
@@ -90,38 +117,27 @@ extern "C" OceanError OceanCudaAnalyzeRows(OceanCudaDevice dev, OceanDevCSR A, i
                                            int64_t nnz_b, OceanRowShape *d_shapes, uint8_t *d_nonempty,
                                            int64_t *products, int64_t *bound_total)
 {
-  int32_t   *first = NULL, *last = NULL;
-  int64_t   *q = NULL, *ub = NULL, *sums = NULL, h[2];
-  OceanTemp  temp(dev);
-  size_t     bytes = 0;
-  OceanError err;
+  int32_t            *first = NULL, *last = NULL;
+  unsigned long long *totals = NULL, h[2];
+  OceanError          err;
 
   *products = *bound_total = 0;
   if (A.nrows == 0) return OCEAN_SUCCESS;
-  if ((err = OceanCudaAlloc(dev, (size_t)B.nrows * sizeof(int32_t), (void **)&first)) ||
-      (err = OceanCudaAlloc(dev, (size_t)B.nrows * sizeof(int32_t), (void **)&last)) ||
-      (err = OceanCudaAlloc(dev, (size_t)A.nrows * sizeof(int64_t), (void **)&q)) ||
-      (err = OceanCudaAlloc(dev, (size_t)A.nrows * sizeof(int64_t), (void **)&ub)) ||
-      (err = OceanCudaAlloc(dev, 2 * sizeof(int64_t), (void **)&sums)))
+  if ((err = OceanCudaAlloc(dev, (size_t)OceanMax64(B.nrows, 1) * sizeof(int32_t), (void **)&first)) ||
+      (err = OceanCudaAlloc(dev, (size_t)OceanMax64(B.nrows, 1) * sizeof(int32_t), (void **)&last)) ||
+      (err = OceanCudaAlloc(dev, 2 * sizeof(unsigned long long), (void **)&totals)))
     goto done;
-  if (B.nrows) OCEAN_LAUNCH_PER_ROW(OceanKernelRowRange, B.nrows, nnz_b, B, first, last);
-  OCEAN_LAUNCH_PER_ROW(OceanKernelRowShapes, A.nrows, nnz_a, A, B, first, last, d_shapes, d_nonempty, q, ub);
+  /* two launches and one readback: the launches, not the work, are a small product's cost */
+  OCEAN_LAUNCH_PER_ROW(OceanKernelRowRange, B.nrows, nnz_b, B, first, last, totals);
+  OCEAN_LAUNCH_PER_ROW(OceanKernelRowShapes, A.nrows, nnz_a, A, B, first, last, d_shapes, d_nonempty, totals);
   if ((err = OceanCudaCheck(cudaGetLastError(), "analysis kernels: launch"))) goto done;
-  /* both totals in one readback */
-  if ((err = OceanCudaCheck(cub::DeviceReduce::Sum(NULL, bytes, q, sums, A.nrows), "analysis: sum of products")) ||
-      (err = temp.get(bytes)) ||
-      (err = OceanCudaCheck(cub::DeviceReduce::Sum(temp.ptr, bytes, q, sums, A.nrows), "analysis: sum of products")) ||
-      (err = OceanCudaCheck(cub::DeviceReduce::Sum(temp.ptr, bytes, ub, sums + 1, A.nrows), "analysis: sum of bounds")))
-    goto done;
-  if ((err = OceanCudaReadback(dev, h, sums, sizeof(h)))) goto done;
-  *products    = h[0];
-  *bound_total = h[1];
+  if ((err = OceanCudaReadback(dev, h, totals, sizeof(h)))) goto done;
+  *products    = (int64_t)h[0];
+  *bound_total = (int64_t)h[1];
 done:
   OceanCudaFree(dev, first);
   OceanCudaFree(dev, last);
-  OceanCudaFree(dev, q);
-  OceanCudaFree(dev, ub);
-  OceanCudaFree(dev, sums);
+  OceanCudaFree(dev, totals);
   return err;
 }
 

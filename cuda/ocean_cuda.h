@@ -55,10 +55,13 @@ void OceanCudaPoolSetReclaim(OceanCudaDevice dev, OceanCudaReclaim reclaim, void
 OceanError OceanCudaDeviceMemory(OceanCudaDevice dev, int64_t *free_bytes, int64_t *total);
 /* *ok = 1 when d_ptr is device (or managed) memory the device can read; NULL is fine (*ok = 1). */
 OceanError OceanCudaIsDevicePointer(const void *d_ptr, int *ok);
-OceanError OceanCudaUpload(void *d_dst, const void *src, size_t bytes);
-OceanError OceanCudaDownload(void *dst, const void *d_src, size_t bytes);
+OceanError OceanCudaUploadAt(void *d_dst, const void *src, size_t bytes, const char *where);
+OceanError OceanCudaDownloadAt(void *dst, const void *d_src, size_t bytes, const char *where);
 /* A device-to-device copy on the default stream, returned when done. */
-OceanError OceanCudaCopyOnDevice(void *d_dst, const void *d_src, size_t bytes);
+OceanError OceanCudaCopyOnDeviceAt(void *d_dst, const void *d_src, size_t bytes, const char *where);
+#define OceanCudaUpload(d_dst, src, bytes)       OceanCudaUploadAt(d_dst, src, bytes, __func__)
+#define OceanCudaDownload(dst, d_src, bytes)     OceanCudaDownloadAt(dst, d_src, bytes, __func__)
+#define OceanCudaCopyOnDevice(d_dst, src, bytes) OceanCudaCopyOnDeviceAt(d_dst, src, bytes, __func__)
 /* d_out[i] = d_in[i] for count int32 row offsets (cuSPARSE's) into the int64 of OceanDevCSR, on the default stream. */
 OceanError OceanCudaWidenOffsets(int64_t count, const int32_t *d_in, int64_t *d_out);
 /* Large copies (operands up, C down) through two pinned chunks of the context: the host copies one chunk (OpenMP
@@ -68,9 +71,18 @@ OceanError OceanCudaUploadStaged(OceanCudaDevice dev, void *d_dst, const void *s
 OceanError OceanCudaDownloadStaged(OceanCudaDevice dev, void *dst, const void *d_src, size_t bytes);
 /* A small download (scalars, the CR sample): through the context's pinned staging buffer (grown on demand), an
    asynchronous copy on the default stream, then a wait for that stream only. */
-OceanError OceanCudaReadback(OceanCudaDevice dev, void *dst, const void *d_src, size_t bytes);
+OceanError OceanCudaReadbackAt(OceanCudaDevice dev, void *dst, const void *d_src, size_t bytes, const char *where);
 /* n (at most 16) scattered 8-byte words: *dst[k] = *d_src[k], with one wait. */
-OceanError OceanCudaReadbackWords(OceanCudaDevice dev, int n, const void *const *d_src, void *const *dst);
+OceanError OceanCudaReadbackWordsAt(OceanCudaDevice dev, int n, const void *const *d_src, void *const *dst,
+                                    const char *where);
+#define OceanCudaReadback(dev, dst, d_src, bytes)  OceanCudaReadbackAt(dev, dst, d_src, bytes, __func__)
+#define OceanCudaReadbackWords(dev, n, d_src, dst) OceanCudaReadbackWordsAt(dev, n, d_src, dst, __func__)
+/* The host's waits for the device, traced when the environment sets OCEAN_CUDA_TRACE (to stderr, one line each: the
+   caller, the host time since the previous wait ended, the wait): where a product's fixed costs go.  Mark starts a
+   section (a product phase) and prints the section before it. */
+void   OceanCudaTraceWait(const char *where, double wait_began);
+void   OceanCudaTraceMark(const char *what);
+double OceanCudaTraceNow(void);
 /* Phase timers (CUDA events): Stop sets *seconds at once when sync is set, else at the next OceanCudaTimersRead (one
    wait for all), which must come while *seconds is still valid.  At most OCEAN_CUDA_TIMERS wait at a time (a Start
    beyond that reads them first). */

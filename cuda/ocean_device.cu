@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "ocean_cuda.h"
 #include "ocean_launch.cuh"
 
@@ -52,6 +53,60 @@ extern "C" OceanError OceanCudaDeviceProfile(int device, OceanDeviceProfile *pro
   profile->max_threads_per_block           = prop.maxThreadsPerBlock;
   profile->max_threads_per_sm              = prop.maxThreadsPerMultiProcessor;
   return OCEAN_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------------------------------ wait trace */
+
+static int    ocean_trace = -1; /* OCEAN_CUDA_TRACE, read at the first wait */
+static double ocean_trace_last, ocean_trace_section, ocean_trace_waited;
+static int    ocean_trace_waits;
+
+extern "C" double OceanCudaTraceNow(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int OceanCudaTracing(void)
+{
+  if (ocean_trace < 0) {
+    const char *e    = getenv("OCEAN_CUDA_TRACE");
+    ocean_trace      = e && *e && strcmp(e, "0") ? 1 : 0;
+    ocean_trace_last = ocean_trace_section = OceanCudaTraceNow();
+  }
+  return ocean_trace;
+}
+
+extern "C" void OceanCudaTraceWait(const char *where, double wait_began)
+{
+  double now;
+  if (!OceanCudaTracing()) return;
+  now = OceanCudaTraceNow();
+  fprintf(stderr, "ocean-trace   %-34s host %8.1f us  wait %8.1f us\n", where, 1e6 * (wait_began - ocean_trace_last),
+          1e6 * (now - wait_began));
+  ocean_trace_waited += now - wait_began;
+  ocean_trace_waits++;
+  ocean_trace_last = now;
+}
+
+extern "C" void OceanCudaTraceMark(const char *what)
+{
+  double now;
+  if (!OceanCudaTracing()) return;
+  now = OceanCudaTraceNow();
+  fprintf(stderr, "ocean-trace %s (section before: %.1f us, %d waits of %.1f us; host since the last wait %.1f us)\n",
+          what, 1e6 * (now - ocean_trace_section), ocean_trace_waits, 1e6 * ocean_trace_waited,
+          1e6 * (now - ocean_trace_last));
+  ocean_trace_section = ocean_trace_last = now;
+  ocean_trace_waited                     = 0;
+  ocean_trace_waits                      = 0;
+}
+
+/* the time a wait begins, when traced */
+static double OceanCudaWaitBegins(void)
+{
+  return OceanCudaTracing() ? OceanCudaTraceNow() : 0.0;
 }
 
 /* ------------------------------------------------------------------------------------------------ device context */
@@ -169,8 +224,10 @@ extern "C" OceanError OceanCudaAlloc(OceanCudaDevice dev, size_t bytes, void **d
   for (b = dev->blocks; b; b = b->next)
     if (!b->in_use && OceanPoolBlockServes(b->size, size) && (!best || b->size < best->size)) best = b;
   if (!best) {
-    void       *p = NULL;
-    cudaError_t e = cudaMalloc(&p, size);
+    void        *p  = NULL;
+    const double t0 = OceanCudaWaitBegins();
+    cudaError_t  e  = cudaMalloc(&p, size);
+    OceanCudaTraceWait("cudaMalloc (pool miss)", t0);
     if (e != cudaSuccess) { /* give the cached blocks back and try once more */
       OceanCudaPoolTrim(dev);
       e = cudaMalloc(&p, size);
@@ -226,8 +283,11 @@ extern "C" OceanError OceanCudaDeviceMemory(OceanCudaDevice dev, int64_t *free_b
 {
   size_t f = 0, t = 0;
 
+  const double t0 = OceanCudaWaitBegins();
+
   OCEAN_CUDA_TRY(cudaSetDevice(dev->device));
   OCEAN_CUDA_TRY(cudaMemGetInfo(&f, &t));
+  OceanCudaTraceWait("cudaMemGetInfo", t0);
   if (free_bytes) *free_bytes = (int64_t)f;
   if (total) *total = (int64_t)t;
   return OCEAN_SUCCESS;
@@ -280,23 +340,30 @@ extern "C" OceanError OceanCudaIsDevicePointer(const void *d_ptr, int *ok)
   return OCEAN_SUCCESS;
 }
 
-extern "C" OceanError OceanCudaUpload(void *d_dst, const void *src, size_t bytes)
+extern "C" OceanError OceanCudaUploadAt(void *d_dst, const void *src, size_t bytes, const char *where)
 {
+  const double t0 = OceanCudaWaitBegins();
   if (bytes) OCEAN_CUDA_TRY(cudaMemcpy(d_dst, src, bytes, cudaMemcpyHostToDevice));
+  if (bytes) OceanCudaTraceWait(where, t0);
   return OCEAN_SUCCESS;
 }
 
-extern "C" OceanError OceanCudaDownload(void *dst, const void *d_src, size_t bytes)
+extern "C" OceanError OceanCudaDownloadAt(void *dst, const void *d_src, size_t bytes, const char *where)
 {
+  const double t0 = OceanCudaWaitBegins();
   if (bytes) OCEAN_CUDA_TRY(cudaMemcpy(dst, d_src, bytes, cudaMemcpyDeviceToHost));
+  if (bytes) OceanCudaTraceWait(where, t0);
   return OCEAN_SUCCESS;
 }
 
-extern "C" OceanError OceanCudaCopyOnDevice(void *d_dst, const void *d_src, size_t bytes)
+extern "C" OceanError OceanCudaCopyOnDeviceAt(void *d_dst, const void *d_src, size_t bytes, const char *where)
 {
+  double t0;
   if (!bytes) return OCEAN_SUCCESS;
   OCEAN_CUDA_TRY(cudaMemcpyAsync(d_dst, d_src, bytes, cudaMemcpyDeviceToDevice, 0));
+  t0 = OceanCudaWaitBegins();
   OCEAN_CUDA_TRY(cudaStreamSynchronize(0)); /* the caller may hand d_dst to code on another stream at once */
+  OceanCudaTraceWait(where, t0);
   return OCEAN_SUCCESS;
 }
 
@@ -403,28 +470,36 @@ static OceanError OceanPinnedReserve(OceanCudaDevice dev, size_t bytes)
   return OCEAN_SUCCESS;
 }
 
-extern "C" OceanError OceanCudaReadback(OceanCudaDevice dev, void *dst, const void *d_src, size_t bytes)
+extern "C" OceanError OceanCudaReadbackAt(OceanCudaDevice dev, void *dst, const void *d_src, size_t bytes,
+                                          const char *where)
 {
   OceanError err;
+  double     t0;
 
   if (!bytes) return OCEAN_SUCCESS;
   if ((err = OceanPinnedReserve(dev, bytes))) return err;
   OCEAN_CUDA_TRY(cudaMemcpyAsync(dev->pinned, d_src, bytes, cudaMemcpyDeviceToHost, 0));
+  t0 = OceanCudaWaitBegins();
   OCEAN_CUDA_TRY(cudaStreamSynchronize(0));
+  OceanCudaTraceWait(where, t0);
   memcpy(dst, dev->pinned, bytes);
   return OCEAN_SUCCESS;
 }
 
-extern "C" OceanError OceanCudaReadbackWords(OceanCudaDevice dev, int n, const void *const *d_src, void *const *dst)
+extern "C" OceanError OceanCudaReadbackWordsAt(OceanCudaDevice dev, int n, const void *const *d_src, void *const *dst,
+                                               const char *where)
 {
   OceanError err;
+  double     t0;
 
   if (n < 0 || n > 16) return OceanSetError(OCEAN_ERR_ARG, "readback of %d words: 0 to 16 allowed", n);
   if (n == 0) return OCEAN_SUCCESS;
   if ((err = OceanPinnedReserve(dev, (size_t)n * sizeof(uint64_t)))) return err;
   for (int k = 0; k < n; k++)
     OCEAN_CUDA_TRY(cudaMemcpyAsync((uint64_t *)dev->pinned + k, d_src[k], sizeof(uint64_t), cudaMemcpyDeviceToHost, 0));
+  t0 = OceanCudaWaitBegins();
   OCEAN_CUDA_TRY(cudaStreamSynchronize(0));
+  OceanCudaTraceWait(where, t0);
   for (int k = 0; k < n; k++) memcpy(dst[k], (uint64_t *)dev->pinned + k, sizeof(uint64_t));
   return OCEAN_SUCCESS;
 }
@@ -452,9 +527,13 @@ extern "C" OceanError OceanCudaTimersRead(OceanCudaDevice dev)
 {
   const int n = dev->timers;
 
+  double t0;
+
   dev->timers = 0;
   if (n == 0) return OCEAN_SUCCESS;
+  t0 = OceanCudaWaitBegins();
   OCEAN_CUDA_TRY(cudaEventSynchronize(dev->ev1[n - 1]));
+  OceanCudaTraceWait("OceanCudaTimersRead", t0);
   for (int k = 0; k < n; k++) {
     float ms = 0;
     OCEAN_CUDA_TRY(cudaEventElapsedTime(&ms, dev->ev0[k], dev->ev1[k]));

@@ -126,6 +126,11 @@ public:
   }
 };
 
+/* Up to this many rows the bookkeeping between phases (scans, grouping rows by bin) runs in one block of
+   OCEAN_SMALL_THREADS: one launch instead of CUB's several, which cost a small product more than their work. */
+#define OCEAN_SMALL_ROWS    (1 << 15)
+#define OCEAN_SMALL_THREADS 1024
+
 #define OCEAN_GRID_STRIDE(i, n) \
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (int64_t)gridDim.x * blockDim.x)
 

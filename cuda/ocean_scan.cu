@@ -18,6 +18,29 @@ __global__ void OceanKernelScatter(const int64_t *list, int64_t n, const int64_t
   OCEAN_GRID_STRIDE(j, n) out[list[j]] = in[j];
 }
 
+/* OceanCudaScanCounts in one block (n <= OCEAN_SMALL_ROWS, and in != out when there is a list): tiles of the block's
+   size, each scanned after all its inputs are read. */
+__global__ void __launch_bounds__(OCEAN_SMALL_THREADS)
+  OceanKernelScanSmall(const int64_t *list, int64_t n, const int64_t *in, int64_t *out, int64_t *scatter)
+{
+  typedef cub::BlockScan<int64_t, OCEAN_SMALL_THREADS> Scan;
+  __shared__ typename Scan::TempStorage                tmp;
+  int64_t                                              running = 0;
+
+  for (int64_t base = 0; base < n; base += OCEAN_SMALL_THREADS) {
+    const int64_t j = base + threadIdx.x;
+    int64_t       v = j < n ? in[list ? list[j] : j] : 0, x, tile;
+    Scan(tmp).ExclusiveSum(v, x, tile);
+    if (j < n) {
+      out[j] = running + x;
+      if (scatter) scatter[list[j]] = running + x;
+    }
+    running += tile;
+    __syncthreads(); /* tmp is reused by the next tile */
+  }
+  if (threadIdx.x == 0) out[n] = running;
+}
+
 extern "C" OceanError OceanCudaScanCounts(OceanCudaDevice dev, const int64_t *d_list, int64_t n, const int64_t *d_in,
                                           int64_t *d_out, int64_t *d_scatter, int64_t *total)
 {
@@ -25,6 +48,12 @@ extern "C" OceanError OceanCudaScanCounts(OceanCudaDevice dev, const int64_t *d_
   OceanTemp  temp(dev);
   size_t     bytes = 0;
   OceanError err;
+
+  if (n <= OCEAN_SMALL_ROWS && (!d_list || d_in != d_out)) {
+    OceanKernelScanSmall<<<1, OCEAN_SMALL_THREADS>>>(d_list, n, d_in, d_out, d_scatter);
+    OCEAN_CUDA_LAUNCHED("scan (one block)");
+    return total ? OceanCudaReadback(dev, total, d_out + n, sizeof(int64_t)) : OCEAN_SUCCESS;
+  }
 
   /* the input gathered into n + 1 entries (the last 0) so that the exclusive sum's last entry is the total */
   if ((err = OceanCudaAlloc(dev, (size_t)(n + 1) * sizeof(int64_t), (void **)&tmp))) return err;

@@ -208,10 +208,12 @@ static int OceanBoundIsTight(const OceanOptions *o, const OceanAnalysis *an)
   return an->products > 0 && (double)an->products >= o->cr_threshold * (double)an->bound_total;
 }
 
-/* The automatic selection takes the upper bound before it looks at CR: then no sample is needed. */
+/* The automatic selection takes the upper bound before it looks at CR: then no sample is needed.  So it does for a
+   small product (bounds totalling at most small_bound entries), whose over-allocation is cheap. */
 static int OceanUpperBoundWithoutSample(const OceanOptions *o, const OceanAnalysis *an)
 {
-  return an->products_per_row >= o->ub_products_per_row && OceanBoundIsTight(o, an);
+  return (an->products_per_row >= o->ub_products_per_row && OceanBoundIsTight(o, an)) ||
+         an->bound_total <= o->small_bound;
 }
 
 int OceanAnalysisNeedsSample(const OceanOptions *o, const OceanAnalysis *an)
@@ -224,8 +226,8 @@ int OceanAnalysisNeedsSample(const OceanOptions *o, const OceanAnalysis *an)
   over-allocate and a symbolic or estimation pass would cost more than it saves); estimation when ER >= 8 (merging
   one-byte registers then reads no more than a symbolic pass reads four-byte columns) and the sampled CR >= 8 (enough
   compression to amortise the compaction); else the exact symbolic pass, binned by products / conservative CR.
-  Ours on top: the upper bound also when it is tight (OceanBoundIsTight), decided before any sample is taken; the
-  bitmap query then follows from the bound's CR, a lower bound of the true one.
+  Ours on top: the upper bound also when it is tight (OceanBoundIsTight) or small (small_bound), decided before any
+  sample is taken; the bitmap query then follows from the bound's CR, a lower bound of the true one.
 */
 void OceanSelectWorkflow(const OceanOptions *o, const OceanAnalysis *an, OceanDecision *d)
 {

@@ -48,8 +48,10 @@ typedef struct _p_OceanBackendOps {
   OceanError (*device_c)(OceanStage *st, const int64_t **d_rowptr, const int32_t **d_colidx, const double **d_values);
   /* operand k (0: A, 1: B) of the stage's last call as a device CSR (M's sizes and ids, the device arrays) */
   OceanError (*device_operand)(OceanStage *st, int k, const OceanCSR *M, OceanCSR *view);
-  /* a device operand's checks without reading its arrays on the host; *nnz = rowptr[nrows] */
-  OceanError (*check_device_csr)(OceanContext ctx, const OceanCSR *M, const char *name, int64_t *nnz);
+  /* the two device operands' checks without reading their arrays on the host (one wait for both); nnz[k] =
+     M[k]->rowptr[nrows] */
+  OceanError (*check_device_csr)(OceanContext ctx, const OceanCSR *const M[2], const char *const name[2],
+                                 int64_t nnz[2]);
   /* *T = M^T of the device CSR M (nnz entries), kept in *cache: made once per structure, later calls gather values */
   OceanError (*transpose_update)(OceanContext ctx, void **cache, const OceanCSR *M, int64_t nnz, OceanCSR *T);
   void (*transpose_destroy)(OceanContext ctx, void **cache);

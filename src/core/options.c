@@ -30,6 +30,7 @@ void OceanOptionsDefault(OceanOptions *opts)
   opts->sample_min           = 600;
   opts->sample_max           = 10000;
   opts->ub_products_per_row  = 64.0;
+  opts->small_bound          = (int64_t)1 << 22;
   opts->er_threshold         = 8.0;
   opts->cr_threshold         = 8.0;
   opts->hll_er_64            = 48.0;
@@ -57,6 +58,8 @@ OceanError OceanOptionsValidate(const OceanOptions *o)
              "options: estimate_coefficient %g must be 0 (the paper's rule) or positive", o->estimate_coefficient);
   OceanCheck(o->sample_fraction >= 0.0 && o->sample_fraction <= 1.0, OCEAN_ERR_ARG,
              "options: sample_fraction %g must lie in [0, 1]", o->sample_fraction);
+  OceanCheck(o->small_bound >= 0, OCEAN_ERR_ARG, "options: small_bound %lld must be 0 (never) or positive",
+             (long long)o->small_bound);
   OceanCheck(o->sample_min >= 0 && o->sample_max >= o->sample_min, OCEAN_ERR_ARG,
              "options: sample_min %lld and sample_max %lld must satisfy 0 <= min <= max", (long long)o->sample_min,
              (long long)o->sample_max);

@@ -187,8 +187,9 @@ static OceanError OceanProductCheckOperands(OceanProduct prod, const OceanCSR *A
     *A = *A_in;
     *B = *B_in;
     if (full) {
-      OceanCall(prod->ctx->ops->check_device_csr(prod->ctx, A, "A", &st->op_nnz[0]));
-      OceanCall(prod->ctx->ops->check_device_csr(prod->ctx, B, bname, &st->op_nnz[1]));
+      const OceanCSR *const ops[2]   = {A, B};
+      const char *const     names[2] = {"A", bname};
+      OceanCall(prod->ctx->ops->check_device_csr(prod->ctx, ops, names, st->op_nnz));
     } else { /* numeric: the structure ids promise the symbolic call's structure */
       st->op_nnz[0] = st->a_nnz;
       st->op_nnz[1] = st->b_nnz;

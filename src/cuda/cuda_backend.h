@@ -140,7 +140,8 @@ OceanError OceanCudaStageMapCreate(OceanContext ctx, OceanStage *st, OceanCudaSt
 OceanError OceanCudaProbe(int device);
 OceanError OceanCudaContextSetup(OceanContext ctx, int device, const OceanDeviceProfile *profile);
 void       OceanCudaContextTeardown(OceanContext ctx);
-OceanError OceanCudaCheckDeviceCSR(OceanContext ctx, const OceanCSR *M, const char *name, int64_t *nnz);
+OceanError OceanCudaCheckDeviceCSR(OceanContext ctx, const OceanCSR *const M[2], const char *const name[2],
+                                   int64_t nnz[2]);
 OceanError OceanCudaStageGetDeviceOperand(OceanStage *st, int k, const OceanCSR *M, OceanCSR *view);
 OceanError OceanCudaTransposeUpdate(OceanContext ctx, void **cache, const OceanCSR *M, int64_t nnz, OceanCSR *T);
 void       OceanCudaTransposeDestroy(OceanContext ctx, void **cache);

@@ -119,12 +119,12 @@ OceanError OceanCudaOperand(OceanContext ctx, OceanStage *st, OceanCudaStage *d,
   return OCEAN_SUCCESS;
 }
 
-OceanError OceanCudaCheckDeviceCSR(OceanContext ctx, const OceanCSR *M, const char *name, int64_t *nnz)
+/* One operand's checks on the host side; *has_offsets = 0 for an empty matrix given without offsets. */
+static OceanError OceanCudaCheckDeviceCSROne(OceanContext ctx, const OceanCSR *M, const char *name, int *has_offsets)
 {
-  int64_t r0 = 0, rn = 0;
-  int     ok[3];
+  int ok[3];
 
-  *nnz = 0;
+  *has_offsets = 0;
   OceanCheck(M, OCEAN_ERR_ARG, "matrix %s is NULL", name);
   OceanCheck(ctx->backend_data, OCEAN_ERR_ARG, "device-resident matrix %s: the context has no CUDA device", name);
   OceanCheck(M->nrows >= 0 && M->ncols >= 0, OCEAN_ERR_ARG, "device-resident matrix %s has negative sizes %lld x %lld",
@@ -144,18 +144,39 @@ OceanError OceanCudaCheckDeviceCSR(OceanContext ctx, const OceanCSR *M, const ch
              !ok[0]   ? "rowptr"
              : !ok[1] ? "colidx"
                       : "values");
-  {
-    const void *src[2] = {M->rowptr, M->rowptr + M->nrows};
-    void       *dst[2] = {&r0, &rn};
-    OceanCall(OceanCudaReadbackWords(OceanCtxDev(ctx), 2, src, dst)); /* one wait for both */
+  *has_offsets = 1;
+  return OCEAN_SUCCESS;
+}
+
+OceanError OceanCudaCheckDeviceCSR(OceanContext ctx, const OceanCSR *const M[2], const char *const name[2],
+                                   int64_t nnz[2])
+{
+  int64_t     ends[2][2] = {{0, 0}, {0, 0}}; /* rowptr[0], rowptr[nrows] of each */
+  const void *src[4];
+  void       *dst[4];
+  int         n = 0, has[2], k;
+
+  nnz[0] = nnz[1] = 0;
+  for (k = 0; k < 2; k++) {
+    OceanCall(OceanCudaCheckDeviceCSROne(ctx, M[k], name[k], &has[k]));
+    if (!has[k]) continue;
+    src[n]   = M[k]->rowptr;
+    dst[n++] = &ends[k][0];
+    src[n]   = M[k]->rowptr + M[k]->nrows;
+    dst[n++] = &ends[k][1];
   }
-  OceanCheck(r0 == 0, OCEAN_ERR_ARG, "device-resident matrix %s: row offsets must start at 0, not %lld", name,
-             (long long)r0);
-  OceanCheck(rn >= 0, OCEAN_ERR_ARG, "device-resident matrix %s: rowptr[%lld] = %lld is negative", name,
-             (long long)M->nrows, (long long)rn);
-  OceanCheck(rn == 0 || (M->colidx && M->values), OCEAN_ERR_ARG,
-             "device-resident matrix %s has %lld nonzeros but no column indices or values", name, (long long)rn);
-  *nnz = rn;
+  OceanCall(OceanCudaReadbackWords(OceanCtxDev(ctx), n, src, dst)); /* one wait for both operands */
+  for (k = 0; k < 2; k++) {
+    const int64_t r0 = ends[k][0], rn = ends[k][1];
+    if (!has[k]) continue;
+    OceanCheck(r0 == 0, OCEAN_ERR_ARG, "device-resident matrix %s: row offsets must start at 0, not %lld", name[k],
+               (long long)r0);
+    OceanCheck(rn >= 0, OCEAN_ERR_ARG, "device-resident matrix %s: rowptr[%lld] = %lld is negative", name[k],
+               (long long)M[k]->nrows, (long long)rn);
+    OceanCheck(rn == 0 || (M[k]->colidx && M[k]->values), OCEAN_ERR_ARG,
+               "device-resident matrix %s has %lld nonzeros but no column indices or values", name[k], (long long)rn);
+    nnz[k] = rn;
+  }
   return OCEAN_SUCCESS;
 }
 

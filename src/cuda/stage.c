@@ -37,6 +37,7 @@ static OceanError OceanCudaSymbolicBegin(OceanContext ctx, OceanStage *st, const
   (void)A;
   (void)B;
   OceanCheck(ctx->backend_data, OCEAN_ERR_NOT_AVAILABLE, "%s: the context has no CUDA device", st->name);
+  OceanCudaTraceMark("symbolic phase begins");
   OceanCudaMirrorsCallBegin(ctx);
   OceanCudaStageDestroy(ctx, st);
   OceanCall(OceanCalloc(1, &d, "CUDA stage"));
@@ -270,6 +271,7 @@ static void OceanCudaSymbolicEnd(OceanContext ctx, OceanStage *st, OceanError *e
   if (!*err) *err = terr;
   if (st->dev) OceanCudaScratchFree(ctx, &((OceanCudaStage *)st->dev)->run);
   if (*err) OceanCudaStageDestroy(ctx, st);
+  OceanCudaTraceMark("symbolic phase ends");
 }
 
 /* The product map of the stage's known structure, made by its first numeric call when the options allow its bytes
@@ -343,9 +345,11 @@ static OceanError OceanCudaStageNumeric(OceanContext ctx, OceanStage *st, const 
 {
   OceanError err, terr;
 
+  OceanCudaTraceMark("numeric phase begins");
   OceanCudaMirrorsCallBegin(ctx);
   err  = OceanCudaStageNumeric_Private(ctx, st, Ah, Bh);
   terr = OceanCudaTimersRead(OceanCtxDev(ctx));
+  OceanCudaTraceMark("numeric phase ends");
   return err ? err : terr;
 }
 

@@ -800,6 +800,10 @@ static int TestStats(OceanContext ctx)
   OceanCSR     b, a2;
   int64_t      built0, reused0, built, reused;
 
+  /* the paper's choices on matrices this small: without the small-product rule, checked after them */
+  OceanOptionsDefault(&opts);
+  opts.small_bound = 0;
+  CALL(OceanContextSetOptions(ctx, &opts));
   GenStencil(&L, 40, 40, 1, 1, 0, GEN_VALUES_STREAM_DIAG, 91, 0);
   TRY(CheckAB(ctx, NULL, &L, &L, "2D 5-point squared", &stats));
   CHECK(stats.workflow == OCEAN_WORKFLOW_UPPER_BOUND && !stats.workflow_forced && stats.hll_registers == 0,
@@ -825,6 +829,18 @@ static int TestStats(OceanContext ctx)
   CHECK(stats.sampled_rows == 600 && stats.t_symbolic > 0, "random: sampled %lld rows", (long long)stats.sampled_rows);
   CHECK(stats.allocated_entries == stats.nnz_c, "exact workflow allocated %lld entries for %lld",
         (long long)stats.allocated_entries, (long long)stats.nnz_c);
+
+  /* a small product (its bounds within small_bound) takes the upper bound without a sample, whatever its ER and CR */
+  OceanOptionsDefault(&opts);
+  TRY(CheckAB(ctx, &opts, &E, &E, "elasticity squared, a small product", &stats));
+  CHECK(stats.workflow == OCEAN_WORKFLOW_UPPER_BOUND && stats.sampled_rows == 0 &&
+          stats.bound_nnz <= opts.small_bound && stats.allocated_entries == stats.bound_nnz && stats.t_symbolic == 0,
+        "small elasticity: %s, %lld sampled rows, bound %lld, allocated %lld", OceanWorkflowName(stats.workflow),
+        (long long)stats.sampled_rows, (long long)stats.bound_nnz, (long long)stats.allocated_entries);
+  opts.small_bound = stats.bound_nnz - 1; /* one entry less: the paper's estimate again */
+  TRY(CheckAB(ctx, &opts, &E, &E, "elasticity squared, just above small_bound", &stats));
+  CHECK(stats.workflow == OCEAN_WORKFLOW_ESTIMATE && stats.sampled_rows > 0, "elasticity above small_bound: %s",
+        OceanWorkflowName(stats.workflow));
 
   /* narrow B (a coarse level's P: 24 columns): the upper bound is tight, taken without a sample; forced, it samples */
   {

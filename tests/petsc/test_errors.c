@@ -123,6 +123,10 @@ int main(int argc, char **argv)
     EXPECT_ERROR(ProductAB(A, A, &C), PETSC_ERR_ARG_OUTOFRANGE, "reuse_map_mb");
     PetscCall(PetscOptionsClearValue(NULL, "-mat_ocean_reuse_map_mb"));
     PetscCall(MatDestroy(&C));
+    PetscCall(PetscOptionsSetValue(NULL, "-mat_ocean_small_bound", "-1"));
+    EXPECT_ERROR(ProductAB(A, A, &C), PETSC_ERR_ARG_OUTOFRANGE, "small_bound");
+    PetscCall(PetscOptionsClearValue(NULL, "-mat_ocean_small_bound"));
+    PetscCall(MatDestroy(&C));
     PetscCall(PetscOptionsSetValue(NULL, "-mat_ocean_device_memory_mb", "-1"));
     EXPECT_ERROR(ProductAB(A, A, &C), PETSC_ERR_ARG_OUTOFRANGE, "device_memory_mb");
   }
