@@ -535,21 +535,21 @@ static OceanError OceanCudaRunGroupedRows(OceanCudaDevice dev, const OceanCudaRo
   OceanError            err   = OCEAN_SUCCESS;
   int64_t               start, b, n = 0, long_grid = 1;
 
-  cudaStream_t side     = 0; /* the shared-memory bins' stream: beside the heavy rows' (the default) when there are */
-  cudaEvent_t  joins[2] = {NULL, NULL};
+  /* the shared-memory bins side by side, each on a stream of its own after the default stream's earlier work (routes,
+     lists): the first on the default stream unless the heavy rows take that one (and its waits) */
+  cudaStream_t side[OCEAN_CUDA_SIDE_STREAMS];
+  int          nshared = 0, nside = 0, k_shared = 0;
+  const bool   heavy = bin_rows[OCEAN_BIN_HEAVY] > 0;
 
-  for (b = 0; b < OCEAN_NUM_BINS; b++) n += bin_rows[b];
-  if (n == 0) return OCEAN_SUCCESS;
-  if (bin_rows[OCEAN_BIN_HEAVY]) {
-    /* a stream that does not wait for the default one's later work (the heavy rows' waits included), after its
-       earlier work (routes, lists) */
-    OCEAN_CUDA_TRY(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
-    err = OceanCudaCheck(cudaEventCreateWithFlags(&joins[0], cudaEventDisableTiming), "accumulators: event");
-    if (!err) err = OceanCudaCheck(cudaEventCreateWithFlags(&joins[1], cudaEventDisableTiming), "accumulators: event");
-    if (!err) err = OceanCudaCheck(cudaEventRecord(joins[0], 0), "accumulators: event");
-    if (!err) err = OceanCudaCheck(cudaStreamWaitEvent(side, joins[0], 0), "accumulators: stream wait");
-    if (err) goto done;
+  for (b = 0; b < OCEAN_NUM_BINS; b++) {
+    n += bin_rows[b];
+    nshared += bin_rows[b] && b != OCEAN_BIN_LONG && b != OCEAN_BIN_HEAVY;
   }
+  if (n == 0) return OCEAN_SUCCESS;
+  nside = heavy ? nshared : nshared - 1;
+  if (nside > OCEAN_CUDA_SIDE_STREAMS) nside = OCEAN_CUDA_SIDE_STREAMS;
+  if (nside > 0 && (err = OceanCudaForkStreams(dev, nside, side))) return err;
+  if (nside < 0) nside = 0;
   err = optin.ensure((int)rp->smem_optin, [&](int64_t *value) { return OceanRowsOptin((int)rp->smem_optin, value); },
                      &smem_kept);
   if (err) goto done;
@@ -560,8 +560,13 @@ static OceanError OceanCudaRunGroupedRows(OceanCudaDevice dev, const OceanCudaRo
     OceanRowArgs          a;
     int                   team, teams, team_bytes;
     cudaError_t           launch;
+    cudaStream_t          stream;
 
     if (!nb) continue;
+    if (b != OCEAN_BIN_LONG && b != OCEAN_BIN_HEAVY) {
+      const int k = k_shared++;
+      stream      = heavy ? side[k % nside] : k == 0 ? (cudaStream_t)0 : side[(k - 1) % nside];
+    } else stream = 0;
     memset(&a, 0, sizeof(a));
     a.A            = A;
     a.B            = B;
@@ -585,7 +590,7 @@ static OceanError OceanCudaRunGroupedRows(OceanCudaDevice dev, const OceanCudaRo
       /* their own kernel (static shared memory), the same team width for both bins */
       const int lanes = OCEAN_ESC_LANES;
       OceanKernelEscRows<OCEAN_ESC_LANES>
-        <<<OceanGrid(nb, OCEAN_TEAM_BLOCK / OCEAN_ESC_LANES), OCEAN_TEAM_BLOCK, 0, side>>>(a);
+        <<<OceanGrid(nb, OCEAN_TEAM_BLOCK / OCEAN_ESC_LANES), OCEAN_TEAM_BLOCK, 0, stream>>>(a);
       if ((launch = cudaGetLastError()) != cudaSuccess) {
         err = OceanSetError(OCEAN_ERR_DEVICE, "accumulators: bin %s (%lld rows, %d lanes a row): %s",
                             OceanBinName((OceanBin)b), (long long)nb, lanes, cudaGetErrorString(launch));
@@ -676,9 +681,9 @@ static OceanError OceanCudaRunGroupedRows(OceanCudaDevice dev, const OceanCudaRo
     {
       const dim3   grid = b == OCEAN_BIN_LONG ? (unsigned)long_grid : OceanGrid(nb, teams), block = teams * team;
       const size_t bytes = (size_t)teams * (size_t)team_bytes;
-      if (team == 32) OceanKernelRows<OCEAN_ROWS_WARP><<<grid, block, bytes, side>>>(a, team, team_bytes);
+      if (team == 32) OceanKernelRows<OCEAN_ROWS_WARP><<<grid, block, bytes, stream>>>(a, team, team_bytes);
       else if (b == OCEAN_BIN_LONG) OceanKernelRows<OCEAN_ROWS_GLOBAL><<<grid, block, bytes>>>(a, team, team_bytes);
-      else OceanKernelRows<OCEAN_ROWS_SHARED><<<grid, block, bytes, side>>>(a, team, team_bytes);
+      else OceanKernelRows<OCEAN_ROWS_SHARED><<<grid, block, bytes, stream>>>(a, team, team_bytes);
     }
     if ((launch = cudaGetLastError()) != cudaSuccess) {
       err =
@@ -689,14 +694,10 @@ static OceanError OceanCudaRunGroupedRows(OceanCudaDevice dev, const OceanCudaRo
   }
   err = OCEAN_SUCCESS;
 done:
-  if (side) { /* the default stream's later work waits for the shared-memory bins */
-    OceanError jerr = OceanCudaCheck(cudaEventRecord(joins[1], side), "accumulators: event");
-    if (!jerr) jerr = OceanCudaCheck(cudaStreamWaitEvent(0, joins[1], 0), "accumulators: stream wait");
+  if (nside) { /* the default stream's later work waits for the shared-memory bins */
+    const OceanError jerr = OceanCudaJoinStreams(dev, nside);
     if (!err) err = jerr;
-    cudaStreamDestroy(side);
   }
-  for (int k = 0; k < 2; k++)
-    if (joins[k]) cudaEventDestroy(joins[k]);
   OceanCudaFree(dev, gcap);
   OceanCudaFree(dev, goff);
   OceanCudaFree(dev, gkeys);

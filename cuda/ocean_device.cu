@@ -134,10 +134,55 @@ struct _p_OceanCudaDevice {
   cudaEvent_t      staged[2];  /* the last copy out of / into each chunk */
   OceanCudaReclaim reclaim;    /* frees the owner's cached device memory when cudaMalloc fails (optional) */
   void            *reclaim_user;
+  cudaStream_t     side[OCEAN_CUDA_SIDE_STREAMS]; /* OceanCudaForkStreams' streams (made at its first call) */
+  cudaEvent_t      fork, joins[OCEAN_CUDA_SIDE_STREAMS];
+  int              sides;
 };
 
 #define OCEAN_STAGING_CHUNK ((size_t)16 << 20)
 #define OCEAN_STAGING_MIN   ((size_t)4 << 20)
+
+/* ------------------------------------------------------------------------------------------------ side streams */
+
+static OceanError OceanCudaSideStreamsMake(OceanCudaDevice dev)
+{
+  if (dev->sides) return OCEAN_SUCCESS;
+  OCEAN_CUDA_TRY(cudaEventCreateWithFlags(&dev->fork, cudaEventDisableTiming));
+  for (int k = 0; k < OCEAN_CUDA_SIDE_STREAMS; k++) {
+    /* non-blocking: they wait for the default stream only where fork says so */
+    OCEAN_CUDA_TRY(cudaStreamCreateWithFlags(&dev->side[k], cudaStreamNonBlocking));
+    OCEAN_CUDA_TRY(cudaEventCreateWithFlags(&dev->joins[k], cudaEventDisableTiming));
+  }
+  dev->sides = 1;
+  return OCEAN_SUCCESS;
+}
+
+OceanError OceanCudaForkStreams(OceanCudaDevice dev, int count, cudaStream_t *streams)
+{
+  OceanError err;
+
+  if (count < 1 || count > OCEAN_CUDA_SIDE_STREAMS)
+    return OceanSetError(OCEAN_ERR_ARG, "side streams: %d asked for, 1 to %d allowed", count, OCEAN_CUDA_SIDE_STREAMS);
+  if ((err = OceanCudaSideStreamsMake(dev))) return err;
+  OCEAN_CUDA_TRY(cudaEventRecord(dev->fork, 0));
+  for (int k = 0; k < count; k++) {
+    OCEAN_CUDA_TRY(cudaStreamWaitEvent(dev->side[k], dev->fork, 0));
+    streams[k] = dev->side[k];
+  }
+  return OCEAN_SUCCESS;
+}
+
+OceanError OceanCudaJoinStreams(OceanCudaDevice dev, int count)
+{
+  if (count < 1 || count > OCEAN_CUDA_SIDE_STREAMS || !dev->sides)
+    return OceanSetError(OCEAN_ERR_ARG, "side streams: join of %d streams, %d made", count,
+                         dev->sides ? OCEAN_CUDA_SIDE_STREAMS : 0);
+  for (int k = 0; k < count; k++) {
+    OCEAN_CUDA_TRY(cudaEventRecord(dev->joins[k], dev->side[k]));
+    OCEAN_CUDA_TRY(cudaStreamWaitEvent(0, dev->joins[k], 0));
+  }
+  return OCEAN_SUCCESS;
+}
 
 extern "C" OceanError OceanCudaDeviceCreate(int device, OceanCudaDevice *dev)
 {
@@ -188,6 +233,13 @@ extern "C" void OceanCudaDeviceDestroy(OceanCudaDevice *dev)
   for (int k = 0; k < OCEAN_CUDA_TIMERS; k++) {
     cudaEventDestroy((*dev)->ev0[k]);
     cudaEventDestroy((*dev)->ev1[k]);
+  }
+  if ((*dev)->sides) {
+    cudaEventDestroy((*dev)->fork);
+    for (int k = 0; k < OCEAN_CUDA_SIDE_STREAMS; k++) {
+      cudaEventDestroy((*dev)->joins[k]);
+      cudaStreamDestroy((*dev)->side[k]);
+    }
   }
   free(*dev);
   *dev = NULL;

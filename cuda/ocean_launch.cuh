@@ -131,6 +131,13 @@ public:
 #define OCEAN_SMALL_ROWS    (1 << 15)
 #define OCEAN_SMALL_THREADS 1024
 
+/* Streams beside the default one, made once per device context, for independent launches (the accumulators' bins).
+   Fork: the first count (at most OCEAN_CUDA_SIDE_STREAMS) wait for the default stream's work queued so far, and are
+   returned in streams.  Join: the default stream's later work waits for what was queued on the first count. */
+#define OCEAN_CUDA_SIDE_STREAMS 4
+OceanError OceanCudaForkStreams(OceanCudaDevice dev, int count, cudaStream_t *streams);
+OceanError OceanCudaJoinStreams(OceanCudaDevice dev, int count);
+
 #define OCEAN_GRID_STRIDE(i, n) \
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (int64_t)gridDim.x * blockDim.x)
 
