@@ -547,9 +547,8 @@ static OceanError OceanCudaRunGroupedRows(OceanCudaDevice dev, const OceanCudaRo
   }
   if (n == 0) return OCEAN_SUCCESS;
   nside = heavy ? nshared : nshared - 1;
-  if (nside > OCEAN_CUDA_SIDE_STREAMS) nside = OCEAN_CUDA_SIDE_STREAMS;
-  if (nside > 0 && (err = OceanCudaForkStreams(dev, nside, side))) return err;
-  if (nside < 0) nside = 0;
+  nside = nside < 0 ? 0 : nside > OCEAN_CUDA_SIDE_STREAMS ? OCEAN_CUDA_SIDE_STREAMS : nside;
+  if (nside && (err = OceanCudaForkStreams(dev, nside, side))) return err;
   err = optin.ensure((int)rp->smem_optin, [&](int64_t *value) { return OceanRowsOptin((int)rp->smem_optin, value); },
                      &smem_kept);
   if (err) goto done;

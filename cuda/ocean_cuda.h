@@ -80,9 +80,8 @@ OceanError OceanCudaReadbackWordsAt(OceanCudaDevice dev, int n, const void *cons
 /* The host's waits for the device, traced when the environment sets OCEAN_CUDA_TRACE (to stderr, one line each: the
    caller, the host time since the previous wait ended, the wait): where a product's fixed costs go.  Mark starts a
    section (a product phase) and prints the section before it. */
-void   OceanCudaTraceWait(const char *where, double wait_began);
-void   OceanCudaTraceMark(const char *what);
-double OceanCudaTraceNow(void);
+void OceanCudaTraceWait(const char *where, double wait_began);
+void OceanCudaTraceMark(const char *what);
 /* Phase timers (CUDA events): Stop sets *seconds at once when sync is set, else at the next OceanCudaTimersRead (one
    wait for all), which must come while *seconds is still valid.  At most OCEAN_CUDA_TIMERS wait at a time (a Start
    beyond that reads them first). */

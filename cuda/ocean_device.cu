@@ -61,7 +61,7 @@ static int    ocean_trace = -1; /* OCEAN_CUDA_TRACE, read at the first wait */
 static double ocean_trace_last, ocean_trace_section, ocean_trace_waited;
 static int    ocean_trace_waits;
 
-extern "C" double OceanCudaTraceNow(void)
+static double OceanCudaTraceNow(void)
 {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -107,6 +107,15 @@ extern "C" void OceanCudaTraceMark(const char *what)
 static double OceanCudaWaitBegins(void)
 {
   return OceanCudaTracing() ? OceanCudaTraceNow() : 0.0;
+}
+
+/* The host waits for the default stream's queued work; the wait is traced as where's. */
+static OceanError OceanCudaWaitDefaultStream(const char *where)
+{
+  const double t0 = OceanCudaWaitBegins();
+  OCEAN_CUDA_TRY(cudaStreamSynchronize(0));
+  OceanCudaTraceWait(where, t0);
+  return OCEAN_SUCCESS;
 }
 
 /* ------------------------------------------------------------------------------------------------ device context */
@@ -333,8 +342,7 @@ extern "C" void OceanCudaPoolSetReclaim(OceanCudaDevice dev, OceanCudaReclaim re
 
 extern "C" OceanError OceanCudaDeviceMemory(OceanCudaDevice dev, int64_t *free_bytes, int64_t *total)
 {
-  size_t f = 0, t = 0;
-
+  size_t       f = 0, t = 0;
   const double t0 = OceanCudaWaitBegins();
 
   OCEAN_CUDA_TRY(cudaSetDevice(dev->device));
@@ -395,28 +403,26 @@ extern "C" OceanError OceanCudaIsDevicePointer(const void *d_ptr, int *ok)
 extern "C" OceanError OceanCudaUploadAt(void *d_dst, const void *src, size_t bytes, const char *where)
 {
   const double t0 = OceanCudaWaitBegins();
-  if (bytes) OCEAN_CUDA_TRY(cudaMemcpy(d_dst, src, bytes, cudaMemcpyHostToDevice));
-  if (bytes) OceanCudaTraceWait(where, t0);
+  if (!bytes) return OCEAN_SUCCESS;
+  OCEAN_CUDA_TRY(cudaMemcpy(d_dst, src, bytes, cudaMemcpyHostToDevice));
+  OceanCudaTraceWait(where, t0);
   return OCEAN_SUCCESS;
 }
 
 extern "C" OceanError OceanCudaDownloadAt(void *dst, const void *d_src, size_t bytes, const char *where)
 {
   const double t0 = OceanCudaWaitBegins();
-  if (bytes) OCEAN_CUDA_TRY(cudaMemcpy(dst, d_src, bytes, cudaMemcpyDeviceToHost));
-  if (bytes) OceanCudaTraceWait(where, t0);
+  if (!bytes) return OCEAN_SUCCESS;
+  OCEAN_CUDA_TRY(cudaMemcpy(dst, d_src, bytes, cudaMemcpyDeviceToHost));
+  OceanCudaTraceWait(where, t0);
   return OCEAN_SUCCESS;
 }
 
 extern "C" OceanError OceanCudaCopyOnDeviceAt(void *d_dst, const void *d_src, size_t bytes, const char *where)
 {
-  double t0;
   if (!bytes) return OCEAN_SUCCESS;
   OCEAN_CUDA_TRY(cudaMemcpyAsync(d_dst, d_src, bytes, cudaMemcpyDeviceToDevice, 0));
-  t0 = OceanCudaWaitBegins();
-  OCEAN_CUDA_TRY(cudaStreamSynchronize(0)); /* the caller may hand d_dst to code on another stream at once */
-  OceanCudaTraceWait(where, t0);
-  return OCEAN_SUCCESS;
+  return OceanCudaWaitDefaultStream(where); /* the caller may hand d_dst to code on another stream at once */
 }
 
 static __global__ void OceanWidenKernel(int64_t count, const int32_t *__restrict__ in, int64_t *__restrict__ out)
@@ -526,14 +532,11 @@ extern "C" OceanError OceanCudaReadbackAt(OceanCudaDevice dev, void *dst, const 
                                           const char *where)
 {
   OceanError err;
-  double     t0;
 
   if (!bytes) return OCEAN_SUCCESS;
   if ((err = OceanPinnedReserve(dev, bytes))) return err;
   OCEAN_CUDA_TRY(cudaMemcpyAsync(dev->pinned, d_src, bytes, cudaMemcpyDeviceToHost, 0));
-  t0 = OceanCudaWaitBegins();
-  OCEAN_CUDA_TRY(cudaStreamSynchronize(0));
-  OceanCudaTraceWait(where, t0);
+  if ((err = OceanCudaWaitDefaultStream(where))) return err;
   memcpy(dst, dev->pinned, bytes);
   return OCEAN_SUCCESS;
 }
@@ -542,16 +545,13 @@ extern "C" OceanError OceanCudaReadbackWordsAt(OceanCudaDevice dev, int n, const
                                                const char *where)
 {
   OceanError err;
-  double     t0;
 
   if (n < 0 || n > 16) return OceanSetError(OCEAN_ERR_ARG, "readback of %d words: 0 to 16 allowed", n);
   if (n == 0) return OCEAN_SUCCESS;
   if ((err = OceanPinnedReserve(dev, (size_t)n * sizeof(uint64_t)))) return err;
   for (int k = 0; k < n; k++)
     OCEAN_CUDA_TRY(cudaMemcpyAsync((uint64_t *)dev->pinned + k, d_src[k], sizeof(uint64_t), cudaMemcpyDeviceToHost, 0));
-  t0 = OceanCudaWaitBegins();
-  OCEAN_CUDA_TRY(cudaStreamSynchronize(0));
-  OceanCudaTraceWait(where, t0);
+  if ((err = OceanCudaWaitDefaultStream(where))) return err;
   for (int k = 0; k < n; k++) memcpy(dst[k], (uint64_t *)dev->pinned + k, sizeof(uint64_t));
   return OCEAN_SUCCESS;
 }
@@ -578,8 +578,7 @@ extern "C" OceanError OceanCudaTimerStop(OceanCudaDevice dev, double *seconds, i
 extern "C" OceanError OceanCudaTimersRead(OceanCudaDevice dev)
 {
   const int n = dev->timers;
-
-  double t0;
+  double    t0;
 
   dev->timers = 0;
   if (n == 0) return OCEAN_SUCCESS;
