@@ -74,6 +74,24 @@ PetscErrorCode MatProductSetFromOptions_MPIAIJOcean(Mat C)
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
+/* Composed as MatMPIAIJGetLocalMatMerge_C over aijcusparse's, which makes the merged local rows (the B operand of the
+   local products in PETSc's MPIAIJ "backend" PtAP and AtB) a plain seqaijcusparse: ours then, so that those local
+   products run through petsc-ocean whatever the other operand's type (PETSc's generic merge sets Ad's type itself). */
+PetscErrorCode MatMPIAIJGetLocalMatMerge_MPIAIJOcean(Mat A, MatReuse scall, IS *glob, Mat *A_loc)
+{
+  Mat_OceanParent *parent = &MatOceanParents[1];
+  PetscBool        ours;
+
+  PetscFunctionBegin;
+  PetscCheck(parent->getlocalmatmerge, PETSC_COMM_SELF, PETSC_ERR_PLIB,
+             "No parent MatMPIAIJGetLocalMatMerge() for a matrix of type %s", ((PetscObject)A)->type_name);
+  PetscCall((*parent->getlocalmatmerge)(A, scall, glob, A_loc));
+  if (scall != MAT_INITIAL_MATRIX) PetscFunctionReturn(OCEAN_PETSC_OK);
+  PetscCall(PetscObjectTypeCompare((PetscObject)*A_loc, MATSEQAIJOCEAN, &ours));
+  if (!ours) PetscCall(MatConvert_SeqAIJ_SeqAIJOcean(*A_loc, MATSEQAIJOCEAN, MAT_INPLACE_MATRIX, A_loc));
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
 /* Back to MPIAIJ in place (or on a copy): the parent's data stays, the blocks become plain SeqAIJ again. */
 static PetscErrorCode MatConvert_MPIAIJOcean_MPIAIJ(Mat A, MatType type, MatReuse reuse, Mat *newmat)
 {
