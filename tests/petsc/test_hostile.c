@@ -39,8 +39,8 @@ static MatType TypeOf(Setup *s, int k)
   return s->ocean ? s->types[k] : MATAIJ;
 }
 
-static PetscErrorCode GenOfType(MatType type, const char *name, PetscInt size, PetscInt n, PetscInt degree,
-                                PetscInt seed, PetscInt bs_r, PetscInt bs_c, Mat *M)
+static PetscErrorCode Gen(Setup *s, int k, const char *name, PetscInt size, PetscInt n, PetscInt degree, PetscInt seed,
+                          PetscInt bs_r, PetscInt bs_c, Mat *M)
 {
   OceanTestGen g;
 
@@ -48,16 +48,8 @@ static PetscErrorCode GenOfType(MatType type, const char *name, PetscInt size, P
   PetscCall(OceanTestGenSetup(&g, name, size, n, degree, seed, -1));
   g.bs_r = bs_r;
   g.bs_c = bs_c;
-  PetscCall(OceanTestGenMat(PETSC_COMM_WORLD, &g, type, M));
+  PetscCall(OceanTestGenMat(PETSC_COMM_WORLD, &g, TypeOf(s, k), M));
   PetscCall(OceanTestGenDestroy(&g));
-  PetscFunctionReturn(0);
-}
-
-static PetscErrorCode Gen(Setup *s, int k, const char *name, PetscInt size, PetscInt n, PetscInt degree, PetscInt seed,
-                          PetscInt bs_r, PetscInt bs_c, Mat *M)
-{
-  PetscFunctionBeginUser;
-  PetscCall(GenOfType(TypeOf(s, k), name, size, n, degree, seed, bs_r, bs_c, M));
   PetscFunctionReturn(0);
 }
 
@@ -254,58 +246,25 @@ static PetscErrorCode Refill(Mat M, const char *name, PetscInt size, PetscInt n,
   PetscFunctionReturn(0);
 }
 
-/* The type our types derive from: aij, or aijcusparse with -mat_ocean_device_matrices on a CUDA PETSc (which composes
-   MatCUSPARSESetFormat_C on its matrices). */
-static PetscErrorCode OceanParentType(MatType *type)
-{
-  Mat M;
-  PetscErrorCode (*f)(void) = NULL;
-
-  PetscFunctionBeginUser;
-  PetscCall(MatCreate(PETSC_COMM_WORLD, &M));
-  PetscCall(MatSetSizes(M, PETSC_DECIDE, PETSC_DECIDE, 1, 1));
-  PetscCall(MatSetType(M, MATAIJOCEAN));
-  PetscCall(MatSetUp(M));
-  PetscCall(PetscObjectQueryFunction((PetscObject)M, "MatCUSPARSESetFormat_C", &f));
-  *type = f ? MATAIJCUSPARSE : MATAIJ;
-  PetscCall(MatDestroy(&M));
-  PetscFunctionReturn(0);
-}
-
-/* The reference's P: the MAIJ as plain host aij with its block sizes (a MAIJ converts to its inner AIJ's type). */
-static PetscErrorCode MAIJToHostAIJ(Mat maij, Mat *P)
-{
-  PetscBool host;
-
-  PetscFunctionBeginUser;
-  PetscCall(MatConvert(maij, MATAIJ, MAT_INITIAL_MATRIX, P));
-  PetscCall(PetscObjectTypeCompareAny((PetscObject)*P, &host, MATSEQAIJ, MATMPIAIJ, ""));
-  if (!host) PetscCall(MatConvert(*P, MATAIJ, MAT_INPLACE_MATRIX, P));
-  PetscCall(MatSetBlockSizesFromMats(*P, maij, maij));
-  PetscFunctionReturn(0);
-}
-
 /* PtAP with a MAIJ P (3 dof per node) whose inner AIJ changes between REUSE products.  The reference multiplies by the
    MAIJ converted to aij anew (what MatMult with the MAIJ applies): PETSc's own MPI PtAP with a MAIJ P, REUSE or new,
    keeps the values it saw first.  (On several processes a MAIJ keeps the inner AIJ's blocks it was made with, so
-   structure changes that make new blocks stay invisible to it, and to MatMult; aijcusparse re-preallocates its
-   diagonal block in place, so there the MAIJ sees that block's new structure: the reference's inner AIJ is of our
-   parent type.) */
+   structure changes that make new blocks stay invisible to it, and to MatMult.) */
 static PetscErrorCode SeqMAIJ(Setup *s, Run *run)
 {
   Mat       A, inner, maij, P, D;
-  MatType   innertype;
   PetscBool is;
   PetscInt  rstart, rend, N;
 
   PetscFunctionBeginUser;
   PetscCall(Gen(s, 0, "elast", 4, 0, 0, 1, 3, 3, &A));
-  if (s->ocean) innertype = TypeOf(s, 1);
-  else PetscCall(OceanParentType(&innertype));
-  PetscCall(GenOfType(innertype, "random", 64, 20, 2, 2, 0, 0, &inner));
+  PetscCall(Gen(s, 1, "random", 64, 20, 2, 2, 0, 0, &inner));
   PetscCall(MatCreateMAIJ(inner, 3, &maij));
   if (s->ocean) PetscCall(PetscObjectReference((PetscObject)(P = maij)));
-  else PetscCall(MAIJToHostAIJ(maij, &P));
+  else {
+    PetscCall(MatConvert(maij, MATAIJ, MAT_INITIAL_MATRIX, &P));
+    PetscCall(MatSetBlockSizesFromMats(P, maij, maij));
+  }
   PetscCall(MatPtAP(A, P, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &D));
   PetscCall(Snapshot(run, D, "PtAP with MAIJ P"));
   PetscCall(PetscStrcmp(s->change, "values", &is));
@@ -325,7 +284,8 @@ static PetscErrorCode SeqMAIJ(Setup *s, Run *run)
   else {
     PetscCall(MatDestroy(&D));
     PetscCall(MatDestroy(&P));
-    PetscCall(MAIJToHostAIJ(maij, &P));
+    PetscCall(MatConvert(maij, MATAIJ, MAT_INITIAL_MATRIX, &P));
+    PetscCall(MatSetBlockSizesFromMats(P, maij, maij));
     PetscCall(MatPtAP(A, P, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &D));
   }
   PetscCall(Snapshot(run, D, "reuse after the inner AIJ changed"));
