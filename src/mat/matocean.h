@@ -96,7 +96,6 @@ PETSC_INTERN PetscErrorCode MatConvert_SeqAIJ_SeqAIJOcean(Mat, MatType, MatReuse
 PETSC_INTERN PetscErrorCode MatConvert_MPIAIJ_MPIAIJOcean(Mat, MatType, MatReuse, Mat *);
 PETSC_INTERN PetscErrorCode MatProductSetFromOptions_SeqAIJOcean(Mat);
 PETSC_INTERN PetscErrorCode MatProductSetFromOptions_MPIAIJOcean(Mat);
-PETSC_INTERN PetscErrorCode MatMPIAIJGetLocalMatMerge_MPIAIJOcean(Mat, MatReuse, IS *, Mat *);
 PETSC_INTERN PetscErrorCode MatProductSetFromOptions_OceanMAIJ(Mat);
 PETSC_INTERN PetscErrorCode MatOceanWrapProduct_Private(Mat);
 PETSC_INTERN PetscErrorCode MatOceanProductSetBlockSizes_Private(Mat C);

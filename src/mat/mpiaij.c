@@ -77,7 +77,7 @@ PetscErrorCode MatProductSetFromOptions_MPIAIJOcean(Mat C)
 /* Composed as MatMPIAIJGetLocalMatMerge_C over aijcusparse's, which makes the merged local rows (the B operand of the
    local products in PETSc's MPIAIJ "backend" PtAP and AtB) a plain seqaijcusparse: ours then, so that those local
    products run through petsc-ocean whatever the other operand's type (PETSc's generic merge sets Ad's type itself). */
-PetscErrorCode MatMPIAIJGetLocalMatMerge_MPIAIJOcean(Mat A, MatReuse scall, IS *glob, Mat *A_loc)
+static PetscErrorCode MatMPIAIJGetLocalMatMerge_MPIAIJOcean(Mat A, MatReuse scall, IS *glob, Mat *A_loc)
 {
   Mat_OceanParent *parent = &MatOceanParents[1];
   PetscBool        ours;
@@ -92,6 +92,23 @@ PetscErrorCode MatMPIAIJGetLocalMatMerge_MPIAIJOcean(Mat A, MatReuse scall, IS *
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
+/* Ours composed over the parent's local merge (kept, and given back on detach); a host parent composes none. */
+static PetscErrorCode MatOceanComposeLocalMerge(Mat A, PetscBool attach)
+{
+  Mat_OceanParent *parent                         = &MatOceanParents[1];
+  const char      *name                           = "MatMPIAIJGetLocalMatMerge_C";
+  PetscErrorCode (*f)(Mat, MatReuse, IS *, Mat *) = NULL;
+
+  PetscFunctionBegin;
+  if (attach) {
+    PetscCall(PetscObjectQueryFunction((PetscObject)A, name, &f));
+    if (f && f != MatMPIAIJGetLocalMatMerge_MPIAIJOcean) parent->getlocalmatmerge = f;
+    if (f) PetscCall(PetscObjectComposeFunction((PetscObject)A, name, MatMPIAIJGetLocalMatMerge_MPIAIJOcean));
+  } else if (parent->getlocalmatmerge)
+    PetscCall(PetscObjectComposeFunction((PetscObject)A, name, parent->getlocalmatmerge));
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
 /* Back to MPIAIJ in place (or on a copy): the parent's data stays, the blocks become plain SeqAIJ again. */
 static PetscErrorCode MatConvert_MPIAIJOcean_MPIAIJ(Mat A, MatType type, MatReuse reuse, Mat *newmat)
 {
@@ -101,6 +118,7 @@ static PetscErrorCode MatConvert_MPIAIJOcean_MPIAIJ(Mat A, MatType type, MatReus
   PetscFunctionBegin;
   PetscCall(MatOceanConvertBegin_Private(A, reuse, newmat, &done));
   if (done) PetscFunctionReturn(OCEAN_PETSC_OK);
+  PetscCall(MatOceanComposeLocalMerge(*newmat, PETSC_FALSE));
   PetscCall(MatOceanDetach_Private(*newmat));
   if ((*newmat)->assembled) {
     PetscCall(MatMPIAIJGetSeqAIJ(*newmat, &Ad, &Ao, NULL));
@@ -130,6 +148,7 @@ PetscErrorCode MatConvert_MPIAIJ_MPIAIJOcean(Mat A, MatType type, MatReuse reuse
   if (!MatOceanParentOf(*newmat)) {
     PetscCall(MatOceanToParent_Private(&MatOceanTypeMPI, newmat));
     PetscCall(MatOceanAttach_Private(*newmat, &MatOceanTypeMPI));
+    PetscCall(MatOceanComposeLocalMerge(*newmat, PETSC_TRUE));
   }
   if ((*newmat)->assembled) PetscCall(MatOceanConvertBlocks_MPIAIJOcean(*newmat));
   PetscFunctionReturn(OCEAN_PETSC_OK);

@@ -241,17 +241,6 @@ static PetscErrorCode MatOceanComposeMethods(Mat B, const MatOceanType *t, Petsc
       } else if (*wrapped[w].kept)
         PetscCall(PetscObjectComposeFunction((PetscObject)B, wrapped[w].name, *wrapped[w].kept));
     }
-    if (MatOceanTypeKind(t)) { /* the local merge of an aijcusparse parent (a host parent composes none) */
-      const char *name                                = "MatMPIAIJGetLocalMatMerge_C";
-      PetscErrorCode (*f)(Mat, MatReuse, IS *, Mat *) = NULL;
-
-      if (attach) {
-        PetscCall(PetscObjectQueryFunction((PetscObject)B, name, &f));
-        if (f && f != MatMPIAIJGetLocalMatMerge_MPIAIJOcean) parent->getlocalmatmerge = f;
-        if (f) PetscCall(PetscObjectComposeFunction((PetscObject)B, name, MatMPIAIJGetLocalMatMerge_MPIAIJOcean));
-      } else if (parent->getlocalmatmerge)
-        PetscCall(PetscObjectComposeFunction((PetscObject)B, name, parent->getlocalmatmerge));
-    }
   }
   PetscCall(MatOceanAliasParentMethods(B, t, attach));
   PetscFunctionReturn(OCEAN_PETSC_OK);
