@@ -123,6 +123,16 @@ run_case seq/AB-mixed-ocean-aij  1 $P -product AB -gen_a lap3d -size_a 10 -type_
 run_case seq/PtAP-mixed-ocean-aij 1 $P -product PtAP -gen_a lap3d27 -size_a 8 \
   -gen_b agg -size_b 512 -degree_b 8 -type_b aij
 run_case seq/AB-reuse            1 $P -product AB -gen_a elast -size_a 6 -gen_b elast -size_b 6 -reuse
+# device matrices (-mat_ocean_device_matrices in PETSC_OPTIONS, a CUDA PETSc and a device): after a MatScale on the
+# device the numeric products copy nothing between host and device (PETSc's own copy counters)
+for p in AB PtAP; do
+  if [[ "${PETSC_OPTIONS:-}" == *-mat_ocean_device_matrices* ]]; then
+    if [ $p = AB ]; then g="-gen_b elast -size_b 6"; else g="-gen_b agg -size_b 648 -degree_b 6"; fi
+    run_case seq/$p-reuse-no-copies 1 $P -product $p -gen_a elast -size_a 6 $g -reuse -expect_no_copies
+  else
+    skip_test seq/$p-reuse-no-copies || echo "skip seq/$p-reuse-no-copies: needs -mat_ocean_device_matrices in PETSC_OPTIONS"
+  fi
+done
 # with the CUDA backend: numeric reuse without the product map (the search in C's rows); the CPU backend ignores it
 run_case seq/AB-reuse-no-map     1 $P -product AB -gen_a elast -size_a 6 \
   -gen_b elast -size_b 6 -reuse -mat_ocean_reuse_map_mb 0

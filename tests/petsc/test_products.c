@@ -5,13 +5,14 @@ static const char help[] =
   "  -type_a/-type_b aij|aijocean  -maij_dof D (P becomes MAIJ)  -expect_workflow W -expect_overflow -expect_stage K\n"
   "  -expect_row_chunks (on the CUDA backend C made in several chunks of rows, on the CPU in none)\n"
   "  -expect_heavy_levels L (heavy rows through the multisplit, L levels deep)\n"
-  "  -reuse (MatScale and new values, numeric only)  -sparsity_change  -sketch_reuse\n";
+  "  -reuse (MatScale and new values, numeric only)  -sparsity_change  -sketch_reuse\n"
+  "  -expect_no_copies (with -reuse and device matrices: no host-device copy in the numeric product after MatScale)\n";
 
 #include "oceantest.h"
 
 typedef struct {
   char      product[16], api[16], workflow[32];
-  PetscBool reuse, sparsity_change, sketch_reuse, expect_overflow, expect_ocean, expect_row_chunks;
+  PetscBool reuse, sparsity_change, sketch_reuse, expect_overflow, expect_ocean, expect_row_chunks, expect_no_copies;
   PetscInt  expect_heavy_levels;
   PetscInt  maij_dof, stage;
 } TestOptions;
@@ -49,6 +50,49 @@ static MatProductType ProductType(const char *name)
   PetscStrcmp(name, "PtAP", &is);
   if (is) return MATPRODUCT_PtAP;
   return MATPRODUCT_AB;
+}
+
+/* PETSc's counts of host-to-device and device-to-host copies so far, once A, B and C are checked to be device matrices
+   (aijcusparse-based: they compose MatCUSPARSESetFormat_C). */
+static PetscErrorCode CopyCounts(Mat A, Mat B, Mat C, PetscLogDouble copies[2])
+{
+  Mat M[3] = {A, B, C};
+
+  PetscFunctionBeginUser;
+  for (int k = 0; k < 3; k++) {
+    PetscErrorCode (*f)(void) = NULL;
+    MatType type;
+    PetscCall(MatGetType(M[k], &type));
+    PetscCall(PetscObjectQueryFunction((PetscObject)M[k], "MatCUSPARSESetFormat_C", &f));
+    PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG,
+               "-expect_no_copies: %s (%s) is not a device matrix: run with -mat_ocean_device_matrices on a CUDA PETSc",
+               k == 0   ? "A"
+               : k == 1 ? "B"
+                        : "C",
+               type);
+  }
+#if defined(PETSC_HAVE_DEVICE)
+  copies[0] = petsc_ctog_ct;
+  copies[1] = petsc_gtoc_ct;
+#else
+  (void)copies;
+  SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "-expect_no_copies needs a PETSc with a device");
+#endif
+  PetscFunctionReturn(0);
+}
+
+/* No copy since CopyCounts(): the numeric product read its operands and wrote C on the device. */
+static PetscErrorCode CheckNoCopies(const PetscLogDouble copies[2])
+{
+  PetscFunctionBeginUser;
+#if defined(PETSC_HAVE_DEVICE)
+  PetscCheck(petsc_ctog_ct == copies[0] && petsc_gtoc_ct == copies[1], PETSC_COMM_SELF, PETSC_ERR_PLIB,
+             "the numeric product copied %g times to the device and %g times to the host (expected none)",
+             (double)(petsc_ctog_ct - copies[0]), (double)(petsc_gtoc_ct - copies[1]));
+#else
+  (void)copies;
+#endif
+  PetscFunctionReturn(0);
 }
 
 /* The product through the chosen interface: MatProduct* or MatMatMult/MatTransposeMatMult/MatPtAP. */
@@ -172,6 +216,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-expect_overflow", &o.expect_overflow, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-expect_row_chunks", &o.expect_row_chunks, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-expect_ocean", &o.expect_ocean, NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-expect_no_copies", &o.expect_no_copies, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-maij_dof", &o.maij_dof, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-expect_heavy_levels", &o.expect_heavy_levels, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-expect_stage", &o.stage, NULL));
@@ -197,9 +242,13 @@ int main(int argc, char **argv)
   }
 
   if (o.reuse) { /* numeric only: scaled values, then entirely new values in both operands */
-    PetscCall(MatScale(A, 2.0));
+    PetscLogDouble copies[2] = {0, 0};
+
+    PetscCall(MatScale(A, 2.0)); /* on the device, for device matrices */
     PetscCall(MatOceanGetCounters(&c0));
+    if (o.expect_no_copies) PetscCall(CopyCounts(A, B, C, copies));
     PetscCall(RunProduct(&o, A, B, MAT_REUSE_MATRIX, &C));
+    if (o.expect_no_copies) PetscCall(CheckNoCopies(copies));
     PetscCall(MatOceanGetCounters(&c1));
     PetscCall(Check(&o, A, B, C, "numeric after MatScale"));
     if (o.expect_ocean) PetscCall(CheckCounter(comm, c0.numeric, c1.numeric, 1, "numeric after MatScale"));
