@@ -201,6 +201,7 @@ run_case hostile/c-user-scale-np2         2 $H -case c_user -op scale
 # (on several processes PETSc 3.18's COO assembly, which the parallel route uses, corrupts memory when a new
 #  nonzero is inserted into C: the same with plain aij and -matmatmult_via backend; README, Notes)
 run_case hostile/c-newnonzero             1 $H -case c_newnonzero
+run_case hostile/c-newnonzero-after-reuse 1 $H -case c_newnonzero -change after_reuse
 run_case hostile/c-prealloc               1 $H -case c_prealloc
 run_case hostile/c-prealloc-np2           2 $H -case c_prealloc
 run_case hostile/store-retrieve           1 $H -case store_retrieve -expect_products 3

@@ -2,7 +2,9 @@ static const char help[] =
   "Unusual but legal call sequences: the same sequence runs with petsc-ocean's types and with plain aij, and every\n"
   "intermediate result must agree (structure, values to 1e-12 of the row's largest entry, NaN/Inf in the same\n"
   "places, block sizes).\n"
-  "  -case abc (-types X,Y,Z) | c_user (-op scale|zero|shift|setvalues) | c_newnonzero | c_prealloc | store_retrieve\n"
+  "  -case abc (-types X,Y,Z) | c_user (-op scale|zero|shift|setvalues) | c_newnonzero (-change after_reuse) | "
+  "c_prealloc\n"
+  "        | store_retrieve\n"
   "        | maij (-change values|move|gain) | blocksizes | inf | mixed_ptap | dense (-product AB|PtAP|ABt|RARt)\n"
   "        | structure_only | convert\n";
 
@@ -117,13 +119,20 @@ static PetscErrorCode SeqCUser(Setup *s, Run *run)
 /* The user adds an entry to C's structure, then the operands' values change and the product is asked for again. */
 static PetscErrorCode SeqCNewNonzero(Setup *s, Run *run)
 {
-  Mat      A, B, D;
-  PetscInt rstart, rend, N;
+  Mat       A, B, D;
+  PetscInt  rstart, rend, N;
+  PetscBool after_reuse;
 
   PetscFunctionBeginUser;
   PetscCall(Gen(s, 0, "lap3d", 6, 0, 0, 1, 0, 0, &A));
   PetscCall(Gen(s, 1, "lap3d", 6, 0, 0, 2, 0, 0, &B));
   PetscCall(MatMatMult(A, B, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &D));
+  PetscCall(PetscStrcmp(s->change, "after_reuse", &after_reuse));
+  if (after_reuse) { /* C's values from a numeric phase first (written on the device with device matrices) */
+    PetscCall(OceanTestMapValues(A, ShiftedValue, 20));
+    PetscCall(MatMatMult(A, B, MAT_REUSE_MATRIX, PETSC_DEFAULT, &D));
+    PetscCall(Snapshot(run, D, "reuse before C's structure grew"));
+  }
   PetscCall(MatSetOption(D, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
   PetscCall(MatGetOwnershipRange(D, &rstart, &rend));
   PetscCall(MatGetSize(D, NULL, &N));
