@@ -91,6 +91,7 @@ PETSC_INTERN PetscErrorCode MatOceanDetach_Private(Mat B);
 PETSC_INTERN Mat_OceanParent  MatOceanParents[2];
 PETSC_INTERN int              MatOceanKind_Private(Mat M);
 PETSC_INTERN Mat_OceanParent *MatOceanParentOf(Mat M);
+PETSC_INTERN PetscBool        MatOceanIsDeviceAIJ_Private(Mat A);
 
 PETSC_INTERN PetscErrorCode MatConvert_SeqAIJ_SeqAIJOcean(Mat, MatType, MatReuse, Mat *);
 PETSC_INTERN PetscErrorCode MatConvert_MPIAIJ_MPIAIJOcean(Mat, MatType, MatReuse, Mat *);

@@ -15,6 +15,19 @@ int MatOceanKind_Private(Mat M)
   return mpi ? 1 : 0;
 }
 
+/* A sequential aijcusparse, or ours derived from it: its CSR may be newer on the device than on the host. */
+PetscBool MatOceanIsDeviceAIJ_Private(Mat A)
+{
+  PetscBool is = PETSC_FALSE;
+#if defined(PETSC_HAVE_CUDA)
+  if (PetscObjectTypeCompare((PetscObject)A, MATSEQAIJCUSPARSE, &is)) return PETSC_FALSE;
+  if (!is && MatOceanParentOf(A)) is = (PetscBool)!strcmp(MatOceanParentOf(A)->type->parent, MATSEQAIJCUSPARSE);
+#else
+  (void)A;
+#endif
+  return is;
+}
+
 /* What an ocean matrix keeps of its parent, or NULL for any other matrix: ours are those that carry our type name
    (a matrix converted back carries the parent's, and may still carry our destroy or duplicate: PETSc's submatrices
    keep the methods they were made with). */

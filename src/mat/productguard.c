@@ -288,6 +288,31 @@ static PetscErrorCode MatOceanWrapCheckHolds(Mat C, Mat product)
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
+/* C's device CSR (of each block, for MPIAIJ) brought up to date with its host one before C is copied into:
+   aijcusparse's MatZeroEntries() (under MatCopy()) takes an existing device copy as the current one, also when the user
+   has put new nonzeros into the host structure since (its stale device structure would then receive the copy). */
+static PetscErrorCode MatOceanWrapSyncDevice(Mat C)
+{
+  Mat       blocks[2] = {C, NULL};
+  PetscBool mpi;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectBaseTypeCompare((PetscObject)C, MATMPIAIJ, &mpi));
+  if (mpi) PetscCall(MatMPIAIJGetSeqAIJ(C, &blocks[0], &blocks[1], NULL));
+  for (int k = 0; k < 2; k++) {
+    const PetscInt *i, *j;
+    PetscScalar    *a;
+    PetscMemType    mtype;
+    PetscBool       bound;
+
+    if (!blocks[k] || !MatOceanIsDeviceAIJ_Private(blocks[k])) continue;
+    PetscCall(MatBoundToCPU(blocks[k], &bound));
+    if (!bound)
+      PetscCall(MatSeqAIJGetCSRAndMemType(blocks[k], &i, &j, &a, &mtype)); /* uploads what the host has newer */
+  }
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
 /* The product computed into a matrix of its own and copied into C's (user-changed) structure. */
 static PetscErrorCode MatOceanWrapNumericShadow(Mat C, MatOceanWrap *w)
 {
@@ -307,6 +332,7 @@ static PetscErrorCode MatOceanWrapNumericShadow(Mat C, MatOceanWrap *w)
   }
   PetscCall(MatProductNumeric(w->shadow));
   PetscCall(MatOceanWrapCheckHolds(C, w->shadow));
+  PetscCall(MatOceanWrapSyncDevice(C));
   PetscCall(MatCopy(w->shadow, C, SUBSET_NONZERO_PATTERN));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }

@@ -67,19 +67,6 @@ static PetscBool MatOceanValuesPending(Mat A)
   return (PetscBool)(!A->assembled && A->product && A->ops->productnumeric);
 }
 
-/* aijcusparse, or ours derived from it: its CSR may be newer on the device than on the host. */
-static PetscBool MatOceanIsDeviceAIJ(Mat A)
-{
-  PetscBool is = PETSC_FALSE;
-#if defined(PETSC_HAVE_CUDA)
-  if (PetscObjectTypeCompare((PetscObject)A, MATSEQAIJCUSPARSE, &is)) return PETSC_FALSE;
-  if (!is && MatOceanParentOf(A)) is = (PetscBool)!strcmp(MatOceanParentOf(A)->type->parent, MATSEQAIJCUSPARSE);
-#else
-  (void)A;
-#endif
-  return is;
-}
-
 /* Whether the product reads its operands in place on the device: a CUDA plan of AB or PtAP, operands that keep a
    device CSR (aijcusparse-based, not bound to the CPU, their values not pending) and 32-bit PetscInt (cuSPARSE's
    index width).  Anything else reads the host CSR. */
@@ -91,7 +78,7 @@ static PetscBool MatOceanDeviceOperands(Mat C, MatProductData_SeqAIJOcean *data)
     return PETSC_FALSE;
   for (int k = 0; k < 2; k++) {
     Mat M = k ? B : A;
-    if (!MatOceanIsDeviceAIJ(M) || MatOceanValuesPending(M) || !M->assembled) return PETSC_FALSE;
+    if (!MatOceanIsDeviceAIJ_Private(M) || MatOceanValuesPending(M) || !M->assembled) return PETSC_FALSE;
 #if defined(PETSC_USE_DEBUG)
     { /* a debugging PETSc's aijcusparse accessors check the exact type name, which ours is not */
       PetscBool exact = PETSC_FALSE;
@@ -149,7 +136,7 @@ static PetscErrorCode MatOceanGetCSR(MatProductData_SeqAIJOcean *data, int k, Ma
   PetscCheck(A->assembled || MatOceanValuesPending(A), PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE,
              "Operand %d of type %s (%" PetscInt_FMT " x %" PetscInt_FMT ") is not assembled", k,
              ((PetscObject)A)->type_name, A->rmap->n, A->cmap->n);
-  if (!MatOceanIsDeviceAIJ(A)) {
+  if (!MatOceanIsDeviceAIJ_Private(A)) {
     PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, &mtype));
     PetscCheck(PetscMemTypeHost(mtype), PETSC_COMM_SELF, PETSC_ERR_SUP,
                "Operand %d of type %s has its values on the device, which petsc-ocean cannot read there", k,
@@ -241,7 +228,7 @@ static PetscErrorCode MatOceanSetDeviceValues(Mat C, MatProductData_SeqAIJOcean 
     PetscScalar *ca;
     PetscMemType mtype;
 
-    if (!MatOceanIsDeviceAIJ(C) || C->boundtocpu) PetscFunctionReturn(OCEAN_PETSC_OK);
+    if (!MatOceanIsDeviceAIJ_Private(C) || C->boundtocpu) PetscFunctionReturn(OCEAN_PETSC_OK);
     if (data->backend != OCEAN_BACKEND_CUDA) PetscFunctionReturn(OCEAN_PETSC_OK);
     PetscCallOcean(OceanProductGetNumStages(plan, &nstages));
     PetscCallOcean(OceanProductGetStats(plan, nstages - 1, &stats));
