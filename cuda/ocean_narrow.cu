@@ -20,6 +20,9 @@
 #define OCEAN_NARROW_MAX_TEAM  32
 /* Entries of A's row per warp of its team, about: the team grows (powers of two) until each warp has this many. */
 #define OCEAN_NARROW_ENTRIES_PER_WARP 64
+/* ... and, while A's rows alone give fewer than OCEAN_NARROW_WARPS_PER_SM warps per multiprocessor, down to this. */
+#define OCEAN_NARROW_ENTRIES_MIN   4
+#define OCEAN_NARROW_WARPS_PER_SM  32
 /* Shared memory a block may take without opting in. */
 #define OCEAN_NARROW_SMEM (48 * 1024)
 
@@ -162,13 +165,17 @@ __global__ void OceanKernelNarrow(OceanNarrowArgs a)
 }
 
 /* The team and block for A's rows: warps per row grow with the row's average entries, within the shared memory a
-   block may take without opting in. */
-static void OceanNarrowShape(OceanDevCSR A, int64_t nnz_a, int nc, int *team, int *warps)
+   block may take without opting in.  When A has too few rows to give every multiprocessor its warps (coarse levels,
+   small dense blocks), the team grows further down to OCEAN_NARROW_ENTRIES_MIN entries per warp: a warp walks its
+   entries one after another, so few warps with long lists leave the device idle (a dense 100 x 100 A took 25 blocks). */
+static void OceanNarrowShape(OceanDevCSR A, int64_t nnz_a, int nc, int sms, int *team, int *warps)
 {
-  const int64_t avg = A.nrows ? nnz_a / A.nrows : 0;
-  int           tm  = 1;
-  while (tm < OCEAN_NARROW_MAX_TEAM && (int64_t)tm * OCEAN_NARROW_ENTRIES_PER_WARP < avg &&
-         OceanNarrowSmem(2 * tm, nc) <= OCEAN_NARROW_SMEM)
+  const int64_t avg  = A.nrows ? nnz_a / A.nrows : 0;
+  const int64_t want = (int64_t)sms * OCEAN_NARROW_WARPS_PER_SM; /* warps in flight that keep the device busy */
+  int           tm   = 1;
+  while (tm < OCEAN_NARROW_MAX_TEAM && OceanNarrowSmem(2 * tm, nc) <= OCEAN_NARROW_SMEM &&
+         ((int64_t)tm * OCEAN_NARROW_ENTRIES_PER_WARP < avg ||
+          (A.nrows * tm < want && (int64_t)tm * OCEAN_NARROW_ENTRIES_MIN < avg)))
     tm *= 2;
   *team  = tm;
   *warps = tm > OCEAN_NARROW_MIN_WARPS ? tm : OCEAN_NARROW_MIN_WARPS;
@@ -178,7 +185,7 @@ template <bool KNOWN>
 static OceanError OceanNarrowLaunch(OceanNarrowArgs a, int64_t nnz_a)
 {
   const int nc = a.B.ncols <= 32 ? 32 : a.B.ncols <= 64 ? 64 : a.B.ncols <= 128 ? 128 : 256;
-  int       team, warps;
+  int       team, warps, device = 0, sms = 0;
   size_t    smem;
   unsigned  grid;
 
@@ -186,7 +193,9 @@ static OceanError OceanNarrowLaunch(OceanNarrowArgs a, int64_t nnz_a)
     return OceanSetError(OCEAN_ERR_ARG, "narrow workflow: B has %lld columns, more than %d", (long long)a.B.ncols,
                          OCEAN_NARROW_MAX_COLUMNS);
   if (a.A.nrows == 0) return OCEAN_SUCCESS;
-  OceanNarrowShape(a.A, nnz_a, nc, &team, &warps);
+  OCEAN_CUDA_TRY(cudaGetDevice(&device));
+  OCEAN_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  OceanNarrowShape(a.A, nnz_a, nc, sms, &team, &warps);
   a.team = team;
   smem   = OceanNarrowSmem(warps, nc);
   grid   = OceanGrid(a.A.nrows, warps / team);

@@ -238,8 +238,9 @@ static int RunAB(const OceanOptions *o, GenCSR *A, GenCSR *B, int expect_overflo
                  (long long)st.overflow_rows);
         goto out;
       }
-      /* the product map unless the options forbid it (the narrow workflow has its own numeric) */
-      if ((st.reuse_map_bytes > 0) != (o->reuse_map_max_bytes != 0 && st.workflow != OCEAN_WORKFLOW_NARROW)) {
+      /* the product map from the second numeric call on unless the options forbid it (the narrow workflow has its
+         own numeric) */
+      if ((st.reuse_map_bytes > 0) != (k >= 1 && o->reuse_map_max_bytes != 0 && st.workflow != OCEAN_WORKFLOW_NARROW)) {
         snprintf(msg, sizeof(msg),
                  "numeric reuse: product map of %lld bytes with reuse_map_max_bytes %lld, workflow %s",
                  (long long)st.reuse_map_bytes, (long long)o->reuse_map_max_bytes, OceanWorkflowName(st.workflow));
@@ -1522,6 +1523,10 @@ int main(int argc, char **argv)
   GenRandomRows(&A, 64, 3000, 1500, 0, 64, 64);
   GenRandomRows(&B, 3000, 256, 100, 0, 65, 65);
   CASE("AB narrow: long rows into 256 columns, auto (+reuse)", CaseNarrowAB(&A, &B));
+  GenRandomRows(&A, 100, 100, 100, 0, 90, 90); /* few rows: teams grow until the device is busy */
+  GenCopy(&A, &B);
+  B.id = 91;
+  CASE("AB narrow: a dense 100 x 100 block squared, auto (+reuse)", CaseNarrowAB(&A, &B));
   {
     static const int64_t widths[] = {1, 31, 33, 64, 65, 200, 256};
     size_t               k;
