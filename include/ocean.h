@@ -122,7 +122,7 @@ typedef struct {
                                      Slots that would not fit switch the product to exact counting (whose output
                                      is exactly C); if that does not fit either, the call fails with
                                      OCEAN_ERR_MEMORY and C is not touched */
-  int64_t reuse_map_max_bytes;    /* CUDA numeric-only calls: the first one makes a map of every product to its entry
+  int64_t reuse_map_max_bytes;    /* CUDA numeric-only calls: the second one makes a map of every product to its entry
                                      of C (2 bytes per product in the rows a warp walks, 8 bytes per product and up
                                      to 8 per entry of C in the others; kept by the plan) when it takes
                                      at most this many bytes, and every call then sums through it (no search, no
