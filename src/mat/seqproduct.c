@@ -317,6 +317,12 @@ static PetscErrorCode MatOceanSetC(Mat C, MatProductData_SeqAIJOcean *data, Pets
     PetscCall(MatAssemblyEnd(C, MAT_FINAL_ASSEMBLY));
     PetscCall(PetscFree(rowlen));
     PetscCall(PetscFree(j64));
+#if defined(PETSC_HAVE_CUDA)
+    /* a device C gets its device copy here, with the symbolic phase's copies, as it would at its first use on the
+       device: numeric phases then write its values there and copy nothing */
+    if (data->backend == OCEAN_BACKEND_CUDA && MatOceanIsDeviceAIJ_Private(C) && !C->boundtocpu)
+      PetscCall(MatSeqAIJGetCSRAndMemType(C, NULL, NULL, NULL, NULL));
+#endif
   } else {
     PetscScalar *ca;
 
