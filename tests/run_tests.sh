@@ -209,7 +209,8 @@ run_case hostile/store-retrieve-np2       2 $H -case store_retrieve
 for c in values move gain; do run_case hostile/maij-$c 1 $H -case maij -change $c -expect_products 2; done
 run_case hostile/maij-values-np2          2 $H -case maij -change values
 run_case hostile/maij-gain-np2            2 $H -case maij -change gain
-run_case hostile/maij-move-np3            3 $H -case maij -change move
+# (no maij-move on several processes: a parallel MAIJ cannot follow a new preallocation of its inner matrix; PETSc's
+#  own MatConvert of it then reads past the new column map, with plain aij too: test_hostile refuses it)
 run_case hostile/blocksizes               1 $H -case blocksizes
 run_case hostile/blocksizes-np3           3 $H -case blocksizes
 run_case hostile/inf                      1 $H -case inf
