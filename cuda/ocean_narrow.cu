@@ -21,8 +21,8 @@
 /* Entries of A's row per warp of its team, about: the team grows (powers of two) until each warp has this many. */
 #define OCEAN_NARROW_ENTRIES_PER_WARP 64
 /* ... and, while A's rows alone give fewer than OCEAN_NARROW_WARPS_PER_SM warps per multiprocessor, down to this. */
-#define OCEAN_NARROW_ENTRIES_MIN   4
-#define OCEAN_NARROW_WARPS_PER_SM  32
+#define OCEAN_NARROW_ENTRIES_MIN  4
+#define OCEAN_NARROW_WARPS_PER_SM 32
 /* Shared memory a block may take without opting in. */
 #define OCEAN_NARROW_SMEM (48 * 1024)
 
@@ -167,7 +167,7 @@ __global__ void OceanKernelNarrow(OceanNarrowArgs a)
 /* The team and block for A's rows: warps per row grow with the row's average entries, within the shared memory a
    block may take without opting in.  When A has too few rows to give every multiprocessor its warps (coarse levels,
    small dense blocks), the team grows further down to OCEAN_NARROW_ENTRIES_MIN entries per warp: a warp walks its
-   entries one after another, so few warps with long lists leave the device idle (a dense 100 x 100 A took 25 blocks). */
+   entries one after another, so few warps with long lists leave the device idle (a dense 100 x 100 A: 25 blocks). */
 static void OceanNarrowShape(OceanDevCSR A, int64_t nnz_a, int nc, int sms, int *team, int *warps)
 {
   const int64_t avg  = A.nrows ? nnz_a / A.nrows : 0;

@@ -36,8 +36,8 @@
 typedef struct {
   const char  *only; /* comma-separated names, NULL: all */
   int          reps, warmup, list, small, no_cusparse;
-  int          heavy;    /* OceanOptions.heavy of ours: 0 auto, 1 off, 2 multisplit */
-  int          rmat_set; /* the gMAGNUS paper's R-MAT pairs after the built-in set */
+  int          heavy;           /* OceanOptions.heavy of ours: 0 auto, 1 off, 2 multisplit */
+  int          rmat_set;        /* the gMAGNUS paper's R-MAT pairs after the built-in set */
   long long    reuse_map_bytes; /* OceanOptions.reuse_map_max_bytes of ours (-1: the default) */
   const char  *csv;
   double       max_gb; /* 0: no limit */
@@ -135,12 +135,12 @@ typedef struct {
   int         want_c;   /* bring C of the probe run back to the host (a reference exists to check it) */
   int         verified; /* 1 verified, 0 mismatch, -1 not checked */
   char        verify_msg[160];
-  double      reuse_ms;       /* bench_ocean only: its numeric-only median (cuSPARSE's is a method of its own) */
+  double      reuse_ms;        /* bench_ocean only: its numeric-only median (cuSPARSE's is a method of its own) */
   double      reuse_first_ms;  /* bench_ocean only: its first numeric-only call (C's rows searched) */
   double      reuse_second_ms; /* bench_ocean only: its second numeric-only call (which makes the product map) */
-  double      first_ms;       /* the probe run's time (not in the median) */
-  GenCSR      c;              /* C of the probe run, on the host, for verification; freed after it */
-  double      c_scale;        /* C should be c_scale * A*B (reuse runs use A's values halved) */
+  double      first_ms;        /* the probe run's time (not in the median) */
+  GenCSR      c;               /* C of the probe run, on the host, for verification; freed after it */
+  double      c_scale;         /* C should be c_scale * A*B (reuse runs use A's values halved) */
 } BenchResult;
 
 static void result_init(BenchResult *r, const char *method)
@@ -959,10 +959,10 @@ typedef struct {
   OceanProduct     reuse;        /* the numeric-only plan */
   int              runs;
   double           second_ms; /* the second numeric-only call's time */
-  int64_t          base;     /* pool bytes in use before the probe */
-  size_t           free0;    /* cudaMemGetInfo before the probe */
-  OceanStats       stats;    /* of the last run */
-  OceanStats       stage[2]; /* PtAP: each stage's */
+  int64_t          base;      /* pool bytes in use before the probe */
+  size_t           free0;     /* cudaMemGetInfo before the probe */
+  OceanStats       stats;     /* of the last run */
+  OceanStats       stage[2];  /* PtAP: each stage's */
 } OceanBench;
 
 static void fail_ocean(BenchResult *r, OceanError e, const char *what)
@@ -1164,10 +1164,10 @@ static void bench_ocean(const Options *o, const Gpu *g, const GenCSR *A, const G
   TRY_OCEAN(&ru, OceanProductSymbolic(x.reuse, &x.a, &x.b));
   time_method(ocean_reuse_once, &x, o, &ru);
   if (ru.state == RES_OK) {
-    r->reuse_ms       = ru.ms;
+    r->reuse_ms        = ru.ms;
     r->reuse_first_ms  = ru.first_ms;
     r->reuse_second_ms = x.second_ms;
-    s->ostats_reuse   = x.stats;
+    s->ostats_reuse    = x.stats;
     verify_result(ref, &ru);
     if (ru.verified == 0) {
       r->verified = 0;
@@ -1481,10 +1481,23 @@ static void print_summary(const Summary *sums, int n)
    creation, host statistics, per-row copies, synchronisations), so that one can see where the time goes. */
 static void print_ocean_phase_summary(const Summary *sums, int n)
 {
-  static const char *head[] = {"name",     "workflow", "overflow rows",   "alloc/nnz(C)",  "analysis",
-                               "estimate", "symbolic", "numeric",         "fallback",      "compact",
-                               "other",    "ocean ms", "numeric-only ms", "(its kernels)", "first numeric-only ms",
-                               "second (map) ms", "map MB"};
+  static const char *head[] = {"name",
+                               "workflow",
+                               "overflow rows",
+                               "alloc/nnz(C)",
+                               "analysis",
+                               "estimate",
+                               "symbolic",
+                               "numeric",
+                               "fallback",
+                               "compact",
+                               "other",
+                               "ocean ms",
+                               "numeric-only ms",
+                               "(its kernels)",
+                               "first numeric-only ms",
+                               "second (map) ms",
+                               "map MB"};
   const int          ncol   = (int)(sizeof(head) / sizeof(head[0]));
   Table              t      = {n + 1, ncol, NULL};
   int                rows   = 1;
@@ -1609,7 +1622,7 @@ static int gpu_init(Gpu *g, const Options *o)
     OceanOptions opts;
     OceanError   e = OceanContextCreate(OCEAN_BACKEND_CUDA, NULL, &g->ocean);
     OceanOptionsDefault(&opts);
-    opts.record_rows = 0;
+    opts.record_rows         = 0;
     opts.heavy               = (OceanHeavyMode)heavy;
     opts.reuse_map_max_bytes = (int64_t)o->reuse_map_bytes;
     if (!e) e = OceanContextSetOptions(g->ocean, &opts);
