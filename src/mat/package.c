@@ -5,8 +5,8 @@ static PetscBool MatOceanPackageInitialized = PETSC_FALSE;
 
 /*
   The parent of our types: aij, or with -mat_ocean_device_matrices, a CUDA-enabled PETSc and a usable CUDA device,
-  aijcusparse (MatMult, the solve and PETSc's other matrix operations then run on the GPU; not yet the default: a
-  parallel MAIJ P whose inner matrix is preallocated anew still differs from aij there).  Decided once:
+  aijcusparse (MatMult, the solve and PETSc's other matrix operations then run on the GPU; not the default:
+  aijcusparse's MatMult wants CUDA vectors, which an application written for aij does not make).  Decided once:
   every matrix of a type must have the same parent.
 */
 static PetscErrorCode MatOceanChooseParents(void)
