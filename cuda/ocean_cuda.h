@@ -227,13 +227,13 @@ OceanError OceanCudaNumericMap(OceanCudaDevice dev, const OceanCudaKnownPlan *pl
 /* Row i into the dense-row workspace at i x ncols(B) (d_ws_cols, d_ws_vals: rows(A) x ncols(B) entries), d_counts[i]
    its nonzeros, d_offsets[i] = i x ncols(B) and d_flags[i] = 0 (OceanCudaCompact's inputs), d_shapes[i] its shape as
    the analysis makes it; d_totals[0..2] (zeroed here) = products, sum of the rows' upper bounds, rows with
-   products. */
-OceanError OceanCudaNarrowSymbolic(OceanDevCSR A, int64_t nnz_a, OceanDevCSR B, OceanRowShape *d_shapes,
+   products.  sms: the device's multiprocessors (the teams grow when A's rows are too few to keep them busy). */
+OceanError OceanCudaNarrowSymbolic(int sms, OceanDevCSR A, int64_t nnz_a, OceanDevCSR B, OceanRowShape *d_shapes,
                                    int64_t *d_counts, int64_t *d_offsets, uint8_t *d_flags, int32_t *d_ws_cols,
                                    double *d_ws_vals, int64_t *d_totals);
 /* Numeric reuse: C's values into its known rows (d_rowptr, d_colidx); OCEAN_ERR_STATE when a row's columns are not
    C's. */
-OceanError OceanCudaNarrowKnown(OceanCudaDevice dev, OceanDevCSR A, int64_t nnz_a, OceanDevCSR B,
+OceanError OceanCudaNarrowKnown(OceanCudaDevice dev, int sms, OceanDevCSR A, int64_t nnz_a, OceanDevCSR B,
                                 const int64_t *d_rowptr, const int32_t *d_colidx, double *d_values);
 
 /* ---- sketches (cuda/ocean_sketches.cu): one of m registers per row of B; merged per row of A and estimated */

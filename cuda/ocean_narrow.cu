@@ -182,10 +182,10 @@ static void OceanNarrowShape(OceanDevCSR A, int64_t nnz_a, int nc, int sms, int 
 }
 
 template <bool KNOWN>
-static OceanError OceanNarrowLaunch(OceanNarrowArgs a, int64_t nnz_a)
+static OceanError OceanNarrowLaunch(OceanNarrowArgs a, int64_t nnz_a, int sms)
 {
   const int nc = a.B.ncols <= 32 ? 32 : a.B.ncols <= 64 ? 64 : a.B.ncols <= 128 ? 128 : 256;
-  int       team, warps, device = 0, sms = 0;
+  int       team, warps;
   size_t    smem;
   unsigned  grid;
 
@@ -193,8 +193,6 @@ static OceanError OceanNarrowLaunch(OceanNarrowArgs a, int64_t nnz_a)
     return OceanSetError(OCEAN_ERR_ARG, "narrow workflow: B has %lld columns, more than %d", (long long)a.B.ncols,
                          OCEAN_NARROW_MAX_COLUMNS);
   if (a.A.nrows == 0) return OCEAN_SUCCESS;
-  OCEAN_CUDA_TRY(cudaGetDevice(&device));
-  OCEAN_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   OceanNarrowShape(a.A, nnz_a, nc, sms, &team, &warps);
   a.team = team;
   smem   = OceanNarrowSmem(warps, nc);
@@ -209,9 +207,10 @@ static OceanError OceanNarrowLaunch(OceanNarrowArgs a, int64_t nnz_a)
   return OCEAN_SUCCESS;
 }
 
-extern "C" OceanError OceanCudaNarrowSymbolic(OceanDevCSR A, int64_t nnz_a, OceanDevCSR B, OceanRowShape *d_shapes,
-                                              int64_t *d_counts, int64_t *d_offsets, uint8_t *d_flags,
-                                              int32_t *d_ws_cols, double *d_ws_vals, int64_t *d_totals)
+extern "C" OceanError OceanCudaNarrowSymbolic(int sms, OceanDevCSR A, int64_t nnz_a, OceanDevCSR B,
+                                              OceanRowShape *d_shapes, int64_t *d_counts, int64_t *d_offsets,
+                                              uint8_t *d_flags, int32_t *d_ws_cols, double *d_ws_vals,
+                                              int64_t *d_totals)
 {
   OceanNarrowArgs a;
 
@@ -226,10 +225,10 @@ extern "C" OceanError OceanCudaNarrowSymbolic(OceanDevCSR A, int64_t nnz_a, Ocea
   a.ws_cols = d_ws_cols;
   a.ws_vals = d_ws_vals;
   a.totals  = (unsigned long long *)d_totals;
-  return OceanNarrowLaunch<false>(a, nnz_a);
+  return OceanNarrowLaunch<false>(a, nnz_a, sms);
 }
 
-extern "C" OceanError OceanCudaNarrowKnown(OceanCudaDevice dev, OceanDevCSR A, int64_t nnz_a, OceanDevCSR B,
+extern "C" OceanError OceanCudaNarrowKnown(OceanCudaDevice dev, int sms, OceanDevCSR A, int64_t nnz_a, OceanDevCSR B,
                                            const int64_t *d_rowptr, const int32_t *d_colidx, double *d_values)
 {
   OceanNarrowArgs a;
@@ -246,7 +245,7 @@ extern "C" OceanError OceanCudaNarrowKnown(OceanCudaDevice dev, OceanDevCSR A, i
   a.c_cols   = d_colidx;
   a.c_vals   = d_values;
   a.mismatch = mismatch.d;
-  if (!err) err = OceanNarrowLaunch<true>(a, nnz_a);
+  if (!err) err = OceanNarrowLaunch<true>(a, nnz_a, sms);
   if (!err) err = mismatch.read(&raised);
   if (!err && raised)
     err = OceanSetError(OCEAN_ERR_STATE, "narrow numeric into a known structure: a row's columns are not those of C "

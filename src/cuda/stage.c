@@ -283,7 +283,6 @@ OceanError OceanCudaStageMapCreate(OceanContext ctx, OceanStage *st, OceanCudaSt
     st->set->options.reuse_map_max_bytes < 0 ? c->device_memory / 4 : st->set->options.reuse_map_max_bytes;
   OceanError err;
 
-  d->map_tried = 1;
   if (limit == 0 || d->nnz[0] > INT32_MAX || d->nnz[1] > INT32_MAX) return OCEAN_SUCCESS;
   err = OceanCudaProductMapCreate(OceanCtxDev(ctx), &d->known, A, B, d->shapes, d->c_nnz, d->c_rowptr, d->c_colidx,
                                   st->an.products, limit, &d->map);
@@ -319,7 +318,7 @@ static OceanError OceanCudaStageNumeric_Private(OceanContext ctx, OceanStage *st
     OceanDevFree(ctx, counts);
     OceanDevFree(ctx, flags);
   } else if (st->dec.workflow == OCEAN_WORKFLOW_NARROW)
-    err = OceanCudaNarrowKnown(dev, A, d->nnz[0], B, d->c_rowptr, d->c_colidx, d->c_values);
+    err = OceanCudaNarrowKnown(dev, ctx->profile.num_sms, A, d->nnz[0], B, d->c_rowptr, d->c_colidx, d->c_values);
   else {
     /* the grouping of C's rows is the same for every numeric call: made once, kept */
     if (!d->known.rows && st->nrows)
@@ -328,7 +327,7 @@ static OceanError OceanCudaStageNumeric_Private(OceanContext ctx, OceanStage *st
     /* the map costs several calls' worth to make (H200, teko_nsjac: a first call 0.54 ms through a new map, 0.29 ms
        searching C's rows; 0.08 and 0.17 ms a call after): made by the second call, so that a single re-setup (GAMG
        reusing its interpolation) does not pay for it */
-    err = d->map_tried || d->numeric_calls == 0 ? OCEAN_SUCCESS : OceanCudaStageMapCreate(ctx, st, d, A, B);
+    err = d->numeric_calls == 1 ? OceanCudaStageMapCreate(ctx, st, d, A, B) : OCEAN_SUCCESS;
     d->numeric_calls++;
     if (!err)
       err = d->map.bytes

@@ -529,8 +529,8 @@ OceanError OceanCudaNarrow(OceanContext ctx, OceanStage *st, OceanCudaStage *d, 
 
   t0 = OceanPhaseBegin(ctx, OCEAN_PHASE_NUMERIC);
   OceanCall(OceanCudaTimerStart(dev));
-  OceanCall(
-    OceanCudaNarrowSymbolic(A, d->nnz[0], B, d->shapes, s->counts, s->offsets, s->flags, s->bcols, s->bvals, s->list));
+  OceanCall(OceanCudaNarrowSymbolic(ctx->profile.num_sms, A, d->nnz[0], B, d->shapes, s->counts, s->offsets, s->flags,
+                                    s->bcols, s->bvals, s->list));
   OceanCall(OceanCudaScanCounts(dev, NULL, n, s->counts, d->c_rowptr, NULL, NULL));
   OceanCall(OceanStageTimerStop(ctx, &S->t_numeric));
   {
