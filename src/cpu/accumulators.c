@@ -4,7 +4,8 @@
     ESC          expand the products into a buffer of q (column, value), stable sort by column, compact-sum
     HASH         open addressing with linear probing in a table of exactly the bin's capacity; the slot of a column
                  is a multiplicative hash reduced by a multiply-high ("fast range", no power-of-two mask), and the
-                 row aborts when a new column would take it past its slot
+                 row aborts when a new column would take it past its slot; a row of narrow column span is summed
+                 over its span instead (OceanSpanDenseRow: the same result without the table and the sort)
     DENSE        values over the row's column span (offset by its first column) plus a bitmap; with bitmap_query
                  the bit is tested before it is set, as the GPU does to save shared-memory writes when CR is high
     GLOBAL_HASH  HASH with a larger table (the GPU keeps it in global memory)
@@ -237,6 +238,33 @@ static void OceanEscRow(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B
   }
 }
 
+/* ------------------------------------------------------------------------------------------------ bits */
+
+static inline int OceanPopcount64(uint64_t x)
+{
+#if defined(__GNUC__) || defined(__clang__)
+  return __builtin_popcountll(x);
+#else
+  int c = 0;
+  for (; x; x &= x - 1) c++;
+  return c;
+#endif
+}
+
+static inline int OceanCtz64(uint64_t x)
+{
+#if defined(__GNUC__) || defined(__clang__)
+  return __builtin_ctzll(x);
+#else
+  int c = 0;
+  while (!(x & 1)) {
+    x >>= 1;
+    c++;
+  }
+  return c;
+#endif
+}
+
 /* ------------------------------------------------------------------------------------------------ hash */
 
 /* OceanHashSlot (the table position of a column): core/rules.h */
@@ -316,40 +344,80 @@ static void OceanHashExtract(OceanWorkspace *ws, int64_t n, const OceanRowShape 
   }
 }
 
-static void OceanHashRow(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B, int64_t i, const OceanRowShape *row,
-                         const OceanRoute *r, int32_t *cols, double *vals, int64_t *count, int *overflow)
+/*
+  A HASH row whose column span is narrow enough is summed over that span instead, in the DENSE workspace: the same
+  columns in the same order, the same sums (a column's first product stored, the others added in product order) and
+  the same abort when a new column would pass the slot, without the probing and the sort a CPU pays for a table
+  that only the GPU's shared memory needs.  Narrow: at most OCEAN_CPU_SPAN_DENSE_MAX columns (the values stay in a
+  core's cache) and a bitmap scan of at most four words per product.
+*/
+#define OCEAN_CPU_SPAN_DENSE_MAX (1 << 16)
+
+static int OceanSpanDenseFits(const OceanRowShape *row)
 {
+  return row->span > 0 && row->span <= OCEAN_CPU_SPAN_DENSE_MAX && row->span <= 256 * row->products;
+}
+
+static OceanError OceanSpanDenseRow(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B, int64_t i,
+                                    const OceanRowShape *row, const OceanRoute *r, int32_t *cols, double *vals,
+                                    int64_t *count, int *overflow, int64_t *bytes)
+{
+  const int     numeric = cols != NULL;
+  const int64_t nw = (row->span + 63) / 64, slot = r->slot;
+  uint64_t     *bm;
+  double       *dv;
+  int64_t       n = 0, t, u, w;
+
+  OceanCall(OceanGrowArray(ws, bitmap, nw, 0, bytes));
+  if (numeric) OceanCall(OceanGrowArray(ws, dense, row->span, 0, bytes));
+  bm = ws->bitmap;
+  dv = ws->dense;
+  for (t = A->rowptr[i]; t < A->rowptr[i + 1] && !*overflow; t++) {
+    const int32_t k = A->colidx[t];
+    const double  a = numeric ? A->values[t] : 0;
+    for (u = B->rowptr[k]; u < B->rowptr[k + 1]; u++) {
+      const int64_t  j   = (int64_t)B->colidx[u] - row->colmin;
+      const uint64_t bit = 1ULL << (j & 63);
+      if (bm[j >> 6] & bit) {
+        if (numeric) dv[j] += a * B->values[u];
+      } else if (n == slot) {
+        *overflow = 1;
+        break;
+      } else {
+        bm[j >> 6] |= bit;
+        n++;
+        if (numeric) dv[j] = a * B->values[u];
+      }
+    }
+  }
+  *count = n;
+  for (w = 0, n = 0; w < nw; w++) { /* output in column order when the row fits; always clears */
+    for (; bm[w]; bm[w] &= bm[w] - 1) {
+      const int64_t j = w * 64 + OceanCtz64(bm[w]);
+      if (numeric) {
+        if (!*overflow) {
+          cols[n]   = (int32_t)(row->colmin + j);
+          vals[n++] = dv[j];
+        }
+        dv[j] = 0;
+      }
+    }
+  }
+  return OCEAN_SUCCESS;
+}
+
+static OceanError OceanHashRow(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B, int64_t i,
+                               const OceanRowShape *row, const OceanRoute *r, int32_t *cols, double *vals,
+                               int64_t *count, int *overflow, int64_t *bytes)
+{
+  if (OceanSpanDenseFits(row)) return OceanSpanDenseRow(ws, A, B, i, row, r, cols, vals, count, overflow, bytes);
   *overflow = OceanHashAccumulate(ws, A, B, i, r, cols != NULL, count);
   if (*overflow || !cols) OceanHashClear(ws, *count);
   else OceanHashExtract(ws, *count, row, r, cols, vals);
+  return OCEAN_SUCCESS;
 }
 
 /* ------------------------------------------------------------------------------------------------ dense */
-
-static inline int OceanPopcount64(uint64_t x)
-{
-#if defined(__GNUC__) || defined(__clang__)
-  return __builtin_popcountll(x);
-#else
-  int c = 0;
-  for (; x; x &= x - 1) c++;
-  return c;
-#endif
-}
-
-static inline int OceanCtz64(uint64_t x)
-{
-#if defined(__GNUC__) || defined(__clang__)
-  return __builtin_ctzll(x);
-#else
-  int c = 0;
-  while (!(x & 1)) {
-    x >>= 1;
-    c++;
-  }
-  return c;
-#endif
-}
 
 static void OceanDenseAccumulate(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B, int64_t i,
                                  const OceanRowShape *row, int numeric, int bitmap_query)
@@ -543,7 +611,7 @@ OceanError OceanCpuRow(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B,
   case OCEAN_ACC_NONE: break;
   case OCEAN_ACC_ESC: OceanEscRow(ws, A, B, i, r, cols, vals, count, overflow); break;
   case OCEAN_ACC_HASH:
-  case OCEAN_ACC_GLOBAL_HASH: OceanHashRow(ws, A, B, i, row, r, cols, vals, count, overflow); break;
+  case OCEAN_ACC_GLOBAL_HASH: return OceanHashRow(ws, A, B, i, row, r, cols, vals, count, overflow, bytes);
   case OCEAN_ACC_DENSE:
   case OCEAN_ACC_GLOBAL_DENSE:
     OceanDenseAccumulate(ws, A, B, i, row, cols != NULL, bitmap_query);
