@@ -281,7 +281,8 @@ OceanError OceanProductNumeric(OceanProduct prod, const OceanCSR *A, const Ocean
 
 /* C as computed by the last symbolic or numeric call, on the host; owned by the plan, valid until the next call.
    With a CUDA context C is computed on the device and copied to the host here, on the first request after each
-   symbolic or numeric call (the structure once per symbolic call, the values once per call). */
+   symbolic or numeric call (the structure once per symbolic call, the values once per call); values NULL asks
+   for the structure only, and the values stay on the device. */
 OceanError OceanProductGetC(OceanProduct prod, int64_t *nrows, int64_t *ncols, int64_t *nnz, const int64_t **rowptr,
                             const int32_t **colidx, const double **values);
 
@@ -293,9 +294,9 @@ typedef enum { OCEAN_MEMORY_HOST = 0, OCEAN_MEMORY_DEVICE = 1 } OceanMemoryType;
    place: nothing is uploaded and nothing of size nnz comes to the host (symbolic reads rowptr[0] and rowptr[nrows]
    of each operand; per-row records come to the host only with OceanOptions.record_rows).  Column indices are not
    validated on the host, so out-of-range ones are the caller's bug.  Numeric trusts that operands with the symbolic
-   call's structure ids have its structure (nnz included).  Only AB and PtAP plans of a CUDA context (OCEAN_ERR_ARG
-   otherwise: AtB transposes on the host; PtAP makes P^T on the device).  C is then read with OceanProductGetDeviceC;
-   OceanProductGetC still works (it downloads). */
+   call's structure ids have its structure (nnz included).  Only plans of a CUDA context (OCEAN_ERR_ARG otherwise);
+   AtB makes A^T and PtAP makes P^T on the device.  C is then read with OceanProductGetDeviceC; OceanProductGetC
+   still works (it downloads). */
 OceanError OceanProductSetOperandMemType(OceanProduct prod, OceanMemoryType mtype);
 OceanError OceanProductGetOperandMemType(OceanProduct prod, OceanMemoryType *mtype);
 

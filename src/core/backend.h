@@ -44,7 +44,8 @@ typedef struct _p_OceanBackendOps {
   void (*stage_destroy)(OceanContext ctx, OceanStage *st);   /* st->dev (may be NULL: no stage state) */
 
   /* ---- C and operands on the device (all may be NULL: the backend keeps everything on the host) */
-  OceanError (*host_c)(OceanContext ctx, OceanStage *st); /* C's host copy brought up to date */
+  /* C's host copy brought up to date (values 0: its structure only) */
+  OceanError (*host_c)(OceanContext ctx, OceanStage *st, int values);
   OceanError (*device_c)(OceanStage *st, const int64_t **d_rowptr, const int32_t **d_colidx, const double **d_values);
   /* operand k (0: A, 1: B) of the stage's last call as a device CSR (M's sizes and ids, the device arrays) */
   OceanError (*device_operand)(OceanStage *st, int k, const OceanCSR *M, OceanCSR *view);

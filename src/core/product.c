@@ -102,6 +102,33 @@ static OceanError OceanProductTranspose(OceanProduct prod, const OceanCSR *M, do
   return err;
 }
 
+/* AtB of device-resident operands: A^T made on the device (kept per structure, later calls gather its values), so A
+   does not go through the host. */
+static OceanError OceanProductDeviceTranspose(OceanProduct prod, const OceanCSR *A, OceanCSR *AT, double *seconds)
+{
+  double     t0  = OceanPhaseBegin(prod->ctx, OCEAN_PHASE_TRANSPOSE);
+  OceanError err = prod->ctx->ops->transpose_update(prod->ctx, &prod->dtrans, A, prod->stage[0].op_nnz[0], AT);
+
+  *seconds = OceanPhaseEnd(prod->ctx, OCEAN_PHASE_TRANSPOSE, 0.0, t0);
+  OceanCall(err);
+  AT->structure_id = OceanDeriveStructureId(A->structure_id, 1, OCEAN_TAG_TRANSPOSE);
+  AT->values_id    = 0; /* device operands: never mirrored */
+  return OCEAN_SUCCESS;
+}
+
+/* The first operand stage 0 multiplies: A, or A^T for AtB (only its sizes and structure id on the device). */
+static OceanCSR OceanProductStageOperand(OceanProduct prod, const OceanCSR *A)
+{
+  OceanCSR h;
+  if (prod->type != OCEAN_PRODUCT_AtB) return *A;
+  if (!prod->stage[0].dev_operands) return prod->trans.csr;
+  memset(&h, 0, sizeof(h));
+  h.nrows        = A->ncols;
+  h.ncols        = A->nrows;
+  h.structure_id = OceanDeriveStructureId(A->structure_id, 1, OCEAN_TAG_TRANSPOSE);
+  return h;
+}
+
 /* ------------------------------------------------------------------------------------------------ plans */
 
 /* The plan's settings: its own (OceanProductSetOptions) or the context's. */
@@ -179,11 +206,9 @@ static OceanError OceanProductCheckOperands(OceanProduct prod, const OceanCSR *A
   prod->stage[0].dev_operands = prod->stage[1].dev_operands = 0;
   if (prod->mtype == OCEAN_MEMORY_DEVICE) {
     OceanStage *st = &prod->stage[0];
-    /* OceanProductSetOperandMemType admitted only AB and PtAP plans of a CUDA context; the host never reads these
-     * arrays */
-    OceanCheck(prod->ctx->ops->check_device_csr && prod->type != OCEAN_PRODUCT_AtB, OCEAN_ERR_ARG,
-               "%s product: device-resident operands need an AB or PtAP plan of a CUDA context",
-               OceanProductTypeName(prod->type));
+    /* OceanProductSetOperandMemType admitted only plans of a CUDA context; the host never reads these arrays */
+    OceanCheck(prod->ctx->ops->check_device_csr && prod->ctx->ops->transpose_update, OCEAN_ERR_ARG,
+               "%s product: device-resident operands need a plan of a CUDA context", OceanProductTypeName(prod->type));
     *A = *A_in;
     *B = *B_in;
     if (full) {
@@ -228,7 +253,7 @@ static OceanError OceanProductCheckOperands(OceanProduct prod, const OceanCSR *A
 static OceanError OceanProductAPView(OceanProduct prod, const OceanCSR *A, const OceanCSR *P, OceanCSR *AP)
 {
   OceanStage *st = &prod->stage[0];
-  OceanCall(OceanStageHostC(prod->ctx, st));
+  OceanCall(OceanStageHostC(prod->ctx, st, 1));
   AP->nrows        = st->nrows;
   AP->ncols        = st->ncols;
   AP->rowptr       = st->rowptr;
@@ -280,8 +305,14 @@ static OceanError OceanProductRun(OceanProduct prod, const OceanCSR *A, const Oc
   switch (prod->type) {
   case OCEAN_PRODUCT_AB: OceanCall(run(ctx, &prod->stage[0], A, B)); break;
   case OCEAN_PRODUCT_AtB:
-    OceanCall(OceanProductTranspose(prod, A, &tt));
-    OceanCall(run(ctx, &prod->stage[0], &prod->trans.csr, B));
+    if (prod->stage[0].dev_operands) {
+      OceanCSR AT;
+      OceanCall(OceanProductDeviceTranspose(prod, A, &AT, &tt));
+      OceanCall(run(ctx, &prod->stage[0], &AT, B));
+    } else {
+      OceanCall(OceanProductTranspose(prod, A, &tt));
+      OceanCall(run(ctx, &prod->stage[0], &prod->trans.csr, B));
+    }
     prod->stage[0].stats.t_transpose = tt;
     break;
   case OCEAN_PRODUCT_PtAP:
@@ -303,15 +334,16 @@ static OceanError OceanProductRun(OceanProduct prod, const OceanCSR *A, const Oc
 
 OceanError OceanProductSymbolic(OceanProduct prod, const OceanCSR *A_in, const OceanCSR *B_in)
 {
-  OceanCSR   A, B;
+  OceanCSR   A, B, S;
   OceanError err;
 
   OceanCheck(prod, OCEAN_ERR_ARG, "OceanProductSymbolic: NULL plan");
   OceanCall(OceanProductCheckOperands(prod, A_in, B_in, 1, &A, &B));
   /* the same structures (and options) as the last symbolic call: C's structure is known, numeric suffices */
+  S = OceanProductStageOperand(prod, &A);
   if (prod->has_symbolic && A.structure_id && B.structure_id && A.structure_id == prod->a_id &&
       B.structure_id == prod->b_id && prod->set_state == OceanProductSettingsState(prod) &&
-      OceanStageSameOperands(&prod->stage[0], prod->type == OCEAN_PRODUCT_AtB ? &prod->trans.csr : &A, &B))
+      OceanStageSameOperands(&prod->stage[0], &S, &B))
     return OceanProductRun(prod, &A, &B, 1);
 
   prod->has_symbolic = 0;
@@ -355,7 +387,7 @@ OceanError OceanProductGetC(OceanProduct prod, int64_t *nrows, int64_t *ncols, i
   st = OceanProductLastStage(prod);
   OceanCheck(prod->has_symbolic && st->valid, OCEAN_ERR_STATE, "OceanProductGetC: %s plan has no product computed",
              OceanProductTypeName(prod->type));
-  OceanCall(OceanStageHostC(prod->ctx, st));
+  OceanCall(OceanStageHostC(prod->ctx, st, values != NULL));
   if (nrows) *nrows = st->nrows;
   if (ncols) *ncols = st->ncols;
   if (nnz) *nnz = st->nnz;
@@ -430,10 +462,6 @@ OceanError OceanProductSetOperandMemType(OceanProduct prod, OceanMemoryType mtyp
     OceanCheck(prod->ctx->ops->check_device_csr, OCEAN_ERR_ARG,
                "OceanProductSetOperandMemType: device-resident operands need a CUDA context; this %s plan's context is "
                "a CPU context (keep the operands on the host)",
-               OceanProductTypeName(prod->type));
-    OceanCheck(prod->type != OCEAN_PRODUCT_AtB, OCEAN_ERR_ARG,
-               "OceanProductSetOperandMemType: device-resident operands are supported for AB and PtAP plans, not %s "
-               "(its transpose is made on the host)",
                OceanProductTypeName(prod->type));
   }
   prod->mtype = mtype;

@@ -321,10 +321,10 @@ OceanError OceanStageNumeric(OceanContext ctx, OceanStage *st, const OceanCSR *A
   return OCEAN_SUCCESS;
 }
 
-/* C of a stage on the host: a device backend copies what is stale. */
-OceanError OceanStageHostC(OceanContext ctx, OceanStage *st)
+/* C of a stage on the host (values 0: its structure only): a device backend copies what is stale. */
+OceanError OceanStageHostC(OceanContext ctx, OceanStage *st, int values)
 {
-  if (st->host_structure && st->host_values) return OCEAN_SUCCESS;
+  if (st->host_structure && (st->host_values || !values)) return OCEAN_SUCCESS;
   OceanCheck(ctx->ops->host_c, OCEAN_ERR_STATE, "%s: C is not on the host", st->name); /* cannot happen */
-  return ctx->ops->host_c(ctx, st);
+  return ctx->ops->host_c(ctx, st, values);
 }

@@ -72,7 +72,7 @@ OceanError OceanStageNumeric(OceanContext ctx, OceanStage *st, const OceanCSR *A
 /* Whether A and B are the operands of the stage's last symbolic phase (structure ids, sizes, nonzeros). */
 int OceanStageSameOperands(const OceanStage *st, const OceanCSR *A, const OceanCSR *B);
 /* C on the host (a backend that keeps it on the device copies what is stale). */
-OceanError OceanStageHostC(OceanContext ctx, OceanStage *st);
+OceanError OceanStageHostC(OceanContext ctx, OceanStage *st, int values);
 void       OceanStageDestroy(OceanContext ctx, OceanStage *st);
 
 #endif

@@ -356,7 +356,7 @@ static OceanError OceanCudaStageNumeric(OceanContext ctx, OceanStage *st, const 
   return err ? err : terr;
 }
 
-static OceanError OceanCudaStageDownloadC_Private(OceanContext ctx, OceanStage *st, OceanCudaStage *d)
+static OceanError OceanCudaStageDownloadC_Private(OceanContext ctx, OceanStage *st, OceanCudaStage *d, int values)
 {
   if (!st->host_structure) {
     OceanCall(OceanCudaStageHostC(ctx, st, d));
@@ -365,7 +365,7 @@ static OceanError OceanCudaStageDownloadC_Private(OceanContext ctx, OceanStage *
     st->stats.downloaded_bytes +=
       (st->nrows ? (st->nrows + 1) * (int64_t)sizeof(int64_t) : 0) + st->nnz * (int64_t)sizeof(int32_t);
   }
-  if (!st->host_values) {
+  if (values && !st->host_values) {
     OceanCall(OceanCudaDownloadStaged(OceanCtxDev(ctx), st->values, d->c_values, (size_t)st->nnz * sizeof(double)));
     st->host_values = 1;
     st->stats.downloaded_bytes += st->nnz * (int64_t)sizeof(double);
@@ -373,7 +373,7 @@ static OceanError OceanCudaStageDownloadC_Private(OceanContext ctx, OceanStage *
   return OCEAN_SUCCESS;
 }
 
-static OceanError OceanCudaStageDownloadC(OceanContext ctx, OceanStage *st)
+static OceanError OceanCudaStageDownloadC(OceanContext ctx, OceanStage *st, int values)
 {
   OceanCudaStage *d = (OceanCudaStage *)st->dev;
   OceanError      err;
@@ -385,7 +385,7 @@ static OceanError OceanCudaStageDownloadC(OceanContext ctx, OceanStage *st)
     "%s: C is made in chunks of rows on the host, and the last numeric call failed: its values are not current",
     st->name);
   t0  = OceanPhaseBegin(ctx, OCEAN_PHASE_DOWNLOAD);
-  err = OceanCudaStageDownloadC_Private(ctx, st, d);
+  err = OceanCudaStageDownloadC_Private(ctx, st, d, values);
   st->stats.t_download += OceanPhaseEnd(ctx, OCEAN_PHASE_DOWNLOAD, 0.0, t0);
   return err;
 }

@@ -74,8 +74,7 @@ static PetscBool MatOceanDeviceOperands(Mat C, MatProductData_SeqAIJOcean *data)
 {
   Mat A = C->product->A, B = C->product->B;
 
-  if (sizeof(PetscInt) != sizeof(int32_t) || data->backend != OCEAN_BACKEND_CUDA || data->type == OCEAN_PRODUCT_AtB)
-    return PETSC_FALSE;
+  if (sizeof(PetscInt) != sizeof(int32_t) || data->backend != OCEAN_BACKEND_CUDA) return PETSC_FALSE;
   for (int k = 0; k < 2; k++) {
     Mat M = k ? B : A;
     if (!MatOceanIsDeviceAIJ_Private(M) || MatOceanValuesPending(M) || !M->assembled) return PETSC_FALSE;
@@ -214,29 +213,41 @@ static PetscErrorCode MatOceanGetOperands(Mat C, MatProductData_SeqAIJOcean *dat
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
-/* C's values written in place on the device when C keeps a device CSR and the plan's C is on the device: its device
-   structure brought up to date first (PETSc uploads C once after a symbolic phase), then marked valid there only. */
+/* Whether C keeps a device CSR and the plan's C is on the device (not made in row chunks, which leave it on the host
+   only): its values can then go straight from the plan into C's device CSR. */
+static PetscBool MatOceanDeviceValuesPossible(Mat C, MatProductData_SeqAIJOcean *data)
+{
+#if defined(PETSC_HAVE_CUDA)
+  OceanStats stats;
+  int        nstages;
+
+  if (!MatOceanIsDeviceAIJ_Private(C) || C->boundtocpu || data->backend != OCEAN_BACKEND_CUDA) return PETSC_FALSE;
+  if (OceanProductGetNumStages(data->plan, &nstages) || OceanProductGetStats(data->plan, nstages - 1, &stats))
+    return PETSC_FALSE; /* no product: the host path reports it */
+  return stats.row_chunks ? PETSC_FALSE : PETSC_TRUE;
+#else
+  (void)C;
+  (void)data;
+  return PETSC_FALSE;
+#endif
+}
+
+/* C's values written in place on the device when MatOceanDeviceValuesPossible: its device structure brought up to
+   date first (PETSc uploads C's structure after a symbolic phase), then marked valid there only. */
 static PetscErrorCode MatOceanSetDeviceValues(Mat C, MatProductData_SeqAIJOcean *data, PetscBool *done)
 {
   PetscFunctionBegin;
   *done = PETSC_FALSE;
 #if defined(PETSC_HAVE_CUDA)
   {
-    OceanProduct plan = data->plan;
-    OceanStats   stats;
-    int          nstages;
     PetscScalar *ca;
     PetscMemType mtype;
 
-    if (!MatOceanIsDeviceAIJ_Private(C) || C->boundtocpu) PetscFunctionReturn(OCEAN_PETSC_OK);
-    if (data->backend != OCEAN_BACKEND_CUDA) PetscFunctionReturn(OCEAN_PETSC_OK);
-    PetscCallOcean(OceanProductGetNumStages(plan, &nstages));
-    PetscCallOcean(OceanProductGetStats(plan, nstages - 1, &stats));
-    if (stats.row_chunks) PetscFunctionReturn(OCEAN_PETSC_OK); /* C was made in row chunks: it is on the host only */
+    if (!MatOceanDeviceValuesPossible(C, data)) PetscFunctionReturn(OCEAN_PETSC_OK);
     PetscCall(MatSeqAIJGetCSRAndMemType(C, NULL, NULL, &ca, &mtype));
     PetscCheck(PetscMemTypeDevice(mtype), PETSC_COMM_SELF, PETSC_ERR_PLIB, "Product matrix of type %s gave a host CSR",
                ((PetscObject)C)->type_name);
-    PetscCallOcean(OceanProductCopyDeviceValues(plan, (double *)ca));
+    PetscCallOcean(OceanProductCopyDeviceValues(data->plan, (double *)ca));
     /* what aijcusparse's MatSeqAIJCUSPARSEGetArrayWrite()/RestoreArrayWrite() do, without its check of the type name */
     C->offloadmask  = PETSC_OFFLOAD_GPU;
     C->transupdated = PETSC_FALSE;
@@ -268,22 +279,47 @@ static PetscErrorCode MatOceanLogCopies(MatProductData_SeqAIJOcean *data)
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
-/* Copy the plan's C into the PETSc matrix: structure and values (symbolic) or values only (numeric). */
+/* C's structure into the PETSc matrix: exact preallocation, then every column index in one copy
+   (MatSeqAIJSetColumnIndices: each row full, no insertion, no per-row call). */
+static PetscErrorCode MatOceanSetCStructure(Mat C, int64_t m, int64_t nnz, const int64_t *ci, const int32_t *cj)
+{
+  PetscInt *rowlen, *j;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc1(m, &rowlen));
+  for (int64_t r = 0; r < m; r++) rowlen[r] = (PetscInt)(ci[r + 1] - ci[r]);
+  PetscCall(MatSeqAIJSetPreallocation(C, 0, rowlen));
+  PetscCall(PetscFree(rowlen));
+  if (sizeof(PetscInt) != sizeof(int32_t)) {
+    PetscCall(PetscMalloc1(nnz, &j));
+    for (int64_t e = 0; e < nnz; e++) j[e] = (PetscInt)cj[e];
+  } else j = (PetscInt *)cj; /* only read */
+  PetscCall(MatSeqAIJSetColumnIndices(C, j));
+  if ((void *)j != (const void *)cj) PetscCall(PetscFree(j));
+#if defined(PETSC_HAVE_CUDA)
+  /* the host holds the new structure: a device copy from before (a symbolic phase again) is stale */
+  if (MatOceanIsDeviceAIJ_Private(C)) C->offloadmask = PETSC_OFFLOAD_CPU;
+#endif
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+/* Copy the plan's C into the PETSc matrix: structure and values (symbolic) or values only (numeric).  A device C
+   whose values the plan holds on the device gets only the structure on the host, as PETSc's own device products do:
+   its device copy is made from it and the values written there. */
 static PetscErrorCode MatOceanSetC(Mat C, MatProductData_SeqAIJOcean *data, PetscBool structure)
 {
   OceanProduct   plan = data->plan;
   int64_t        m, n, nnz;
   const int64_t *ci;
   const int32_t *cj;
-  const double  *cv;
+  const double  *cv = NULL;
   PetscLogEvent  ev;
+  PetscBool      on_device = PETSC_FALSE;
 
   PetscFunctionBegin;
   PetscCall(MatOceanEventsBegin_Private(NULL, NULL, &ev));
   PetscCall(PetscLogEventBegin(ev, C, 0, 0, 0));
   if (!structure) { /* values into C's device CSR where it has one: nothing comes to the host */
-    PetscBool on_device;
-
     PetscCall(MatOceanSetDeviceValues(C, data, &on_device));
     if (on_device) {
       PetscCall(MatOceanLogCopies(data));
@@ -291,44 +327,34 @@ static PetscErrorCode MatOceanSetC(Mat C, MatProductData_SeqAIJOcean *data, Pets
       PetscFunctionReturn(OCEAN_PETSC_OK);
     }
   }
-  PetscCallOcean(OceanProductGetC(plan, &m, &n, &nnz, &ci, &cj, &cv));
-  PetscCheck(nnz <= PETSC_MAX_INT, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE,
-             "The product has %" PetscInt64_FMT " nonzeros, more than PetscInt holds", (PetscInt64)nnz);
   if (structure) {
-    PetscInt *rowlen, *j64 = NULL;
+    PetscBool device_values = MatOceanDeviceValuesPossible(C, data);
 
-    /* Exact preallocation, then each (sorted, complete) row copied in through MAT_SORTED_FULL's MatSetValues: a
-       copy per row instead of MatSeqAIJSetPreallocationCSR's insertion per entry (about 33 ns each). */
-    PetscCall(PetscMalloc1(m, &rowlen));
-    for (int64_t r = 0; r < m; r++) rowlen[r] = (PetscInt)(ci[r + 1] - ci[r]);
-    if (sizeof(PetscInt) != sizeof(int32_t)) {
-      PetscCall(PetscMalloc1(nnz, &j64));
-      for (int64_t e = 0; e < nnz; e++) j64[e] = (PetscInt)cj[e];
+    PetscCallOcean(OceanProductGetC(plan, &m, &n, &nnz, &ci, &cj, device_values ? NULL : &cv));
+    PetscCheck(nnz <= PETSC_MAX_INT, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE,
+               "The product has %" PetscInt64_FMT " nonzeros, more than PetscInt holds", (PetscInt64)nnz);
+    PetscCall(MatOceanSetCStructure(C, m, nnz, ci, cj));
+    if (device_values) { /* PETSc uploads the structure (host values unset), then the plan's values go in place */
+      PetscCall(MatAssemblyBegin(C, MAT_FINAL_ASSEMBLY));
+      PetscCall(MatAssemblyEnd(C, MAT_FINAL_ASSEMBLY));
+      PetscCall(MatOceanSetDeviceValues(C, data, &on_device));
+      PetscCheck(on_device, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Product matrix of type %s took no device values",
+                 ((PetscObject)C)->type_name);
+      PetscCall(MatOceanLogCopies(data));
+      PetscCall(PetscLogEventEnd(ev, C, 0, 0, 0));
+      PetscFunctionReturn(OCEAN_PETSC_OK);
     }
-    PetscCall(MatSeqAIJSetPreallocation(C, 0, rowlen));
-    PetscCall(MatSetOption(C, MAT_SORTED_FULL, PETSC_TRUE));
-    for (PetscInt r = 0; r < (PetscInt)m; r++) {
-      if (!rowlen[r]) continue;
-      PetscCall(MatSetValues(C, 1, &r, rowlen[r], j64 ? j64 + ci[r] : (const PetscInt *)cj + ci[r],
-                             (const PetscScalar *)cv + ci[r], INSERT_VALUES));
-    }
-    PetscCall(MatSetOption(C, MAT_SORTED_FULL, PETSC_FALSE));
-    PetscCall(MatAssemblyBegin(C, MAT_FINAL_ASSEMBLY));
-    PetscCall(MatAssemblyEnd(C, MAT_FINAL_ASSEMBLY));
-    PetscCall(PetscFree(rowlen));
-    PetscCall(PetscFree(j64));
-#if defined(PETSC_HAVE_CUDA)
-    /* a device C gets its device copy here, with the symbolic phase's copies, as it would at its first use on the
-       device: numeric phases then write its values there and copy nothing */
-    if (data->backend == OCEAN_BACKEND_CUDA && MatOceanIsDeviceAIJ_Private(C) && !C->boundtocpu)
-      PetscCall(MatSeqAIJGetCSRAndMemType(C, NULL, NULL, NULL, NULL));
-#endif
-  } else {
+  } else PetscCallOcean(OceanProductGetC(plan, &m, &n, &nnz, &ci, &cj, &cv));
+  {
     PetscScalar *ca;
 
     PetscCall(MatSeqAIJGetArrayWrite(C, &ca));
     PetscCall(PetscArraycpy(ca, (const PetscScalar *)cv, nnz));
     PetscCall(MatSeqAIJRestoreArrayWrite(C, &ca));
+  }
+  if (structure) {
+    PetscCall(MatAssemblyBegin(C, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(C, MAT_FINAL_ASSEMBLY));
   }
   PetscCall(MatOceanLogCopies(data));
   PetscCall(PetscLogEventEnd(ev, C, 0, 0, 0));

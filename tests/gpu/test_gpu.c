@@ -412,9 +412,22 @@ done:
   return r;
 }
 
-/* Device-resident operands against host operands on the GPU (AB or PtAP, whose P^T is then made from the device P):
-   decisions, C (AB: the reference too), device C, numeric-only with new device values; then (AB) the refusals (CPU
-   context, AtB plan, host pointers). */
+/* The host reference of an AB or AtB product. */
+static void RefProduct(OceanProductType type, const GenCSR *A, const GenCSR *B, GenCSR *R, double **absval)
+{
+  GenCSR T;
+  if (type == OCEAN_PRODUCT_AB) {
+    GenRefMultiply(A, B, R, absval);
+    return;
+  }
+  GenTranspose(A, &T);
+  GenRefMultiply(&T, B, R, absval);
+  GenFree(&T);
+}
+
+/* Device-resident operands against host operands on the GPU (AB; AtB and PtAP, whose A^T and P^T are then made from
+   the device operand): decisions, C (AB, AtB: the reference too), C's structure alone on the host (no values
+   downloaded), device C, numeric-only with new device values; then (AB) the refusals (CPU context, host pointers). */
 static int RunDeviceOperands(OceanProductType type, GenCSR *A, GenCSR *B)
 {
   OceanProduct ph = NULL, pd = NULL, pe = NULL;
@@ -439,9 +452,20 @@ static int RunDeviceOperands(OceanProductType type, GenCSR *A, GenCSR *B)
   CALL(OceanProductSetOperandMemType(pd, OCEAN_MEMORY_DEVICE));
   CALL(OceanProductSymbolic(ph, &a, &b));
   CALL(OceanProductSymbolic(pd, &da, &db));
-  if (type == OCEAN_PRODUCT_AB) GenRefMultiply(A, B, &R, &absval);
-  if (CompareDecisions(pd, ph) || (type == OCEAN_PRODUCT_AB && CompareRef(pd, &R, absval)) || CompareBackends(pd, ph) ||
-      CompareDeviceC(pd))
+  { /* the structure alone: no values come to the host */
+    OceanStats     sd;
+    const int64_t *rp;
+    const int32_t *ci;
+    int64_t        nr, nnz;
+    CALL(OceanProductGetC(pd, &nr, NULL, &nnz, &rp, &ci, NULL));
+    CALL(OceanProductGetStats(pd, type == OCEAN_PRODUCT_PtAP ? 1 : 0, &sd));
+    CHECK(sd.downloaded_bytes == (nr ? (nr + 1) * 8 : 0) + nnz * 4,
+          "C's structure alone: %lld bytes downloaded, expected %lld", (long long)sd.downloaded_bytes,
+          (long long)((nr ? (nr + 1) * 8 : 0) + nnz * 4));
+  }
+  if (type != OCEAN_PRODUCT_PtAP) RefProduct(type, A, B, &R, &absval);
+  if (CompareDecisions(pd, ph) || (type != OCEAN_PRODUCT_PtAP && CompareRef(pd, &R, absval)) ||
+      CompareBackends(pd, ph) || CompareDeviceC(pd))
     goto out;
   {
     /* the upload phase: host operands only; the download phase: both, once C was asked for on the host */
@@ -468,7 +492,7 @@ static int RunDeviceOperands(OceanProductType type, GenCSR *A, GenCSR *B)
     GenFree(&R);
     free(absval);
     absval = NULL;
-    if (type == OCEAN_PRODUCT_AB) GenRefMultiply(A, B, &R, &absval);
+    if (type != OCEAN_PRODUCT_PtAP) RefProduct(type, A, B, &R, &absval);
     if (cudaMemcpy(dA.values, A->values, (size_t)GenNnz(A) * sizeof(double), cudaMemcpyHostToDevice) != cudaSuccess ||
         cudaMemcpy(dB.values, B->values, (size_t)GenNnz(B) * sizeof(double), cudaMemcpyHostToDevice) != cudaSuccess) {
       snprintf(msg, sizeof(msg), "uploading new values failed");
@@ -476,7 +500,7 @@ static int RunDeviceOperands(OceanProductType type, GenCSR *A, GenCSR *B)
     }
     CALL(OceanProductNumeric(pd, &da, &db));
     CALL(OceanProductNumeric(ph, &a, &b));
-    if ((type == OCEAN_PRODUCT_AB && CompareRef(pd, &R, absval)) || CompareDeviceC(pd) || CompareBackends(pd, ph))
+    if ((type != OCEAN_PRODUCT_PtAP && CompareRef(pd, &R, absval)) || CompareDeviceC(pd) || CompareBackends(pd, ph))
       goto out;
   }
   /* cuSPARSE's int32 row offsets widened by the plan (PETSc's aijcusparse operands), and C's values copied into a
@@ -500,10 +524,6 @@ static int RunDeviceOperands(OceanProductType type, GenCSR *A, GenCSR *B)
     e = OceanProductCopyDeviceValues(pe, NULL);
     CHECK(e == OCEAN_ERR_NOT_AVAILABLE, "OceanProductCopyDeviceValues on a CPU plan: %s", OceanErrorString(e));
   }
-  OceanProductDestroy(&pe);
-  CALL(OceanProductCreate(gpu, OCEAN_PRODUCT_AtB, &pe));
-  e = OceanProductSetOperandMemType(pe, OCEAN_MEMORY_DEVICE);
-  CHECK(e == OCEAN_ERR_ARG, "device operands for AtB: %s, expected OCEAN_ERR_ARG", OceanErrorString(e));
   OceanProductDestroy(&pe);
   CALL(OceanProductCreate(gpu, OCEAN_PRODUCT_AB, &pe));
   CALL(OceanProductSetOperandMemType(pe, OCEAN_MEMORY_DEVICE));
@@ -1510,6 +1530,12 @@ int main(int argc, char **argv)
   GenRandomRows(&A, 300, 500, 6, 0, 42, 42);
   GenRandomRows(&B, 500, 200, 5, 0, 43, 43);
   CASE("AB rectangular device operands (+reuse)", CaseDevice(OCEAN_PRODUCT_AB, &A, &B));
+  GenStencil(&A, 8, 8, 8, 1, 1, GEN_VALUES_STREAM_DIAG, 47, 47);
+  GenCopy(&A, &B);
+  CASE("AtB 3D 27-point device operands, A^T on the device (+reuse)", CaseDevice(OCEAN_PRODUCT_AtB, &A, &B));
+  GenRandomRows(&A, 300, 500, 6, 7, 48, 48);
+  GenRandomRows(&B, 300, 200, 5, 0, 49, 49);
+  CASE("AtB rectangular device operands, empty rows and columns of A (+reuse)", CaseDevice(OCEAN_PRODUCT_AtB, &A, &B));
   GenStencil(&A, 6, 6, 6, 3, 1, GEN_VALUES_STREAM_DIAG, 45, 45);
   GenInterpolation(&B, A.nrows, A.nrows / 6, 46, 46);
   CASE("PtAP elasticity device operands (+reuse)", CaseDevice(OCEAN_PRODUCT_PtAP, &A, &B));
