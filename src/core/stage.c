@@ -20,6 +20,7 @@ static void OceanStageScratchFree(OceanStageScratch *t)
   OceanFree(t->predicted);
   OceanFree(t->estimate);
   OceanFree(t->offsets);
+  OceanFree(t->owner);
   OceanFree(t->counts);
   OceanFree(t->flags);
   OceanFree(t->list);

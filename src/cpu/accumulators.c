@@ -121,8 +121,17 @@ void OceanWorkspacesDestroy(OceanWorkspace **ws, int n)
     OceanFree(w->split_cols);
     OceanFree(w->split_vals);
     OceanFree(w->split_offsets);
+    OceanFree(w->out_cols);
+    OceanFree(w->out_vals);
   }
   OceanFree(*ws);
+}
+
+OceanError OceanWorkspaceReserveOutput(OceanWorkspace *ws, int64_t need, int64_t *bytes)
+{
+  OceanCall(OceanGrowArray(ws, out_cols, need, -1, bytes));
+  OceanCall(OceanGrowArray(ws, out_vals, need, -1, bytes));
+  return OCEAN_SUCCESS;
 }
 
 int OceanWorkspacesAllPacked(OceanWorkspace *ws, int n)

@@ -22,8 +22,11 @@ typedef struct {
   int32_t  *split_cols; /* MULTISPLIT: the other buffer of the expanded products (esc_cols/esc_vals the first) */
   double   *split_vals;
   int64_t  *split_offsets; /* chunk offsets, one array per level */
+  int32_t  *out_cols;      /* the over-allocating numeric pass: this thread's rows, one after another (kept across */
+  double   *out_vals;      /* products: the slots are counted, not allocated, so no fresh memory per product) */
+  int64_t   out_used;
   int64_t   nkeys, nhvals, nused, ndense, nbitmap, nsort, nesc_cols, nesc_vals, npos, nsplit_cols, nsplit_vals,
-    nsplit_offsets;
+    nsplit_offsets, nout_cols, nout_vals;
   int                   all_packed;   /* every hash row sorted 32-bit key-ptr words */
   const OceanBinConfig *heavy;        /* the current settings' HEAVY configuration (OceanCpuWorkspaces) */
   OceanHeavyCounts      heavy_counts; /* MULTISPLIT rows written by numeric passes since the last reset */
@@ -51,6 +54,9 @@ void       OceanWorkspacesDestroy(OceanWorkspace **ws, int n);
 OceanError OceanCpuRow(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B, int64_t i, const OceanRowShape *row,
                        const OceanRoute *route, int bitmap_query, int32_t *cols, double *vals, int64_t *count,
                        int *overflow, int64_t *bytes);
+
+/* Room for need entries in the thread's output buffer (out_cols/out_vals); *bytes: the request when it fails. */
+OceanError OceanWorkspaceReserveOutput(OceanWorkspace *ws, int64_t need, int64_t *bytes);
 
 /* Numeric-only reuse of row i: the values of C's known row (columns cols[0, n), sorted) into vals, each product added
    at its column's position, in product order (the accumulators' sums, bitwise).  OCEAN_ERR_STATE when a product's

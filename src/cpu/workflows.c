@@ -84,24 +84,38 @@ OceanError OceanCpuAnalyzeSample(OceanContext ctx, const OceanSettings *set, con
 
 /* ------------------------------------------------------------------------------------------------ workflows */
 
-/* Numeric pass of the over-allocating workflows: each row into its slot, overflow flagged. */
+/* Numeric pass of the over-allocating workflows: each row within its slot, overflow flagged.  The GPU writes a row
+   into its slot of one over-allocated buffer; here a thread appends its rows to its own buffer with a slot's room
+   ahead, so the pass touches nnz(C) entries of memory, not the slots' total (fresh memory costs a page clearing). */
 static OceanError OceanCpuNumericIntoSlots(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B,
-                                           OceanWorkspace *ws)
+                                           OceanWorkspace *ws, int nws)
 {
   OceanStageScratch  *t  = &st->tmp;
   OceanParallelStatus ps = {0, OCEAN_SUCCESS, 0, 0};
   int64_t             i;
+  int                 k;
 
+  for (k = 0; k < nws; k++) ws[k].out_used = 0;
 #pragma omp parallel for schedule(dynamic, OCEAN_ROW_CHUNK)
   for (i = 0; i < st->nrows; i++) {
-    int64_t    bytes = 0;
-    int        overflow;
-    OceanError err;
+    const int       me    = OceanThreadNum();
+    OceanWorkspace *w     = &ws[me];
+    int64_t         bytes = 0;
+    int             overflow;
+    OceanError      err;
     if (OceanParallelFailed(&ps)) continue;
-    err = OceanCpuRow(&ws[OceanThreadNum()], A, B, i, &st->an.rows[i], &t->routes[i], st->dec.bitmap_query,
-                      t->bcols + t->offsets[i], t->bvals + t->offsets[i], &t->counts[i], &overflow, &bytes);
-    if (err) OceanParallelFail(&ps, err, i, bytes);
-    t->flags[i] = (uint8_t)overflow;
+    err = OceanWorkspaceReserveOutput(w, w->out_used + t->routes[i].slot, &bytes);
+    if (!err)
+      err = OceanCpuRow(w, A, B, i, &st->an.rows[i], &t->routes[i], st->dec.bitmap_query, w->out_cols + w->out_used,
+                        w->out_vals + w->out_used, &t->counts[i], &overflow, &bytes);
+    if (err) {
+      OceanParallelFail(&ps, err, i, bytes);
+      continue;
+    }
+    t->flags[i]   = (uint8_t)overflow;
+    t->owner[i]   = me;
+    t->offsets[i] = w->out_used;
+    if (!overflow) w->out_used += t->counts[i];
   }
   return OceanParallelReport(&ps, st->name);
 }
@@ -163,8 +177,8 @@ static OceanError OceanCpuFallback(OceanContext ctx, OceanStage *st, const Ocean
   return OceanParallelReport(&ps, st->name);
 }
 
-/* Compaction of the slots (and the fallback buffer) into C. */
-static OceanError OceanCpuCompact(OceanStage *st)
+/* Compaction of the threads' output buffers (and the fallback buffer) into C. */
+static OceanError OceanCpuCompact(OceanStage *st, const OceanWorkspace *ws)
 {
   OceanStageScratch *t = &st->tmp;
   int64_t            i;
@@ -172,8 +186,8 @@ static OceanError OceanCpuCompact(OceanStage *st)
   OceanCall(OceanStageAllocC(st, t->counts));
 #pragma omp parallel for schedule(dynamic, OCEAN_ROW_CHUNK)
   for (i = 0; i < st->nrows; i++) {
-    const int32_t *c = t->flags[i] ? t->fcols : t->bcols;
-    const double  *v = t->flags[i] ? t->fvals : t->bvals;
+    const int32_t *c = t->flags[i] ? t->fcols : ws[t->owner[i]].out_cols;
+    const double  *v = t->flags[i] ? t->fvals : ws[t->owner[i]].out_vals;
     memcpy(st->colidx + st->rowptr[i], c + t->offsets[i], (size_t)t->counts[i] * sizeof(int32_t));
     memcpy(st->values + st->rowptr[i], v + t->offsets[i], (size_t)t->counts[i] * sizeof(double));
   }
@@ -206,14 +220,13 @@ static OceanError OceanCpuOverAllocated(OceanContext ctx, OceanStage *st, const 
     OceanFree(t->routes);
     return OCEAN_SUCCESS;
   }
-  s->allocated_entries = total;
-  OceanCall(OceanMalloc(total, &t->bcols, "over-allocated columns"));
-  OceanCall(OceanMalloc(total, &t->bvals, "over-allocated values"));
+  s->allocated_entries = total; /* the GPU's over-allocated buffer; here only counted (OceanCpuNumericIntoSlots) */
+  OceanCall(OceanMalloc(st->nrows, &t->owner, "row owners"));
   OceanCall(OceanMalloc(st->nrows, &t->counts, "row counts"));
   OceanCall(OceanMalloc(st->nrows, &t->flags, "overflow flags"));
 
   t0           = OceanPhaseBegin(ctx, OCEAN_PHASE_NUMERIC);
-  err          = OceanCpuNumericIntoSlots(ctx, st, A, B, ws);
+  err          = OceanCpuNumericIntoSlots(ctx, st, A, B, ws, OceanCpuCtx(ctx)->nws);
   s->t_numeric = OceanPhaseEnd(ctx, OCEAN_PHASE_NUMERIC, err ? 0.0 : 2.0 * (double)st->an.products, t0);
   OceanCall(err);
 
@@ -230,7 +243,7 @@ static OceanError OceanCpuOverAllocated(OceanContext ctx, OceanStage *st, const 
   }
 
   t0           = OceanPhaseBegin(ctx, OCEAN_PHASE_COMPACT);
-  err          = OceanCpuCompact(st);
+  err          = OceanCpuCompact(st, ws);
   s->t_compact = OceanPhaseEnd(ctx, OCEAN_PHASE_COMPACT, 0.0, t0);
   return err;
 }
