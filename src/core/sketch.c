@@ -77,19 +77,39 @@ double OceanSketchEstimate(const uint8_t *sketch, int registers)
   return OceanSketchEstimateRegisters(sketch, registers);
 }
 
+/* Whether row i of A has the columns of row i - 1, in the same order. */
+static int OceanSameColumnsAsPrevious(const OceanCSR *A, int64_t i)
+{
+  const int64_t n = A->rowptr[i + 1] - A->rowptr[i];
+  return n == A->rowptr[i] - A->rowptr[i - 1] &&
+         !memcmp(A->colidx + A->rowptr[i], A->colidx + A->rowptr[i - 1], (size_t)n * sizeof(int32_t));
+}
+
+/* A row with the columns of the row before merges the same sketches, so its estimate is copied instead (the dof of
+   one node in a block system: two merges of three saved on 3D elasticity).  The rows run in chunks, each in order on
+   one thread, so the row before is done when it is in the same chunk. */
 OceanError OceanSketchEstimateRows(OceanContext ctx, const OceanCSR *A, const OceanCSR *B, int registers,
                                    uint8_t **scratch, double *estimate, int *reused)
 {
   const uint8_t *sketches;
-  int64_t        i;
+  const int64_t  nchunks = (A->nrows + OCEAN_ROW_CHUNK - 1) / OCEAN_ROW_CHUNK;
+  int64_t        c;
 
   OceanCall(OceanContextGetSketches(ctx, B, registers, scratch, &sketches, reused));
   if (!ocean_unpack_table[0xff]) OceanUnpackTableInit(); /* entry 0xff is never 0; filled before the threads start */
-#pragma omp parallel for schedule(dynamic, OCEAN_ROW_CHUNK)
-  for (i = 0; i < A->nrows; i++) {
-    uint8_t merged[OCEAN_HLL_MAX_REGISTERS];
-    OceanSketchMergeRow(A, i, sketches, registers, merged);
-    estimate[i] = OceanSketchEstimate(merged, registers);
+#pragma omp parallel for schedule(dynamic, 1)
+  for (c = 0; c < nchunks; c++) {
+    const int64_t first = c * OCEAN_ROW_CHUNK, end = OceanMin64(first + OCEAN_ROW_CHUNK, A->nrows);
+    int64_t       i;
+    for (i = first; i < end; i++) {
+      uint8_t merged[OCEAN_HLL_MAX_REGISTERS];
+      if (i > first && OceanSameColumnsAsPrevious(A, i)) {
+        estimate[i] = estimate[i - 1];
+        continue;
+      }
+      OceanSketchMergeRow(A, i, sketches, registers, merged);
+      estimate[i] = OceanSketchEstimate(merged, registers);
+    }
   }
   return OCEAN_SUCCESS;
 }
