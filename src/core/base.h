@@ -90,6 +90,16 @@ static inline int OceanThreadNum(void)
 #endif
 }
 
+/* Threads of the current parallel region (1 outside one). */
+static inline int OceanTeamSize(void)
+{
+#ifdef _OPENMP
+  return omp_get_num_threads();
+#else
+  return 1;
+#endif
+}
+
 double OceanWallTime(void);
 
 /* Rows per OpenMP work unit of the row kernels (schedule(dynamic, OCEAN_ROW_CHUNK)). */

@@ -47,12 +47,50 @@ static void OceanTransposeDestroy(OceanTranspose *T)
   T->valid = 0;
 }
 
+/*
+  The scatter of a transpose over up to nt threads, each a block of M's rows in order: thread k's entries of column j
+  go after those of the threads before it (T->rowptr holds the column starts), so every row of the transpose comes out
+  sorted, as from the serial loop.  cursor: nt x ncols.
+*/
+static void OceanTransposeScatter(OceanTranspose *T, const OceanCSR *M, int nt, int64_t *cursor)
+{
+  const int64_t nc = M->ncols;
+
+#pragma omp parallel num_threads(nt)
+  {
+    const int     team = OceanTeamSize(), k = OceanThreadNum(); /* the team OpenMP gave, at most nt */
+    const int64_t lo = M->nrows * k / team, hi = M->nrows * (k + 1) / team;
+    int64_t      *cur = cursor + (int64_t)k * nc, i, t, j;
+
+    memset(cur, 0, (size_t)nc * sizeof(int64_t));
+    for (t = M->rowptr[lo]; t < M->rowptr[hi]; t++) cur[M->colidx[t]]++;
+#pragma omp barrier
+#pragma omp for schedule(static)
+    for (j = 0; j < nc; j++) { /* counts -> starts, thread by thread within each column */
+      int64_t s = T->rowptr[j], q;
+      for (q = 0; q < team; q++) {
+        const int64_t n    = cursor[q * nc + j];
+        cursor[q * nc + j] = s;
+        s += n;
+      }
+    }
+    for (i = lo; i < hi; i++)
+      for (t = M->rowptr[i]; t < M->rowptr[i + 1]; t++) {
+        const int64_t d = cur[M->colidx[t]]++;
+        T->colidx[d]    = (int32_t)i;
+        T->perm[d]      = t;
+        T->values[d]    = M->values[t];
+      }
+  }
+}
+
 /* The transpose of M (rows sorted).  Cached by structure id: the same structure only gathers the new values
    through the permutation; anything else rebuilds. */
 static OceanError OceanTransposeUpdate(OceanTranspose *T, const OceanCSR *M)
 {
   const int64_t nnz = OceanCSRNnz(M);
   int64_t       i, t;
+  int           nt = OceanMaxThreads();
 
   if (T->valid && M->structure_id && T->id == M->structure_id && T->nrows == M->nrows && T->ncols == M->ncols &&
       T->nnz == nnz) {
@@ -67,15 +105,22 @@ static OceanError OceanTransposeUpdate(OceanTranspose *T, const OceanCSR *M)
     OceanCall(OceanMalloc(nnz, &T->perm, "transpose permutation"));
     for (t = 0; t < nnz; t++) T->rowptr[M->colidx[t] + 1]++;
     for (i = 0; i < M->ncols; i++) T->rowptr[i + 1] += T->rowptr[i];
-    OceanCall(OceanMalloc(M->ncols, &next, "transpose cursor"));
-    memcpy(next, T->rowptr, (size_t)M->ncols * sizeof(int64_t));
-    for (i = 0; i < M->nrows; i++) /* rows in order: every row of the transpose comes out sorted */
-      for (t = M->rowptr[i]; t < M->rowptr[i + 1]; t++) {
-        int64_t d    = next[M->colidx[t]]++;
-        T->colidx[d] = (int32_t)i;
-        T->perm[d]   = t;
-        T->values[d] = M->values[t];
-      }
+    /* threads while their cursors (nt x ncols) cost at most what the transpose itself takes */
+    while (nt > 1 && ((double)nt * (double)M->ncols > (double)nnz || M->nrows < 64 * nt)) nt--;
+    if (nt > 1) {
+      OceanCall(OceanMalloc((int64_t)nt * M->ncols, &next, "transpose cursors"));
+      OceanTransposeScatter(T, M, nt, next);
+    } else {
+      OceanCall(OceanMalloc(M->ncols, &next, "transpose cursor"));
+      memcpy(next, T->rowptr, (size_t)M->ncols * sizeof(int64_t));
+      for (i = 0; i < M->nrows; i++) /* rows in order: every row of the transpose comes out sorted */
+        for (t = M->rowptr[i]; t < M->rowptr[i + 1]; t++) {
+          int64_t d    = next[M->colidx[t]]++;
+          T->colidx[d] = (int32_t)i;
+          T->perm[d]   = t;
+          T->values[d] = M->values[t];
+        }
+    }
     OceanFree(next);
     T->id    = M->structure_id;
     T->nrows = M->nrows;
