@@ -48,9 +48,9 @@ static void OceanTransposeDestroy(OceanTranspose *T)
 }
 
 /*
-  The scatter of a transpose over up to nt threads, each a block of M's rows in order: thread k's entries of column j
-  go after those of the threads before it (T->rowptr holds the column starts), so every row of the transpose comes out
-  sorted, as from the serial loop.  cursor: nt x ncols.
+  The transpose's rows (T->rowptr, colidx, perm, values) over up to nt threads, each a block of M's rows in order:
+  thread k's entries of column j go after those of the threads before it, so every row of the transpose comes out
+  sorted whatever the thread count.  cursor: nt x ncols.
 */
 static void OceanTransposeScatter(OceanTranspose *T, const OceanCSR *M, int nt, int64_t *cursor)
 {
@@ -65,21 +65,25 @@ static void OceanTransposeScatter(OceanTranspose *T, const OceanCSR *M, int nt, 
     memset(cur, 0, (size_t)nc * sizeof(int64_t));
     for (t = M->rowptr[lo]; t < M->rowptr[hi]; t++) cur[M->colidx[t]]++;
 #pragma omp barrier
-#pragma omp for schedule(static)
-    for (j = 0; j < nc; j++) { /* counts -> starts, thread by thread within each column */
-      int64_t s = T->rowptr[j], q;
-      for (q = 0; q < team; q++) {
-        const int64_t n    = cursor[q * nc + j];
-        cursor[q * nc + j] = s;
-        s += n;
+#pragma omp          single
+    { /* counts -> starts, column by column and thread by thread within a column; the row offsets of T */
+      int64_t s    = 0, q;
+      T->rowptr[0] = 0;
+      for (j = 0; j < nc; j++) {
+                 for (q = 0; q < team; q++) {
+                   const int64_t n    = cursor[q * nc + j];
+                   cursor[q * nc + j] = s;
+                   s += n;
+        }
+                 T->rowptr[j + 1] = s;
       }
     }
     for (i = lo; i < hi; i++)
       for (t = M->rowptr[i]; t < M->rowptr[i + 1]; t++) {
-        const int64_t d = cur[M->colidx[t]]++;
-        T->colidx[d]    = (int32_t)i;
-        T->perm[d]      = t;
-        T->values[d]    = M->values[t];
+                 const int64_t d = cur[M->colidx[t]]++;
+                 T->colidx[d]    = (int32_t)i;
+                 T->perm[d]      = t;
+                 T->values[d]    = M->values[t];
       }
   }
 }
@@ -89,7 +93,7 @@ static void OceanTransposeScatter(OceanTranspose *T, const OceanCSR *M, int nt, 
 static OceanError OceanTransposeUpdate(OceanTranspose *T, const OceanCSR *M)
 {
   const int64_t nnz = OceanCSRNnz(M);
-  int64_t       i, t;
+  int64_t       t;
   int           nt = OceanMaxThreads();
 
   if (T->valid && M->structure_id && T->id == M->structure_id && T->nrows == M->nrows && T->ncols == M->ncols &&
@@ -103,24 +107,10 @@ static OceanError OceanTransposeUpdate(OceanTranspose *T, const OceanCSR *M)
     OceanCall(OceanMalloc(nnz, &T->colidx, "transpose column indices"));
     OceanCall(OceanMalloc(nnz, &T->values, "transpose values"));
     OceanCall(OceanMalloc(nnz, &T->perm, "transpose permutation"));
-    for (t = 0; t < nnz; t++) T->rowptr[M->colidx[t] + 1]++;
-    for (i = 0; i < M->ncols; i++) T->rowptr[i + 1] += T->rowptr[i];
     /* threads while their cursors (nt x ncols) cost at most what the transpose itself takes */
     while (nt > 1 && ((double)nt * (double)M->ncols > (double)nnz || M->nrows < 64 * nt)) nt--;
-    if (nt > 1) {
-      OceanCall(OceanMalloc((int64_t)nt * M->ncols, &next, "transpose cursors"));
-      OceanTransposeScatter(T, M, nt, next);
-    } else {
-      OceanCall(OceanMalloc(M->ncols, &next, "transpose cursor"));
-      memcpy(next, T->rowptr, (size_t)M->ncols * sizeof(int64_t));
-      for (i = 0; i < M->nrows; i++) /* rows in order: every row of the transpose comes out sorted */
-        for (t = M->rowptr[i]; t < M->rowptr[i + 1]; t++) {
-          int64_t d    = next[M->colidx[t]]++;
-          T->colidx[d] = (int32_t)i;
-          T->perm[d]   = t;
-          T->values[d] = M->values[t];
-        }
-    }
+    OceanCall(OceanMalloc((int64_t)nt * M->ncols, &next, "transpose cursors"));
+    OceanTransposeScatter(T, M, nt, next);
     OceanFree(next);
     T->id    = M->structure_id;
     T->nrows = M->nrows;

@@ -24,9 +24,7 @@ static void OceanStageScratchFree(OceanStageScratch *t)
   OceanFree(t->counts);
   OceanFree(t->flags);
   OceanFree(t->list);
-  OceanFree(t->bcols);
   OceanFree(t->fcols);
-  OceanFree(t->bvals);
   OceanFree(t->fvals);
   OceanFree(t->sketches);
 }

@@ -12,15 +12,14 @@ typedef struct {
   OceanRoute *routes;    /* the numeric routes of the run */
   int64_t    *predicted; /* the size each row was routed by */
   double     *estimate;  /* raw sketch estimates */
-  int64_t    *offsets;   /* slot offsets in the over-allocated buffer (CPU: in its thread's output buffer); fallback
-                            offsets for overflowed rows */
-  int32_t *owner;        /* CPU: the thread whose output buffer holds the row */
-  int64_t *counts;       /* nonzeros per row */
-  uint8_t *flags;        /* overflowed (over-allocating workflows) */
-  int64_t *list;         /* overflowed rows */
-  int32_t *bcols, *fcols;
-  double  *bvals, *fvals;
-  uint8_t *sketches; /* sketches of B when its structure id is 0 */
+  int64_t    *offsets;   /* a row's offset in its thread's output buffer; fallback offsets for overflowed rows */
+  int32_t    *owner;     /* CPU: the thread whose output buffer holds the row */
+  int64_t    *counts;    /* nonzeros per row */
+  uint8_t    *flags;     /* overflowed (over-allocating workflows) */
+  int64_t    *list;      /* overflowed rows */
+  int32_t    *fcols;     /* exactly sized rows of overflowed rows (fallback) */
+  double     *fvals;
+  uint8_t    *sketches; /* sketches of B when its structure id is 0 */
 } OceanStageScratch;
 
 typedef struct _p_OceanStage {

@@ -247,7 +247,7 @@ static void OceanEscRow(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B
   }
 }
 
-/* ------------------------------------------------------------------------------------------------ bits */
+/* ------------------------------------------------------------------ bits; the dense bitmap's clearing and output */
 
 static inline int OceanPopcount64(uint64_t x)
 {
@@ -272,6 +272,43 @@ static inline int OceanCtz64(uint64_t x)
   }
   return c;
 #endif
+}
+
+/* The first nw words of the dense bitmap cleared, and the values under their bits when numeric. */
+static void OceanDenseClear(OceanWorkspace *ws, int64_t nw, int numeric)
+{
+  uint64_t *bm = ws->bitmap;
+  int64_t   w;
+
+  if (numeric)
+    for (w = 0; w < nw; w++)
+      for (; bm[w]; bm[w] &= bm[w] - 1) ws->dense[w * 64 + OceanCtz64(bm[w])] = 0;
+  memset(bm, 0, (size_t)nw * sizeof(uint64_t));
+}
+
+/* Output in column order when the row fits its slot; always leaves the bitmap and values cleared. */
+static void OceanDenseExtract(OceanWorkspace *ws, const OceanRowShape *row, const OceanRoute *r, int32_t *cols,
+                              double *vals, int64_t *count, int *overflow)
+{
+  const int64_t nw = (row->span + 63) / 64;
+  uint64_t     *bm = ws->bitmap;
+  int64_t       w, n = 0;
+
+  for (w = 0; w < nw; w++) n += OceanPopcount64(bm[w]);
+  *count    = n;
+  *overflow = n > r->slot;
+  if (!cols || *overflow) {
+    OceanDenseClear(ws, nw, cols != NULL);
+    return;
+  }
+  for (w = 0, n = 0; w < nw; w++) {
+    for (; bm[w]; bm[w] &= bm[w] - 1, n++) {
+      const int64_t j = w * 64 + OceanCtz64(bm[w]);
+      cols[n]         = (int32_t)(row->colmin + j);
+      vals[n]         = ws->dense[j];
+      ws->dense[j]    = 0;
+    }
+  }
 }
 
 /* ------------------------------------------------------------------------------------------------ hash */
@@ -375,7 +412,7 @@ static OceanError OceanSpanDenseRow(OceanWorkspace *ws, const OceanCSR *A, const
   const int64_t nw = (row->span + 63) / 64, slot = r->slot;
   uint64_t     *bm;
   double       *dv;
-  int64_t       n = 0, t, u, w;
+  int64_t       n = 0, t, u;
 
   OceanCall(OceanGrowArray(ws, bitmap, nw, 0, bytes));
   if (numeric) OceanCall(OceanGrowArray(ws, dense, row->span, 0, bytes));
@@ -399,19 +436,10 @@ static OceanError OceanSpanDenseRow(OceanWorkspace *ws, const OceanCSR *A, const
       }
     }
   }
-  *count = n;
-  for (w = 0, n = 0; w < nw; w++) { /* output in column order when the row fits; always clears */
-    for (; bm[w]; bm[w] &= bm[w] - 1) {
-      const int64_t j = w * 64 + OceanCtz64(bm[w]);
-      if (numeric) {
-        if (!*overflow) {
-          cols[n]   = (int32_t)(row->colmin + j);
-          vals[n++] = dv[j];
-        }
-        dv[j] = 0;
-      }
-    }
-  }
+  if (*overflow) {
+    *count = n;
+    OceanDenseClear(ws, nw, numeric);
+  } else OceanDenseExtract(ws, row, r, cols, vals, count, overflow); /* the row fits: the same count, no overflow */
   return OCEAN_SUCCESS;
 }
 
@@ -452,34 +480,6 @@ static void OceanDenseAccumulate(OceanWorkspace *ws, const OceanCSR *A, const Oc
         bm[j >> 6] |= bit;
         dv[j] += a * B->values[u];
       }
-    }
-  }
-}
-
-/* Output in column order when the row fits its slot; always leaves the bitmap and values cleared. */
-static void OceanDenseExtract(OceanWorkspace *ws, const OceanRowShape *row, const OceanRoute *r, int32_t *cols,
-                              double *vals, int64_t *count, int *overflow)
-{
-  const int64_t nw = (row->span + 63) / 64;
-  uint64_t     *bm = ws->bitmap;
-  int64_t       w, n = 0;
-
-  for (w = 0; w < nw; w++) n += OceanPopcount64(bm[w]);
-  *count    = n;
-  *overflow = n > r->slot;
-  if (!cols || *overflow) {
-    if (cols)
-      for (w = 0; w < nw; w++)
-        for (; bm[w]; bm[w] &= bm[w] - 1) ws->dense[w * 64 + OceanCtz64(bm[w])] = 0;
-    memset(bm, 0, (size_t)nw * sizeof(uint64_t));
-    return;
-  }
-  for (w = 0, n = 0; w < nw; w++) {
-    for (; bm[w]; bm[w] &= bm[w] - 1, n++) {
-      const int64_t j = w * 64 + OceanCtz64(bm[w]);
-      cols[n]         = (int32_t)(row->colmin + j);
-      vals[n]         = ws->dense[j];
-      ws->dense[j]    = 0;
     }
   }
 }

@@ -308,53 +308,38 @@ static PetscErrorCode MatOceanSetCStructure(Mat C, int64_t m, int64_t nnz, const
    its device copy is made from it and the values written there. */
 static PetscErrorCode MatOceanSetC(Mat C, MatProductData_SeqAIJOcean *data, PetscBool structure)
 {
-  OceanProduct   plan = data->plan;
-  int64_t        m, n, nnz;
-  const int64_t *ci;
-  const int32_t *cj;
-  const double  *cv = NULL;
-  PetscLogEvent  ev;
-  PetscBool      on_device = PETSC_FALSE;
+  const PetscBool device_values = MatOceanDeviceValuesPossible(C, data);
+  int64_t         m, n, nnz;
+  const int64_t  *ci;
+  const int32_t  *cj;
+  const double   *cv = NULL;
+  PetscLogEvent   ev;
+  PetscBool       on_device;
 
   PetscFunctionBegin;
   PetscCall(MatOceanEventsBegin_Private(NULL, NULL, &ev));
   PetscCall(PetscLogEventBegin(ev, C, 0, 0, 0));
-  if (!structure) { /* values into C's device CSR where it has one: nothing comes to the host */
-    PetscCall(MatOceanSetDeviceValues(C, data, &on_device));
-    if (on_device) {
-      PetscCall(MatOceanLogCopies(data));
-      PetscCall(PetscLogEventEnd(ev, C, 0, 0, 0));
-      PetscFunctionReturn(OCEAN_PETSC_OK);
-    }
-  }
-  if (structure) {
-    PetscBool device_values = MatOceanDeviceValuesPossible(C, data);
-
-    PetscCallOcean(OceanProductGetC(plan, &m, &n, &nnz, &ci, &cj, device_values ? NULL : &cv));
+  if (structure || !device_values) { /* the values come to the host only when they cannot go into C's device CSR */
+    PetscCallOcean(OceanProductGetC(data->plan, &m, &n, &nnz, &ci, &cj, device_values ? NULL : &cv));
     PetscCheck(nnz <= PETSC_MAX_INT, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE,
                "The product has %" PetscInt64_FMT " nonzeros, more than PetscInt holds", (PetscInt64)nnz);
+  }
+  if (structure) {
     PetscCall(MatOceanSetCStructure(C, m, nnz, ci, cj));
-    if (device_values) { /* PETSc uploads the structure (host values unset), then the plan's values go in place */
-      PetscCall(MatAssemblyBegin(C, MAT_FINAL_ASSEMBLY));
-      PetscCall(MatAssemblyEnd(C, MAT_FINAL_ASSEMBLY));
-      PetscCall(MatOceanSetDeviceValues(C, data, &on_device));
-      PetscCheck(on_device, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Product matrix of type %s took no device values",
-                 ((PetscObject)C)->type_name);
-      PetscCall(MatOceanLogCopies(data));
-      PetscCall(PetscLogEventEnd(ev, C, 0, 0, 0));
-      PetscFunctionReturn(OCEAN_PETSC_OK);
-    }
-  } else PetscCallOcean(OceanProductGetC(plan, &m, &n, &nnz, &ci, &cj, &cv));
-  {
+    PetscCall(MatAssemblyBegin(C, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(C, MAT_FINAL_ASSEMBLY));
+  }
+  /* a device C: PETSc makes its device copy from the host structure (its host values unset), the values go in place */
+  PetscCall(MatOceanSetDeviceValues(C, data, &on_device));
+  PetscCheck(on_device == device_values, PETSC_COMM_SELF, PETSC_ERR_PLIB,
+             "Product matrix of type %s: device values expected %d, written %d", ((PetscObject)C)->type_name,
+             (int)device_values, (int)on_device);
+  if (!on_device) {
     PetscScalar *ca;
 
     PetscCall(MatSeqAIJGetArrayWrite(C, &ca));
     PetscCall(PetscArraycpy(ca, (const PetscScalar *)cv, nnz));
     PetscCall(MatSeqAIJRestoreArrayWrite(C, &ca));
-  }
-  if (structure) {
-    PetscCall(MatAssemblyBegin(C, MAT_FINAL_ASSEMBLY));
-    PetscCall(MatAssemblyEnd(C, MAT_FINAL_ASSEMBLY));
   }
   PetscCall(MatOceanLogCopies(data));
   PetscCall(PetscLogEventEnd(ev, C, 0, 0, 0));
