@@ -319,17 +319,21 @@ static void OceanDenseExtract(OceanWorkspace *ws, const OceanRowShape *row, cons
 static int OceanHashAccumulate(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B, int64_t i, const OceanRoute *r,
                                int numeric, int64_t *count)
 {
-  int32_t      *keys = ws->keys;
-  double       *hv   = ws->hvals;
-  int64_t      *used = ws->used;
-  const int64_t cap = r->capacity, slot = r->slot;
-  int64_t       n = 0, t, u;
+  const int64_t cap = r->capacity, slot = r->slot, tend = A->rowptr[i + 1];
+  const int64_t *restrict brow = B->rowptr;
+  const int32_t *restrict bcol = B->colidx;
+  const double *restrict bval  = B->values;
+  int32_t *restrict keys       = ws->keys;
+  double *restrict hv          = ws->hvals;
+  int64_t *restrict used       = ws->used;
+  int64_t n                    = 0, t, u;
 
-  for (t = A->rowptr[i]; t < A->rowptr[i + 1]; t++) {
-    const int32_t k = A->colidx[t];
-    const double  a = numeric ? A->values[t] : 0;
-    for (u = B->rowptr[k]; u < B->rowptr[k + 1]; u++) {
-      const int32_t col = B->colidx[u];
+  for (t = A->rowptr[i]; t < tend; t++) {
+    const int32_t k  = A->colidx[t];
+    const int64_t ue = brow[k + 1];
+    const double  a  = numeric ? A->values[t] : 0;
+    for (u = brow[k]; u < ue; u++) {
+      const int32_t col = bcol[u];
       int64_t       pos = OceanHashSlot(col, cap);
       while (keys[pos] != col && keys[pos] != -1) pos = (pos + 1 == cap) ? 0 : pos + 1;
       if (keys[pos] == -1) {
@@ -339,8 +343,8 @@ static int OceanHashAccumulate(OceanWorkspace *ws, const OceanCSR *A, const Ocea
         }
         keys[pos] = col;
         used[n++] = pos;
-        if (numeric) hv[pos] = a * B->values[u];
-      } else if (numeric) hv[pos] += a * B->values[u];
+        if (numeric) hv[pos] = a * bval[u];
+      } else if (numeric) hv[pos] += a * bval[u];
     }
   }
   *count = n;
@@ -409,30 +413,48 @@ static OceanError OceanSpanDenseRow(OceanWorkspace *ws, const OceanCSR *A, const
                                     int64_t *count, int *overflow, int64_t *bytes)
 {
   const int     numeric = cols != NULL;
-  const int64_t nw = (row->span + 63) / 64, slot = r->slot;
-  uint64_t     *bm;
-  double       *dv;
-  int64_t       n = 0, t, u;
+  const int64_t nw = (row->span + 63) / 64, slot = r->slot, base = row->colmin, tend = A->rowptr[i + 1];
+  const int64_t *restrict brow = B->rowptr;
+  const int32_t *restrict bcol = B->colidx;
+  const double *restrict bval  = B->values;
+  uint64_t *restrict bm;
+  double *restrict dv;
+  int64_t n = 0, t, u;
 
   OceanCall(OceanGrowArray(ws, bitmap, nw, 0, bytes));
   if (numeric) OceanCall(OceanGrowArray(ws, dense, row->span, 0, bytes));
   bm = ws->bitmap;
   dv = ws->dense;
-  for (t = A->rowptr[i]; t < A->rowptr[i + 1] && !*overflow; t++) {
-    const int32_t k = A->colidx[t];
-    const double  a = numeric ? A->values[t] : 0;
-    for (u = B->rowptr[k]; u < B->rowptr[k + 1]; u++) {
-      const int64_t  j   = (int64_t)B->colidx[u] - row->colmin;
-      const uint64_t bit = 1ULL << (j & 63);
-      if (bm[j >> 6] & bit) {
-        if (numeric) dv[j] += a * B->values[u];
-      } else if (n == slot) {
-        *overflow = 1;
-        break;
-      } else {
+  /* the loops keep B's arrays and bounds in locals: stores to the bitmap could otherwise alias B->rowptr */
+  for (t = A->rowptr[i]; t < tend && !*overflow; t++) {
+    const int32_t k  = A->colidx[t];
+    const int64_t ue = brow[k + 1];
+    if (numeric) {
+      const double a = A->values[t];
+      for (u = brow[k]; u < ue; u++) {
+        const int64_t  j   = (int64_t)bcol[u] - base;
+        const uint64_t bit = 1ULL << (j & 63);
+        if (bm[j >> 6] & bit) dv[j] += a * bval[u];
+        else if (n == slot) {
+          *overflow = 1;
+          break;
+        } else {
+          bm[j >> 6] |= bit;
+          n++;
+          dv[j] = a * bval[u];
+        }
+      }
+    } else {
+      for (u = brow[k]; u < ue; u++) {
+        const int64_t  j   = (int64_t)bcol[u] - base;
+        const uint64_t bit = 1ULL << (j & 63);
+        if (bm[j >> 6] & bit) continue;
+        if (n == slot) {
+          *overflow = 1;
+          break;
+        }
         bm[j >> 6] |= bit;
         n++;
-        if (numeric) dv[j] = a * B->values[u];
       }
     }
   }
@@ -459,28 +481,39 @@ static OceanError OceanHashRow(OceanWorkspace *ws, const OceanCSR *A, const Ocea
 static void OceanDenseAccumulate(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B, int64_t i,
                                  const OceanRowShape *row, int numeric, int bitmap_query)
 {
-  uint64_t *bm = ws->bitmap;
-  double   *dv = ws->dense;
-  int64_t   t, u;
+  const int64_t base = row->colmin, tend = A->rowptr[i + 1];
+  const int64_t *restrict brow = B->rowptr;
+  const int32_t *restrict bcol = B->colidx;
+  const double *restrict bval  = B->values;
+  uint64_t *restrict bm        = ws->bitmap;
+  double *restrict dv          = ws->dense;
+  int64_t t, u;
 
-  for (t = A->rowptr[i]; t < A->rowptr[i + 1]; t++) {
-    const int32_t k = A->colidx[t];
-    const double  a = numeric ? A->values[t] : 0;
-    for (u = B->rowptr[k]; u < B->rowptr[k + 1]; u++) {
-      const int64_t  j   = (int64_t)B->colidx[u] - row->colmin;
-      const uint64_t bit = 1ULL << (j & 63);
-      if (!numeric) bm[j >> 6] |= bit;
-      else if (bitmap_query) {
-        if (bm[j >> 6] & bit) dv[j] += a * B->values[u];
+  for (t = A->rowptr[i]; t < tend; t++) {
+    const int32_t k  = A->colidx[t];
+    const int64_t ue = brow[k + 1];
+    const double  a  = numeric ? A->values[t] : 0;
+    if (!numeric)
+      for (u = brow[k]; u < ue; u++) {
+        const int64_t j = (int64_t)bcol[u] - base;
+        bm[j >> 6] |= 1ULL << (j & 63);
+      }
+    else if (bitmap_query)
+      for (u = brow[k]; u < ue; u++) {
+        const int64_t  j   = (int64_t)bcol[u] - base;
+        const uint64_t bit = 1ULL << (j & 63);
+        if (bm[j >> 6] & bit) dv[j] += a * bval[u];
         else {
           bm[j >> 6] |= bit;
-          dv[j] = a * B->values[u];
+          dv[j] = a * bval[u];
         }
-      } else {
-        bm[j >> 6] |= bit;
-        dv[j] += a * B->values[u];
       }
-    }
+    else
+      for (u = brow[k]; u < ue; u++) {
+        const int64_t j = (int64_t)bcol[u] - base;
+        bm[j >> 6] |= 1ULL << (j & 63);
+        dv[j] += a * bval[u];
+      }
   }
 }
 
@@ -634,28 +667,36 @@ OceanError OceanCpuRow(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B,
 OceanError OceanCpuRowKnown(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B, int64_t i, const int32_t *cols,
                             int64_t n, double *vals, int64_t *bytes)
 {
-  OceanError err = OCEAN_SUCCESS;
-  int64_t    j, t, u;
+  const int64_t tend           = A->rowptr[i + 1];
+  const int64_t *restrict brow = B->rowptr;
+  const int32_t *restrict bcol = B->colidx;
+  const double *restrict bval  = B->values;
+  int32_t *restrict pos;
+  double *restrict v = vals;
+  int64_t j, t, u;
+  int     missing = 0;
 
   OceanCall(OceanGrowArray(ws, pos, B->ncols, 0xff, bytes)); /* -1 */
+  pos = ws->pos;
   for (j = 0; j < n; j++) {
-    ws->pos[cols[j]] = (int32_t)j; /* a row of C has fewer than 2^31 entries */
-    vals[j]          = 0.0;
+    pos[cols[j]] = (int32_t)j; /* a row of C has fewer than 2^31 entries */
+    v[j]         = 0.0;
   }
-  for (t = A->rowptr[i]; t < A->rowptr[i + 1] && !err; t++) {
+  for (t = A->rowptr[i]; t < tend && !missing; t++) {
     const int32_t k  = A->colidx[t];
+    const int64_t ue = brow[k + 1];
     const double  av = A->values[t];
-    for (u = B->rowptr[k]; u < B->rowptr[k + 1]; u++) {
-      const int32_t p = ws->pos[B->colidx[u]];
+    for (u = brow[k]; u < ue; u++) {
+      const int32_t p = pos[bcol[u]];
       if (p < 0) {
-        err = OCEAN_ERR_STATE;
+        missing = 1;
         break;
       }
-      vals[p] += av * B->values[u];
+      v[p] += av * bval[u];
     }
   }
-  for (j = 0; j < n; j++) ws->pos[cols[j]] = -1;
-  return err;
+  for (j = 0; j < n; j++) pos[cols[j]] = -1;
+  return missing ? OCEAN_ERR_STATE : OCEAN_SUCCESS;
 }
 
 OceanError OceanCpuCountRow(const OceanSettings *set, OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B,
