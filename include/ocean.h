@@ -211,6 +211,9 @@ OceanError OceanContextGetBackend(OceanContext ctx, OceanBackend *backend);
 OceanError OceanContextGetBinConfig(OceanContext ctx, OceanBin bin, OceanBinConfig *cfg);
 /* How many times sketches of B were built and reused through this context's sketch cache. */
 OceanError OceanContextGetSketchCounts(OceanContext ctx, int64_t *built, int64_t *reused);
+/* How many host transposes (AtB's A^T, PtAP's P^T on a host backend) plans of this context made, and how many times a
+   plan took one another plan had made of the same structure. */
+OceanError OceanContextGetTransposeCounts(OceanContext ctx, int64_t *built, int64_t *shared);
 
 /* Whether the CUDA backend was compiled in, and how many devices it sees (0 without a driver or GPU). */
 int        OceanCudaCompiled(void);

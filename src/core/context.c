@@ -102,6 +102,14 @@ OceanError OceanContextGetSketchCounts(OceanContext ctx, int64_t *built, int64_t
   return OCEAN_SUCCESS;
 }
 
+OceanError OceanContextGetTransposeCounts(OceanContext ctx, int64_t *built, int64_t *shared)
+{
+  OceanCheck(ctx, OCEAN_ERR_ARG, "OceanContextGetTransposeCounts: NULL context");
+  if (built) *built = ctx->transposes_built;
+  if (shared) *shared = ctx->transposes_shared;
+  return OCEAN_SUCCESS;
+}
+
 OceanError OceanContextSetPhaseCallback(OceanContext ctx, OceanPhaseCallback callback, void *user)
 {
   OceanCheck(ctx, OCEAN_ERR_ARG, "OceanContextSetPhaseCallback: NULL context");

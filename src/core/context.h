@@ -1,12 +1,13 @@
 /*
   context.h - the context every plan runs in: its backend (the table of core/backend.h and the backend's own state),
-  the device profile, the default settings, the host sketch cache and the phase callback.
+  the device profile, the default settings, the host sketch cache, the shared host transposes and the phase callback.
 */
 #ifndef OCEAN_CORE_CONTEXT_H
 #define OCEAN_CORE_CONTEXT_H
 
 #include "core/analysis.h"
 #include "core/sketch.h"
+#include "core/transpose.h"
 
 struct _p_OceanBackendOps;
 
@@ -21,6 +22,8 @@ struct _p_OceanContext {
   OceanSketchCacheEntry            cache[OCEAN_SKETCH_CACHE_SIZE];
   uint64_t                         cache_clock;
   int64_t                          sketches_built, sketches_reused;
+  OceanHostTranspose              *transposes; /* shared by plans (core/transpose.h); empty when no plan holds one */
+  int64_t                          transposes_built, transposes_shared;
   OceanPhaseCallback               phase_callback;
   void                            *phase_user;
 };

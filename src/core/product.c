@@ -5,134 +5,32 @@
 */
 #include "core/backend.h"
 
-#define OCEAN_TAG_TRANSPOSE 0x5452414e53504f53ULL /* "TRANSPOS" */
-#define OCEAN_TAG_AP        0x4f4345414e5f4150ULL /* "OCEAN_AP" */
-
-typedef struct {
-  int      valid;
-  uint64_t id;                /* the source's structure id */
-  int64_t  nrows, ncols, nnz; /* of the source */
-  int64_t *rowptr;
-  int32_t *colidx;
-  double  *values;
-  int64_t *perm; /* values[t] = source values[perm[t]] */
-  OceanCSR csr;
-} OceanTranspose;
+#define OCEAN_TAG_AP 0x4f4345414e5f4150ULL /* "OCEAN_AP" */
 
 struct _p_OceanProduct {
-  OceanContext     ctx;
-  OceanProductType type;
-  int              nstages;
-  OceanStage       stage[2];
-  OceanTranspose   trans;     /* A^T (AtB), P^T (PtAP on a host backend) */
-  void            *dtrans;    /* P^T on the device (PtAP on a device backend: ops->transpose_update) */
-  OceanSettings    own;       /* OceanProductSetOptions: the plan's own settings ... */
-  int              has_own;   /* ... else the context's */
-  uint64_t         own_state; /* bumped by OceanProductSetOptions */
-  int              has_symbolic;
-  uint64_t         a_id, b_id, set_state; /* the settings state of the last symbolic phase */
-  OceanMemoryType  mtype;                 /* of the operands (OceanProductSetOperandMemType) */
-  int64_t         *offsets[2]; /* operands' row offsets widened on the device (OceanProductWidenDeviceOffsets) */
-  int64_t          offsets_cap[2];
+  OceanContext        ctx;
+  OceanProductType    type;
+  int                 nstages;
+  OceanStage          stage[2];
+  OceanHostTranspose *trans;     /* A^T (AtB), P^T (PtAP on a host backend), shared with the context's other plans */
+  OceanCSR            trans_csr; /* its view */
+  void               *dtrans;    /* P^T on the device (PtAP on a device backend: ops->transpose_update) */
+  OceanSettings       own;       /* OceanProductSetOptions: the plan's own settings ... */
+  int                 has_own;   /* ... else the context's */
+  uint64_t            own_state; /* bumped by OceanProductSetOptions */
+  int                 has_symbolic;
+  uint64_t            a_id, b_id, set_state; /* the settings state of the last symbolic phase */
+  OceanMemoryType     mtype;                 /* of the operands (OceanProductSetOperandMemType) */
+  int64_t            *offsets[2]; /* operands' row offsets widened on the device (OceanProductWidenDeviceOffsets) */
+  int64_t             offsets_cap[2];
 };
 
 /* ------------------------------------------------------------------------------------------------ transposes */
 
-static void OceanTransposeDestroy(OceanTranspose *T)
-{
-  OceanFree(T->rowptr);
-  OceanFree(T->colidx);
-  OceanFree(T->values);
-  OceanFree(T->perm);
-  T->valid = 0;
-}
-
-/*
-  The transpose's rows (T->rowptr, colidx, perm, values) over up to nt threads, each a block of M's rows in order:
-  thread k's entries of column j go after those of the threads before it, so every row of the transpose comes out
-  sorted whatever the thread count.  cursor: nt x ncols.
-*/
-static void OceanTransposeScatter(OceanTranspose *T, const OceanCSR *M, int nt, int64_t *cursor)
-{
-  const int64_t nc = M->ncols;
-
-#pragma omp parallel num_threads(nt)
-  {
-    const int     team = OceanTeamSize(), k = OceanThreadNum(); /* the team OpenMP gave, at most nt */
-    const int64_t lo = M->nrows * k / team, hi = M->nrows * (k + 1) / team;
-    int64_t      *cur = cursor + (int64_t)k * nc, i, t, j;
-
-    memset(cur, 0, (size_t)nc * sizeof(int64_t));
-    for (t = M->rowptr[lo]; t < M->rowptr[hi]; t++) cur[M->colidx[t]]++;
-#pragma omp barrier
-#pragma omp          single
-    { /* counts -> starts, column by column and thread by thread within a column; the row offsets of T */
-      int64_t s    = 0, q;
-      T->rowptr[0] = 0;
-      for (j = 0; j < nc; j++) {
-                 for (q = 0; q < team; q++) {
-                   const int64_t n    = cursor[q * nc + j];
-                   cursor[q * nc + j] = s;
-                   s += n;
-        }
-                 T->rowptr[j + 1] = s;
-      }
-    }
-    for (i = lo; i < hi; i++)
-      for (t = M->rowptr[i]; t < M->rowptr[i + 1]; t++) {
-                 const int64_t d = cur[M->colidx[t]]++;
-                 T->colidx[d]    = (int32_t)i;
-                 T->perm[d]      = t;
-                 T->values[d]    = M->values[t];
-      }
-  }
-}
-
-/* The transpose of M (rows sorted).  Cached by structure id: the same structure only gathers the new values
-   through the permutation; anything else rebuilds. */
-static OceanError OceanTransposeUpdate(OceanTranspose *T, const OceanCSR *M)
-{
-  const int64_t nnz = OceanCSRNnz(M);
-  int64_t       t;
-  int           nt = OceanMaxThreads();
-
-  if (T->valid && M->structure_id && T->id == M->structure_id && T->nrows == M->nrows && T->ncols == M->ncols &&
-      T->nnz == nnz) {
-#pragma omp parallel for schedule(static)
-    for (t = 0; t < nnz; t++) T->values[t] = M->values[T->perm[t]];
-  } else {
-    int64_t *next;
-    OceanTransposeDestroy(T);
-    OceanCall(OceanCalloc(M->ncols + 1, &T->rowptr, "transpose row offsets"));
-    OceanCall(OceanMalloc(nnz, &T->colidx, "transpose column indices"));
-    OceanCall(OceanMalloc(nnz, &T->values, "transpose values"));
-    OceanCall(OceanMalloc(nnz, &T->perm, "transpose permutation"));
-    /* threads while their cursors (nt x ncols) cost at most what the transpose itself takes */
-    while (nt > 1 && ((double)nt * (double)M->ncols > (double)nnz || M->nrows < 64 * nt)) nt--;
-    OceanCall(OceanMalloc((int64_t)nt * M->ncols, &next, "transpose cursors"));
-    OceanTransposeScatter(T, M, nt, next);
-    OceanFree(next);
-    T->id    = M->structure_id;
-    T->nrows = M->nrows;
-    T->ncols = M->ncols;
-    T->nnz   = nnz;
-    T->valid = 1;
-  }
-  T->csr.nrows        = M->ncols;
-  T->csr.ncols        = M->nrows;
-  T->csr.rowptr       = T->rowptr;
-  T->csr.colidx       = T->colidx;
-  T->csr.values       = T->values;
-  T->csr.structure_id = OceanDeriveStructureId(M->structure_id, 1, OCEAN_TAG_TRANSPOSE);
-  T->csr.values_id =
-    M->values_id ? OceanDeriveStructureId(M->values_id, 1, OCEAN_TAG_TRANSPOSE) : 0; /* gathered from M's values */
-  return OCEAN_SUCCESS;
-}
-
 static OceanError OceanProductTranspose(OceanProduct prod, const OceanCSR *M, double *seconds)
 {
   double     t0  = OceanPhaseBegin(prod->ctx, OCEAN_PHASE_TRANSPOSE);
-  OceanError err = OceanTransposeUpdate(&prod->trans, M);
+  OceanError err = OceanHostTransposeAcquire(prod->ctx, &prod->trans, M, &prod->trans_csr);
   *seconds       = OceanPhaseEnd(prod->ctx, OCEAN_PHASE_TRANSPOSE, 0.0, t0);
   return err;
 }
@@ -156,7 +54,7 @@ static OceanCSR OceanProductStageOperand(OceanProduct prod, const OceanCSR *A)
 {
   OceanCSR h;
   if (prod->type != OCEAN_PRODUCT_AtB) return *A;
-  if (!prod->stage[0].dev_operands) return prod->trans.csr;
+  if (!prod->stage[0].dev_operands) return prod->trans_csr;
   memset(&h, 0, sizeof(h));
   h.nrows        = A->ncols;
   h.ncols        = A->nrows;
@@ -223,7 +121,7 @@ OceanError OceanProductDestroy(OceanProduct *prod)
   if (!prod || !*prod) return OCEAN_SUCCESS;
   OceanStageDestroy((*prod)->ctx, &(*prod)->stage[0]);
   OceanStageDestroy((*prod)->ctx, &(*prod)->stage[1]);
-  OceanTransposeDestroy(&(*prod)->trans);
+  OceanHostTransposeRelease((*prod)->ctx, &(*prod)->trans);
   if ((*prod)->ctx->ops->transpose_destroy) (*prod)->ctx->ops->transpose_destroy((*prod)->ctx, &(*prod)->dtrans);
   for (int k = 0; k < 2; k++)
     if ((*prod)->offsets[k]) (*prod)->ctx->ops->device_release((*prod)->ctx, (*prod)->offsets[k]);
@@ -346,7 +244,7 @@ static OceanError OceanProductRun(OceanProduct prod, const OceanCSR *A, const Oc
       OceanCall(run(ctx, &prod->stage[0], &AT, B));
     } else {
       OceanCall(OceanProductTranspose(prod, A, &tt));
-      OceanCall(run(ctx, &prod->stage[0], &prod->trans.csr, B));
+      OceanCall(run(ctx, &prod->stage[0], &prod->trans_csr, B));
     }
     prod->stage[0].stats.t_transpose = tt;
     break;
@@ -359,7 +257,7 @@ static OceanError OceanProductRun(OceanProduct prod, const OceanCSR *A, const Oc
     } else {
       OceanCall(OceanProductAPView(prod, A, B, &AP));
       OceanCall(OceanProductTranspose(prod, B, &tt));
-      OceanCall(run(ctx, &prod->stage[1], &prod->trans.csr, &AP));
+      OceanCall(run(ctx, &prod->stage[1], &prod->trans_csr, &AP));
     }
     prod->stage[1].stats.t_transpose = tt;
     break;

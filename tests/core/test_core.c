@@ -1011,10 +1011,34 @@ static int TestSymbolicRetry(OceanContext ctx)
 /* PtAP against P^T (A P) of the reference, then numeric reuse with new values of A and P. */
 /* PtAP of A and P in three rounds (symbolic; numeric with new values; symbolic with the same ids, which runs as
    numeric), each C against the reference; the plan is left in *prod. */
+/* R = P^T (A P) with its tolerance scale |P^T| (|A||P|) per entry (*absval, malloc'd). */
+static void RefPtAP(const GenCSR *A, const GenCSR *P, GenCSR *R, double **absval)
+{
+  GenCSR  Pt, AP, APabs, Ra;
+  double *absap, *dummy;
+  int64_t i, t, u;
+
+  GenTranspose(P, &Pt);
+  GenRefMultiply(A, P, &AP, &absap);
+  GenRefMultiply(&Pt, &AP, R, absval);
+  GenCopy(&AP, &APabs);
+  memcpy(APabs.values, absap, (size_t)GenNnz(&AP) * sizeof(double));
+  for (t = 0; t < GenNnz(&Pt); t++) Pt.values[t] = fabs(Pt.values[t]);
+  GenRefMultiply(&Pt, &APabs, &Ra, &dummy);
+  for (i = 0; i < R->nrows; i++)
+    for (t = R->rowptr[i], u = Ra.rowptr[i]; t < R->rowptr[i + 1]; t++, u++) (*absval)[t] = Ra.values[u];
+  GenFree(&Ra);
+  GenFree(&APabs);
+  GenFree(&Pt);
+  GenFree(&AP);
+  free(dummy);
+  free(absap);
+}
+
 static int CheckPtAPRounds(OceanContext ctx, GenCSR *A, GenCSR *P, const char *what, OceanProduct *prod)
 {
   OceanCSR a = GenView(A), p = GenView(P);
-  double  *absval, *absap;
+  double  *absval;
   int      ns, round;
   char     name[96];
 
@@ -1022,7 +1046,7 @@ static int CheckPtAPRounds(OceanContext ctx, GenCSR *A, GenCSR *P, const char *w
   CALL(OceanProductGetNumStages(*prod, &ns));
   CHECK(ns == 2, "%s: PtAP has %d stages", what, ns);
   for (round = 0; round < 3; round++) {
-    GenCSR Pt, AP, R;
+    GenCSR R;
     if (round == 0) CALL(OceanProductSymbolic(*prod, &a, &p));
     else {
       GenFillValues(A, GEN_VALUES_STREAM, 113 + (uint64_t)round);
@@ -1030,31 +1054,11 @@ static int CheckPtAPRounds(OceanContext ctx, GenCSR *A, GenCSR *P, const char *w
       if (round == 1) CALL(OceanProductNumeric(*prod, &a, &p));
       else CALL(OceanProductSymbolic(*prod, &a, &p)); /* same ids: runs as numeric */
     }
-    GenTranspose(P, &Pt);
-    GenRefMultiply(A, P, &AP, &absap);
-    GenRefMultiply(&Pt, &AP, &R, &absval);
-    { /* the tolerance of the second product: |P^T| (|A||P|) */
-      int64_t i, t, u;
-      GenCSR  Ra;
-      double *dummy;
-      GenCSR  APabs;
-      GenCopy(&AP, &APabs);
-      memcpy(APabs.values, absap, (size_t)GenNnz(&AP) * sizeof(double));
-      for (t = 0; t < GenNnz(&Pt); t++) Pt.values[t] = fabs(Pt.values[t]);
-      GenRefMultiply(&Pt, &APabs, &Ra, &dummy);
-      for (i = 0; i < R.nrows; i++)
-        for (t = R.rowptr[i], u = Ra.rowptr[i]; t < R.rowptr[i + 1]; t++, u++) absval[t] = Ra.values[u];
-      GenFree(&Ra);
-      GenFree(&APabs);
-      free(dummy);
-    }
+    RefPtAP(A, P, &R, &absval);
     snprintf(name, sizeof(name), "%s%s", what, round == 0 ? "" : " reuse");
     TRY(CompareC(*prod, &R, absval, name));
-    GenFree(&Pt);
-    GenFree(&AP);
     GenFree(&R);
     free(absval);
-    free(absap);
   }
   return 0;
 }
@@ -1090,6 +1094,94 @@ static int TestPtAP(OceanContext ctx)
   CALL(OceanProductDestroy(&prod));
   GenFree(&A);
   GenFree(&P);
+  return 0;
+}
+
+/* PtAP(A, P) and AtB(P, B) share P^T (PETSc's MPIAIJ route does both with P's local rows): one transpose made,
+   values gathered once per new values id and on every call without one, each plan right after the other's numeric
+   calls, after the other plan is gone and after P changes its structure; a P without a structure id is never shared. */
+static int TestSharedTransposes(OceanContext ctx)
+{
+  OceanProduct ptap, atb;
+  GenCSR       A, P, B, Pt, R, Q;
+  OceanCSR     a, p, b, q;
+  double      *absval;
+  int64_t      built0, shared0, built, shared;
+  int          round;
+
+  GenStencil(&A, 6, 6, 6, 3, 1, GEN_VALUES_STREAM_DIAG, 301, 301);
+  GenInterpolation(&P, A.nrows, A.nrows / 8, 302, 302);
+  GenRandomRows(&B, A.nrows, 90, 5, 7, 303, 303);
+  a = GenView(&A);
+  p = GenView(&P);
+  b = GenView(&B);
+  CALL(OceanContextGetTransposeCounts(ctx, &built0, &shared0));
+  CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_PtAP, &ptap));
+  CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AtB, &atb));
+  for (round = 0; round < 4; round++) {
+    /* round 0: symbolic; 1: new values, no values id; 2: new values with id 7; 3: the same id, so no new gather */
+    if (round == 1 || round == 2) GenFillValues(&P, GEN_VALUES_STREAM, 304 + (uint64_t)round);
+    p.values_id = round >= 2 ? 7 : 0;
+    if (round == 0) {
+      CALL(OceanProductSymbolic(ptap, &a, &p));
+      CALL(OceanProductSymbolic(atb, &p, &b));
+    } else {
+      CALL(OceanProductNumeric(round == 3 ? atb : ptap, round == 3 ? &p : &a, round == 3 ? &b : &p));
+      CALL(OceanProductNumeric(round == 3 ? ptap : atb, round == 3 ? &a : &p, round == 3 ? &p : &b));
+    }
+    RefPtAP(&A, &P, &R, &absval);
+    TRY(CompareC(ptap, &R, absval, "shared transposes: PtAP"));
+    GenFree(&R);
+    free(absval);
+    GenTranspose(&P, &Pt);
+    GenRefMultiply(&Pt, &B, &R, &absval);
+    TRY(CompareC(atb, &R, absval, "shared transposes: AtB"));
+    GenFree(&Pt);
+    GenFree(&R);
+    free(absval);
+  }
+  CALL(OceanContextGetTransposeCounts(ctx, &built, &shared));
+  CHECK(built == built0 + 1 && shared == shared0 + 1, "P^T made %lld times and shared %lld times, expected 1 and 1",
+        (long long)(built - built0), (long long)(shared - shared0));
+
+  /* the PtAP plan gone, the AtB plan keeps the transpose: new values (and id) still reach it */
+  CALL(OceanProductDestroy(&ptap));
+  GenFillValues(&P, GEN_VALUES_STREAM, 309);
+  p.values_id = 8;
+  CALL(OceanProductNumeric(atb, &p, &b));
+  GenTranspose(&P, &Pt);
+  GenRefMultiply(&Pt, &B, &R, &absval);
+  TRY(CompareC(atb, &R, absval, "shared transposes: AtB alone"));
+  GenFree(&Pt);
+  GenFree(&R);
+  free(absval);
+
+  /* another structure of the same sizes: a transpose of its own; without a structure id: never shared */
+  GenInterpolation(&Q, A.nrows, A.nrows / 8, 310, 310);
+  q = GenView(&Q);
+  CALL(OceanProductSymbolic(atb, &q, &b));
+  q.structure_id = 0;
+  CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_PtAP, &ptap));
+  CALL(OceanProductSymbolic(ptap, &a, &q));
+  CALL(OceanContextGetTransposeCounts(ctx, &built, &shared));
+  CHECK(built == built0 + 3 && shared == shared0 + 1, "after new structures: P^T made %lld times and shared %lld times",
+        (long long)(built - built0), (long long)(shared - shared0));
+  GenTranspose(&Q, &Pt);
+  GenRefMultiply(&Pt, &B, &R, &absval);
+  TRY(CompareC(atb, &R, absval, "shared transposes: AtB of a new structure"));
+  GenFree(&Pt);
+  GenFree(&R);
+  free(absval);
+  RefPtAP(&A, &Q, &R, &absval);
+  TRY(CompareC(ptap, &R, absval, "shared transposes: PtAP without a structure id"));
+  GenFree(&R);
+  free(absval);
+  CALL(OceanProductDestroy(&ptap));
+  CALL(OceanProductDestroy(&atb));
+  GenFree(&A);
+  GenFree(&P);
+  GenFree(&B);
+  GenFree(&Q);
   return 0;
 }
 
@@ -1752,6 +1844,7 @@ int main(int argc, char **argv)
     {"stats", TestStats},
     {"AtB", TestAtB},
     {"PtAP", TestPtAP},
+    {"shared transposes", TestSharedTransposes},
     {"narrow", TestNarrow},
     {"reuse", TestReuse},
     {"plan options", TestPlanOptions},
