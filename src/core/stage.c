@@ -66,16 +66,22 @@ OceanError OceanStageCheckNnz(const OceanStage *st, int64_t nnz)
   return OCEAN_SUCCESS;
 }
 
-OceanError OceanStageAllocC(OceanStage *st, const int64_t *counts)
+OceanError OceanStageAllocRowptr(OceanStage *st, const int64_t *counts)
 {
   int64_t i, nnz = 0;
 
   for (i = 0; i < st->nrows; i++) nnz += counts[i];
   OceanCall(OceanStageCheckNnz(st, nnz));
   OceanCall(OceanMalloc(st->nrows + 1, &st->rowptr, "C row offsets"));
-  OceanCall(OceanMalloc(nnz, &st->colidx, "C column indices"));
-  OceanCall(OceanMalloc(nnz, &st->values, "C values"));
   st->nnz = OceanPrefixSum(counts, st->nrows, st->rowptr);
+  return OCEAN_SUCCESS;
+}
+
+OceanError OceanStageAllocC(OceanStage *st, const int64_t *counts)
+{
+  OceanCall(OceanStageAllocRowptr(st, counts));
+  OceanCall(OceanMalloc(st->nnz, &st->colidx, "C column indices"));
+  OceanCall(OceanMalloc(st->nnz, &st->values, "C values"));
   return OCEAN_SUCCESS;
 }
 

@@ -59,6 +59,8 @@ void OceanStageSetHeavyCounts(OceanStage *st, const OceanHeavyCounts *c);
 OceanError OceanStageCheckNnz(const OceanStage *st, int64_t nnz);
 /* C's row offsets from exact counts (after the size check), then its column and value arrays, on the host. */
 OceanError OceanStageAllocC(OceanStage *st, const int64_t *counts);
+/* Only the row offsets (and st->nnz): the caller gives C's columns and values arrays of its own. */
+OceanError OceanStageAllocRowptr(OceanStage *st, const int64_t *counts);
 /* Rows per bin and per accumulator of routes[0, nrows) into s. */
 void OceanStageCountBins(const OceanStage *st, const OceanRoute *routes, OceanStats *s);
 /* The mean relative error of the estimates (estimate workflow, per-row arrays on the host), a serial sum. */

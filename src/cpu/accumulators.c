@@ -134,6 +134,21 @@ OceanError OceanWorkspaceReserveOutput(OceanWorkspace *ws, int64_t need, int64_t
   return OCEAN_SUCCESS;
 }
 
+OceanError OceanWorkspaceTakeOutput(OceanWorkspace *ws, int32_t **cols, double **vals)
+{
+  const int64_t n = OceanMax64(ws->out_used, 1);
+
+  /* trimmed to what the rows took (a shrinking realloc moves nothing); the workspace starts a new buffer */
+  OceanCall(OceanReallocBytes((size_t)n, sizeof(int32_t), "C column indices", (void **)&ws->out_cols));
+  OceanCall(OceanReallocBytes((size_t)n, sizeof(double), "C values", (void **)&ws->out_vals));
+  *cols         = ws->out_cols;
+  *vals         = ws->out_vals;
+  ws->out_cols  = NULL;
+  ws->out_vals  = NULL;
+  ws->nout_cols = ws->nout_vals = ws->out_used = 0;
+  return OCEAN_SUCCESS;
+}
+
 int OceanWorkspacesAllPacked(OceanWorkspace *ws, int n)
 {
   int t, all = 1;

@@ -57,6 +57,9 @@ OceanError OceanCpuRow(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B,
 
 /* Room for need entries in the thread's output buffer (out_cols/out_vals); *bytes: the request when it fails. */
 OceanError OceanWorkspaceReserveOutput(OceanWorkspace *ws, int64_t need, int64_t *bytes);
+/* The output buffer's out_used entries handed over (*cols, *vals: the caller frees them); the workspace has none left.
+ */
+OceanError OceanWorkspaceTakeOutput(OceanWorkspace *ws, int32_t **cols, double **vals);
 
 /* Numeric-only reuse of row i: the values of C's known row (columns cols[0, n), sorted) into vals, each product added
    at its column's position, in product order (the accumulators' sums, bitwise).  OCEAN_ERR_STATE when a product's

@@ -177,12 +177,24 @@ static OceanError OceanCpuFallback(OceanContext ctx, OceanStage *st, const Ocean
   return OceanParallelReport(&ps, st->name);
 }
 
-/* Compaction of the threads' output buffers (and the fallback buffer) into C. */
-static OceanError OceanCpuCompact(OceanStage *st, const OceanWorkspace *ws)
+/* Compaction of the threads' output buffers (and the fallback buffer) into C.  When one thread computed every row in
+   order and none overflowed, its buffer already is C: taken as it is (trimmed), the workspace starts a new one. */
+static OceanError OceanCpuCompact(OceanStage *st, OceanWorkspace *ws, int nws)
 {
   OceanStageScratch *t = &st->tmp;
-  int64_t            i;
+  int64_t            i, nnz = 0;
+  int                whole = nws >= 1;
 
+  for (i = 0; i < st->nrows; i++) {
+    whole = whole && !t->flags[i] && t->owner[i] == 0 && t->offsets[i] == nnz;
+    nnz += t->counts[i];
+  }
+  whole = whole && ws[0].out_used == nnz;
+  if (whole) {
+    OceanCall(OceanStageAllocRowptr(st, t->counts));
+    OceanCall(OceanWorkspaceTakeOutput(&ws[0], &st->colidx, &st->values));
+    return OCEAN_SUCCESS;
+  }
   OceanCall(OceanStageAllocC(st, t->counts));
 #pragma omp parallel for schedule(dynamic, OCEAN_ROW_CHUNK)
   for (i = 0; i < st->nrows; i++) {
@@ -191,6 +203,17 @@ static OceanError OceanCpuCompact(OceanStage *st, const OceanWorkspace *ws)
     memcpy(st->colidx + st->rowptr[i], c + t->offsets[i], (size_t)t->counts[i] * sizeof(int32_t));
     memcpy(st->values + st->rowptr[i], v + t->offsets[i], (size_t)t->counts[i] * sizeof(double));
   }
+  return OCEAN_SUCCESS;
+}
+
+/* The per-row arrays of a numeric pass into the threads' buffers (OceanCpuNumericIntoSlots). */
+static OceanError OceanCpuPassArrays(OceanStage *st)
+{
+  OceanStageScratch *t = &st->tmp;
+
+  OceanCall(OceanMalloc(st->nrows, &t->owner, "row owners"));
+  OceanCall(OceanMalloc(st->nrows, &t->counts, "row counts"));
+  OceanCall(OceanMalloc(st->nrows, &t->flags, "overflow flags"));
   return OCEAN_SUCCESS;
 }
 
@@ -221,9 +244,7 @@ static OceanError OceanCpuOverAllocated(OceanContext ctx, OceanStage *st, const 
     return OCEAN_SUCCESS;
   }
   s->allocated_entries = total; /* the GPU's over-allocated buffer; here only counted (OceanCpuNumericIntoSlots) */
-  OceanCall(OceanMalloc(st->nrows, &t->owner, "row owners"));
-  OceanCall(OceanMalloc(st->nrows, &t->counts, "row counts"));
-  OceanCall(OceanMalloc(st->nrows, &t->flags, "overflow flags"));
+  OceanCall(OceanCpuPassArrays(st));
 
   t0           = OceanPhaseBegin(ctx, OCEAN_PHASE_NUMERIC);
   err          = OceanCpuNumericIntoSlots(ctx, st, A, B, ws, OceanCpuCtx(ctx)->nws);
@@ -243,7 +264,7 @@ static OceanError OceanCpuOverAllocated(OceanContext ctx, OceanStage *st, const 
   }
 
   t0           = OceanPhaseBegin(ctx, OCEAN_PHASE_COMPACT);
-  err          = OceanCpuCompact(st, ws);
+  err          = OceanCpuCompact(st, ws, OceanCpuCtx(ctx)->nws);
   s->t_compact = OceanPhaseEnd(ctx, OCEAN_PHASE_COMPACT, 0.0, t0);
   return err;
 }
@@ -313,6 +334,57 @@ static OceanError OceanCpuExactNumeric(OceanContext ctx, OceanStage *st, const O
   return OceanParallelReport(&ps, st->name);
 }
 
+/*
+  EXACT in one pass, where the threads' buffers make a separate count unnecessary: every row computed once, routed by
+  its upper bound (it cannot overflow), into its thread's buffer, then compacted.  The decisions are still the GPU's two
+  passes': a row's symbolic retry is its exact count over the slot of its first symbolic route (the symbolic
+  accumulators overflow exactly then), and C's routes are those of the exact counts.  Taken when heavy rows are off (a
+  multisplit row's route, and its statistics, depend on the prediction) and the upper bounds stay within
+  max_output_nnz (C then cannot pass it, as the two passes check before computing values).
+*/
+static int OceanCpuExactOnePassFits(const OceanStage *st)
+{
+  return st->set->bins[OCEAN_BIN_HEAVY].max_products == INT64_MAX &&
+         st->an.bound_total <= st->set->options.max_output_nnz;
+}
+
+static OceanError OceanCpuExactOnePass(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B,
+                                       OceanWorkspace *ws)
+{
+  OceanStageScratch *t = &st->tmp;
+  OceanStats        *s = &st->stats;
+  OceanError         err;
+  int64_t            i, retries = 0;
+  double             t0;
+
+  OceanFree(t->offsets);
+  OceanCall(OceanMalloc(st->nrows, &t->offsets, "row offsets"));
+  OceanCall(OceanCpuPassArrays(st));
+  for (i = 0; i < st->nrows; i++) t->predicted[i] = st->an.rows[i].ub;
+  OceanStageRouteRows(st, OCEAN_PASS_NUMERIC, t->predicted, t->routes);
+  t0           = OceanPhaseBegin(ctx, OCEAN_PHASE_NUMERIC);
+  err          = OceanCpuNumericIntoSlots(ctx, st, A, B, ws, OceanCpuCtx(ctx)->nws);
+  s->t_numeric = OceanPhaseEnd(ctx, OCEAN_PHASE_NUMERIC, err ? 0.0 : 2.0 * (double)st->an.products, t0);
+  OceanCall(err);
+
+#pragma omp parallel for schedule(static) reduction(+ : retries)
+  for (i = 0; i < st->nrows; i++) {
+    const OceanRowShape *r = &st->an.rows[i];
+    OceanRoute           first;
+    OceanRouteRow(st->set, OCEAN_PASS_SYMBOLIC, OceanPredictExact(r, st->an.cr_conservative), r, &first);
+    retries += t->counts[i] > first.slot;
+    t->predicted[i] = t->counts[i];
+  }
+  s->symbolic_retry_rows = retries;
+  t0                     = OceanPhaseBegin(ctx, OCEAN_PHASE_COMPACT);
+  err                    = OceanCpuCompact(st, ws, OceanCpuCtx(ctx)->nws);
+  s->t_compact           = OceanPhaseEnd(ctx, OCEAN_PHASE_COMPACT, 0.0, t0);
+  OceanCall(err);
+  s->allocated_entries = st->nnz;
+  OceanStageRouteRows(st, OCEAN_PASS_NUMERIC, t->predicted, t->routes);
+  return OCEAN_SUCCESS;
+}
+
 /* EXACT: symbolic counts with assisted binning, C allocated exactly, numeric straight into it. */
 static OceanError OceanCpuExact(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B)
 {
@@ -325,6 +397,7 @@ static OceanError OceanCpuExact(OceanContext ctx, OceanStage *st, const OceanCSR
   OceanCall(OceanCpuWorkspaces(ctx, st->set, &ws));
   OceanFree(t->routes);
   OceanCall(OceanMalloc(st->nrows, &t->routes, "routes"));
+  if (OceanCpuExactOnePassFits(st)) return OceanCpuExactOnePass(ctx, st, A, B, ws);
   t0            = OceanPhaseBegin(ctx, OCEAN_PHASE_SYMBOLIC);
   err           = OceanCpuExactSymbolic(ctx, st, A, B, ws);
   s->t_symbolic = OceanPhaseEnd(ctx, OCEAN_PHASE_SYMBOLIC, 0.0, t0);

@@ -826,7 +826,8 @@ static int TestStats(OceanContext ctx)
   TRY(CheckAB(ctx, NULL, &R, &R, "random, low CR", &stats));
   CHECK(stats.workflow == OCEAN_WORKFLOW_EXACT && stats.cr < 2 && !stats.bitmap_query, "random: %s, CR %g",
         OceanWorkflowName(stats.workflow), stats.cr);
-  CHECK(stats.sampled_rows == 600 && stats.t_symbolic > 0, "random: sampled %lld rows", (long long)stats.sampled_rows);
+  /* the CPU backend's exact workflow makes C in one pass (no separate count: OceanCpuExactOnePass) */
+  CHECK(stats.sampled_rows == 600 && stats.t_numeric > 0, "random: sampled %lld rows", (long long)stats.sampled_rows);
   CHECK(stats.allocated_entries == stats.nnz_c, "exact workflow allocated %lld entries for %lld",
         (long long)stats.allocated_entries, (long long)stats.nnz_c);
 
@@ -1001,6 +1002,37 @@ static int TestSymbolicRetry(OceanContext ctx)
         "conservative CR %g, retried rows %lld", stats.cr_conservative, (long long)stats.symbolic_retry_rows);
   Say("  conservative CR %.2f (mean %.2f, std %.2f): %lld rows retried\n", stats.cr_conservative, stats.cr_mean,
       stats.cr_std, (long long)stats.symbolic_retry_rows);
+  { /* the one-pass exact workflow (heavy rows off) against the counting pass and the numeric pass (heavy rows on,
+       which takes the two passes; no row here is heavy): the same C bit for bit and the same decisions */
+    OceanProduct   one, two;
+    OceanCSR       a = GenView(&A), b = GenView(&B);
+    OceanStats     s1, s2;
+    int64_t        n1, n2;
+    const int64_t *r1, *r2;
+    const int32_t *c1, *c2;
+    const double  *v1, *v2;
+    CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &one));
+    CALL(OceanProductSymbolic(one, &a, &b));
+    opts.heavy = OCEAN_HEAVY_AUTO;
+    CALL(OceanContextSetOptions(ctx, &opts));
+    CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &two));
+    CALL(OceanProductSymbolic(two, &a, &b));
+    CALL(OceanProductGetStats(one, 0, &s1));
+    CALL(OceanProductGetStats(two, 0, &s2));
+    CHECK(s1.t_symbolic == 0 && s2.t_symbolic > 0, "exact: one pass %g s counting, two passes %g s", s1.t_symbolic,
+          s2.t_symbolic);
+    CHECK(s1.symbolic_retry_rows == s2.symbolic_retry_rows && s1.allocated_entries == s2.allocated_entries &&
+            !memcmp(s1.rows_per_bin, s2.rows_per_bin, sizeof(s1.rows_per_bin)) && s2.rows_per_bin[OCEAN_BIN_HEAVY] == 0,
+          "exact: one pass retried %lld rows, two passes %lld", (long long)s1.symbolic_retry_rows,
+          (long long)s2.symbolic_retry_rows);
+    CALL(OceanProductGetC(one, NULL, NULL, &n1, &r1, &c1, &v1));
+    CALL(OceanProductGetC(two, NULL, NULL, &n2, &r2, &c2, &v2));
+    CHECK(n1 == n2 && !memcmp(r1, r2, (size_t)(A.nrows + 1) * sizeof(int64_t)) &&
+            !memcmp(c1, c2, (size_t)n1 * sizeof(int32_t)) && !memcmp(v1, v2, (size_t)n1 * sizeof(double)),
+          "exact: one pass and two passes differ (nnz %lld, %lld)", (long long)n1, (long long)n2);
+    CALL(OceanProductDestroy(&one));
+    CALL(OceanProductDestroy(&two));
+  }
   OceanOptionsDefault(&opts);
   CALL(OceanContextSetOptions(ctx, &opts));
   GenFree(&A);
