@@ -4,7 +4,7 @@
 #include "core/context.h"
 
 /*
-  The transpose's rows (T->rowptr, colidx, perm, values) over up to nt threads, each a block of M's rows in order:
+  The transpose's rows (T->rowptr, colidx, values) over up to nt threads, each a block of M's rows in order:
   thread k's entries of column j go after those of the threads before it, so every row of the transpose comes out
   sorted whatever the thread count.  cursor: nt x ncols.
 */
@@ -38,7 +38,6 @@ static void OceanTransposeScatter(OceanHostTranspose *T, const OceanCSR *M, int 
       for (t = M->rowptr[i]; t < M->rowptr[i + 1]; t++) {
                  const int64_t d = cur[M->colidx[t]]++;
                  T->colidx[d]    = (int32_t)i;
-                 T->perm[d]      = t;
                  T->values[d]    = M->values[t];
       }
   }
@@ -49,16 +48,36 @@ static void OceanHostTransposeFree(OceanHostTranspose *T)
   OceanFree(T->rowptr);
   OceanFree(T->colidx);
   OceanFree(T->values);
-  OceanFree(T->perm);
   OceanFree(T);
+}
+
+/* The threads the transpose of M takes: while their cursors (nt x ncols) cost at most what the transpose itself does.
+ */
+static int OceanTransposeThreads(const OceanCSR *M)
+{
+  int nt = OceanMaxThreads();
+  while (nt > 1 && ((double)nt * (double)M->ncols > (double)OceanCSRNnz(M) || M->nrows < 64 * nt)) nt--;
+  return nt;
+}
+
+/* T's rows made again from M (its structure as before, its values M's): no permutation is kept for a later gather,
+   which would take 8 bytes per entry for as long as the transpose lives. */
+static OceanError OceanHostTransposeFill(OceanHostTranspose *T, const OceanCSR *M)
+{
+  const int nt = OceanTransposeThreads(M);
+  int64_t  *next;
+
+  OceanCall(OceanMalloc((int64_t)nt * M->ncols, &next, "transpose cursors"));
+  OceanTransposeScatter(T, M, nt, next);
+  OceanFree(next);
+  T->values_id = M->values_id;
+  return OCEAN_SUCCESS;
 }
 
 /* A new transpose of M, with M's values. */
 static OceanError OceanHostTransposeCreate(const OceanCSR *M, OceanHostTranspose **out)
 {
   const int64_t       nnz = OceanCSRNnz(M);
-  int                 nt  = OceanMaxThreads();
-  int64_t            *next;
   OceanHostTranspose *T;
   OceanError          err;
 
@@ -66,23 +85,17 @@ static OceanError OceanHostTransposeCreate(const OceanCSR *M, OceanHostTranspose
   err = OceanCalloc(M->ncols + 1, &T->rowptr, "transpose row offsets");
   if (!err) err = OceanMalloc(nnz, &T->colidx, "transpose column indices");
   if (!err) err = OceanMalloc(nnz, &T->values, "transpose values");
-  if (!err) err = OceanMalloc(nnz, &T->perm, "transpose permutation");
-  /* threads while their cursors (nt x ncols) cost at most what the transpose itself takes */
-  while (nt > 1 && ((double)nt * (double)M->ncols > (double)nnz || M->nrows < 64 * nt)) nt--;
-  if (!err) err = OceanMalloc((int64_t)nt * M->ncols, &next, "transpose cursors");
+  if (!err) err = OceanHostTransposeFill(T, M);
   if (err) {
     OceanHostTransposeFree(T);
     return err;
   }
-  OceanTransposeScatter(T, M, nt, next);
-  OceanFree(next);
-  T->id        = M->structure_id;
-  T->values_id = M->values_id;
-  T->nrows     = M->nrows;
-  T->ncols     = M->ncols;
-  T->nnz       = nnz;
-  T->refs      = 1;
-  *out         = T;
+  T->id    = M->structure_id;
+  T->nrows = M->nrows;
+  T->ncols = M->ncols;
+  T->nnz   = nnz;
+  T->refs  = 1;
+  *out     = T;
   return OCEAN_SUCCESS;
 }
 
@@ -110,7 +123,8 @@ void OceanHostTransposeRelease(OceanContext ctx, OceanHostTranspose **T)
 
 OceanError OceanHostTransposeAcquire(OceanContext ctx, OceanHostTranspose **T, const OceanCSR *M, OceanCSR *MT)
 {
-  OceanHostTranspose *S = *T;
+  OceanHostTranspose *S    = *T;
+  int                 made = 0;
 
   if (!OceanHostTransposeOf(S, M)) {
     OceanHostTransposeRelease(ctx, T);
@@ -121,6 +135,7 @@ OceanError OceanHostTransposeAcquire(OceanContext ctx, OceanHostTranspose **T, c
     } else {
       OceanCall(OceanHostTransposeCreate(M, &S));
       ctx->transposes_built++;
+      made = 1;
       if (S->id) { /* a known structure: other plans may share it */
         S->next         = ctx->transposes;
         ctx->transposes = S;
@@ -128,13 +143,8 @@ OceanError OceanHostTransposeAcquire(OceanContext ctx, OceanHostTranspose **T, c
     }
     *T = S;
   }
-  /* the source's values, unless it says they are the ones gathered last */
-  if (!M->values_id || M->values_id != S->values_id) {
-    int64_t t;
-#pragma omp parallel for schedule(static)
-    for (t = 0; t < S->nnz; t++) S->values[t] = M->values[S->perm[t]];
-    S->values_id = M->values_id;
-  }
+  /* the source's values, unless it says they are the ones taken last */
+  if (!made && (!M->values_id || M->values_id != S->values_id)) OceanCall(OceanHostTransposeFill(S, M));
   memset(MT, 0, sizeof(*MT));
   MT->nrows        = M->ncols;
   MT->ncols        = M->nrows;

@@ -12,18 +12,18 @@
 
 typedef struct OceanHostTranspose {
   uint64_t                   id;        /* the source's structure id (0: unknown, the transpose is not shared) */
-  uint64_t                   values_id; /* the source's values last gathered (0: unknown, gathered every time) */
+  uint64_t                   values_id; /* the source's values taken last (0: unknown, taken every time) */
   int64_t                    nrows, ncols, nnz; /* of the source */
   int64_t                   *rowptr;
   int32_t                   *colidx;
   double                    *values;
-  int64_t                   *perm; /* values[t] = source values[perm[t]] */
   int                        refs; /* plans holding it */
   struct OceanHostTranspose *next; /* the context's list of shared transposes */
 } OceanHostTranspose;
 
 /* The transpose of M into *T and its CSR view MT (rows sorted): *T kept when it transposes M's structure, else released
-   and replaced by the context's transpose of that structure or a new one; values gathered when M's may have changed. */
+   and replaced by the context's transpose of that structure or a new one; made again when M's values may have changed.
+ */
 OceanError OceanHostTransposeAcquire(OceanContext ctx, OceanHostTranspose **T, const OceanCSR *M, OceanCSR *MT);
 /* Drops the plan's hold on *T (freed with the last one) and sets *T to NULL. */
 void OceanHostTransposeRelease(OceanContext ctx, OceanHostTranspose **T);

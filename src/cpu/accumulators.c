@@ -134,6 +134,17 @@ OceanError OceanWorkspaceReserveOutput(OceanWorkspace *ws, int64_t need, int64_t
   return OCEAN_SUCCESS;
 }
 
+void OceanWorkspacesTrimOutput(OceanWorkspace *ws, int n, int64_t keep)
+{
+  int k;
+  for (k = 0; k < n; k++)
+    if (ws[k].nout_cols > keep || ws[k].nout_vals > keep) {
+      OceanFree(ws[k].out_cols);
+      OceanFree(ws[k].out_vals);
+      ws[k].nout_cols = ws[k].nout_vals = ws[k].out_used = 0;
+    }
+}
+
 OceanError OceanWorkspaceTakeOutput(OceanWorkspace *ws, int32_t **cols, double **vals)
 {
   const int64_t n = OceanMax64(ws->out_used, 1);

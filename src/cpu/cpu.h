@@ -57,6 +57,10 @@ OceanError OceanCpuRow(OceanWorkspace *ws, const OceanCSR *A, const OceanCSR *B,
 
 /* Room for need entries in the thread's output buffer (out_cols/out_vals); *bytes: the request when it fails. */
 OceanError OceanWorkspaceReserveOutput(OceanWorkspace *ws, int64_t need, int64_t *bytes);
+/* Output buffers of more than keep entries freed once their rows are in C: kept across products they spare the page
+   clearing of smaller ones, but a large product's would stay as large as its C for the rest of the run. */
+#define OCEAN_CPU_KEEP_OUTPUT ((int64_t)1 << 22)
+void OceanWorkspacesTrimOutput(OceanWorkspace *ws, int n, int64_t keep);
 /* The output buffer's out_used entries handed over (*cols, *vals: the caller frees them); the workspace has none left.
  */
 OceanError OceanWorkspaceTakeOutput(OceanWorkspace *ws, int32_t **cols, double **vals);

@@ -203,6 +203,7 @@ static OceanError OceanCpuCompact(OceanStage *st, OceanWorkspace *ws, int nws)
     memcpy(st->colidx + st->rowptr[i], c + t->offsets[i], (size_t)t->counts[i] * sizeof(int32_t));
     memcpy(st->values + st->rowptr[i], v + t->offsets[i], (size_t)t->counts[i] * sizeof(double));
   }
+  OceanWorkspacesTrimOutput(ws, nws, OCEAN_CPU_KEEP_OUTPUT);
   return OCEAN_SUCCESS;
 }
 
