@@ -104,14 +104,14 @@ typedef struct {
   int64_t       small_bound;            /* ... and, without a sample, when the rows' bounds total at most this many
                                            entries (2^22, 48 MB of slots; 0: never): a small product's sample and
                                            symbolic pass cost more launches and waits than its slots cost memory */
-  double        er_threshold;           /* estimation needs ER >= this (8) */
-  double        cr_threshold;           /* ... and sampled CR >= this (8) */
-  double        hll_er_64;              /* 64 registers from this ER on (48) */
-  double        bitmap_cr_threshold;    /* dense accumulators query the bitmap before writing when CR > this (2) */
-  double        hash_load;              /* a hash accumulator admits at most this fraction of its slots (0.8) */
-  int64_t       acc_smem_per_sm;        /* shared memory per SM given to accumulation (128 KB, capped by the device) */
-  int64_t       max_output_nnz;         /* nnz(C) limit; over-allocation beyond it switches to exact counting */
-  int64_t       narrow_max_columns;     /* NARROW when B has at most this many columns (256, the most; 0: never
+  double  er_threshold;                 /* estimation needs ER >= this (8) */
+  double  cr_threshold;                 /* ... and sampled CR >= this (8) */
+  double  hll_er_64;                    /* 64 registers from this ER on (48) */
+  double  bitmap_cr_threshold;          /* dense accumulators query the bitmap before writing when CR > this (2) */
+  double  hash_load;                    /* a hash accumulator admits at most this fraction of its slots (0.8) */
+  int64_t acc_smem_per_sm;              /* shared memory per SM given to accumulation (128 KB, capped by the device) */
+  int64_t max_output_nnz;               /* nnz(C) limit; over-allocation beyond it switches to exact counting */
+  int64_t narrow_max_columns;           /* NARROW when B has at most this many columns (256, the most; 0: never
                                            automatically) ... */
   double  narrow_min_density;           /* ... nnz(B) >= this x rows(B) x columns(B) (0.25) ... */
   int64_t narrow_max_entries;           /* ... and rows(A) x columns(B) <= this (2^22: its dense rows, 12 bytes each) */
@@ -288,6 +288,17 @@ OceanError OceanProductNumeric(OceanProduct prod, const OceanCSR *A, const Ocean
    for the structure only, and the values stay on the device. */
 OceanError OceanProductGetC(OceanProduct prod, int64_t *nrows, int64_t *ncols, int64_t *nnz, const int64_t **rowptr,
                             const int32_t **colidx, const double **values);
+
+/* For a caller that keeps C in arrays of its own (the PETSc layer: C's matrix): a host backend's plan frees its copy
+   of C's column indices and values (a CPU plan's C lives on the host only, so it would be held twice); a device
+   backend's plan keeps what it has.  Numeric calls then go through OceanProductNumericInto, OceanProductGetC gives the
+   row offsets only, and the next OceanProductSymbolic makes C anew. */
+OceanError OceanProductReleaseHostC(OceanProduct prod);
+/* OceanProductNumeric with C's values written into values[0, nnz), in the structure colidx gives (the plan's C, row
+   by row: what OceanProductGetC gave after the symbolic call).  Every plan takes it; a plan that kept its C copies
+   the values out of it. */
+OceanError OceanProductNumericInto(OceanProduct prod, const OceanCSR *A, const OceanCSR *B, int64_t nnz,
+                                   const int32_t *colidx, double *values);
 
 /* Where the operands of a plan's OceanProductSymbolic and OceanProductNumeric calls live. */
 typedef enum { OCEAN_MEMORY_HOST = 0, OCEAN_MEMORY_DEVICE = 1 } OceanMemoryType;

@@ -265,6 +265,11 @@ static OceanError OceanProductRun(OceanProduct prod, const OceanCSR *A, const Oc
   return OCEAN_SUCCESS;
 }
 
+static OceanStage *OceanProductLastStage(OceanProduct prod)
+{
+  return &prod->stage[prod->nstages - 1];
+}
+
 OceanError OceanProductSymbolic(OceanProduct prod, const OceanCSR *A_in, const OceanCSR *B_in)
 {
   OceanCSR   A, B, S;
@@ -276,7 +281,7 @@ OceanError OceanProductSymbolic(OceanProduct prod, const OceanCSR *A_in, const O
   S = OceanProductStageOperand(prod, &A);
   if (prod->has_symbolic && A.structure_id && B.structure_id && A.structure_id == prod->a_id &&
       B.structure_id == prod->b_id && prod->set_state == OceanProductSettingsState(prod) &&
-      OceanStageSameOperands(&prod->stage[0], &S, &B))
+      OceanStageSameOperands(&prod->stage[0], &S, &B) && !OceanProductLastStage(prod)->c_released)
     return OceanProductRun(prod, &A, &B, 1);
 
   prod->has_symbolic = 0;
@@ -296,6 +301,9 @@ OceanError OceanProductNumeric(OceanProduct prod, const OceanCSR *A_in, const Oc
   OceanCheck(prod, OCEAN_ERR_ARG, "OceanProductNumeric: NULL plan");
   OceanCheck(prod->has_symbolic, OCEAN_ERR_STATE, "OceanProductNumeric: %s plan has no successful symbolic phase",
              OceanProductTypeName(prod->type));
+  OceanCheck(!OceanProductLastStage(prod)->c_released, OCEAN_ERR_STATE,
+             "OceanProductNumeric: the %s plan released its C (OceanProductReleaseHostC): use OceanProductNumericInto",
+             OceanProductTypeName(prod->type));
   OceanCall(OceanProductCheckOperands(prod, A_in, B_in, 0, &A, &B));
   OceanCheck(A.structure_id && B.structure_id && A.structure_id == prod->a_id && B.structure_id == prod->b_id,
              OCEAN_ERR_STATE,
@@ -304,11 +312,6 @@ OceanError OceanProductNumeric(OceanProduct prod, const OceanCSR *A_in, const Oc
              OceanProductTypeName(prod->type), (unsigned long long)A.structure_id, (unsigned long long)B.structure_id,
              (unsigned long long)prod->a_id, (unsigned long long)prod->b_id);
   return OceanProductRun(prod, &A, &B, 1);
-}
-
-static OceanStage *OceanProductLastStage(OceanProduct prod)
-{
-  return &prod->stage[prod->nstages - 1];
 }
 
 OceanError OceanProductGetC(OceanProduct prod, int64_t *nrows, int64_t *ncols, int64_t *nnz, const int64_t **rowptr,
@@ -320,7 +323,10 @@ OceanError OceanProductGetC(OceanProduct prod, int64_t *nrows, int64_t *ncols, i
   st = OceanProductLastStage(prod);
   OceanCheck(prod->has_symbolic && st->valid, OCEAN_ERR_STATE, "OceanProductGetC: %s plan has no product computed",
              OceanProductTypeName(prod->type));
-  OceanCall(OceanStageHostC(prod->ctx, st, values != NULL));
+  OceanCheck(!st->c_released || (!colidx && !values), OCEAN_ERR_STATE,
+             "OceanProductGetC: the %s plan released its C's columns and values (OceanProductReleaseHostC)",
+             OceanProductTypeName(prod->type));
+  if (!st->c_released) OceanCall(OceanStageHostC(prod->ctx, st, values != NULL));
   if (nrows) *nrows = st->nrows;
   if (ncols) *ncols = st->ncols;
   if (nnz) *nnz = st->nnz;
@@ -328,6 +334,53 @@ OceanError OceanProductGetC(OceanProduct prod, int64_t *nrows, int64_t *ncols, i
   if (colidx) *colidx = st->colidx;
   if (values) *values = st->values;
   return OCEAN_SUCCESS;
+}
+
+OceanError OceanProductReleaseHostC(OceanProduct prod)
+{
+  OceanStage *st;
+
+  OceanCheck(prod, OCEAN_ERR_ARG, "OceanProductReleaseHostC: NULL plan");
+  st = OceanProductLastStage(prod);
+  OceanCheck(prod->has_symbolic && st->valid, OCEAN_ERR_STATE,
+             "OceanProductReleaseHostC: %s plan has no product computed", OceanProductTypeName(prod->type));
+  if (prod->ctx->ops->host_c) return OCEAN_SUCCESS; /* a device backend's C: kept where it is */
+  OceanFree(st->colidx);
+  OceanFree(st->values);
+  st->c_released = 1;
+  return OCEAN_SUCCESS;
+}
+
+OceanError OceanProductNumericInto(OceanProduct prod, const OceanCSR *A, const OceanCSR *B, int64_t nnz,
+                                   const int32_t *colidx, double *values)
+{
+  OceanStage   *st;
+  const double *v;
+  OceanError    err;
+
+  OceanCheck(prod, OCEAN_ERR_ARG, "OceanProductNumericInto: NULL plan");
+  st = OceanProductLastStage(prod);
+  OceanCheck(prod->has_symbolic && st->valid, OCEAN_ERR_STATE,
+             "OceanProductNumericInto: %s plan has no product computed", OceanProductTypeName(prod->type));
+  OceanCheck(nnz == st->nnz && ((colidx && values) || nnz == 0), OCEAN_ERR_ARG,
+             "OceanProductNumericInto: %s plan: C has %lld nonzeros, the caller's arrays %lld%s",
+             OceanProductTypeName(prod->type), (long long)st->nnz, (long long)nnz,
+             colidx && values ? "" : " (and a NULL array)");
+  if (!st->c_released) {
+    OceanCall(OceanProductNumeric(prod, A, B));
+    OceanCall(OceanProductGetC(prod, NULL, NULL, NULL, NULL, NULL, &v));
+    if (nnz) memcpy(values, v, (size_t)nnz * sizeof(double));
+    return OCEAN_SUCCESS;
+  }
+  /* the caller's arrays stand in for the released ones for this call only */
+  st->colidx     = (int32_t *)colidx;
+  st->values     = values;
+  st->c_released = 0;
+  err            = OceanProductNumeric(prod, A, B);
+  st->colidx     = NULL;
+  st->values     = NULL;
+  st->c_released = 1;
+  return err;
 }
 
 OceanError OceanProductGetDeviceC(OceanProduct prod, int64_t *nrows, int64_t *ncols, int64_t *nnz,

@@ -38,6 +38,7 @@ static void OceanStageFreeC(OceanStage *st)
   st->valid          = 0;
   st->host_structure = 0;
   st->host_values    = 0;
+  st->c_released     = 0;
 }
 
 void OceanStageDestroy(OceanContext ctx, OceanStage *st)

@@ -30,17 +30,18 @@ typedef struct _p_OceanStage {
   int64_t              a_nrows, a_ncols, a_nnz, b_nrows, b_ncols, b_nnz;
   OceanAnalysis        an;
   OceanDecision        dec;
-  int               narrow; /* the current symbolic call takes the NARROW workflow (OceanSelectNarrow, both backends) */
-  OceanRoute       *exact;  /* routes with p = nnz: numeric-only reuse */
-  int64_t           nrows, ncols, nnz;
-  int64_t          *rowptr; /* C on the host: the CPU backend's result; the CUDA backend's copy, made lazily */
-  int32_t          *colidx;
-  double           *values;
-  int               host_structure, host_values; /* rowptr/colidx, values hold the current C */
-  int               dev_operands; /* the operands of the current call are device pointers (OCEAN_MEMORY_DEVICE) */
-  int64_t           op_nnz[2];    /* and their nonzero counts (A, B), which the host cannot read off rowptr */
-  OceanStats        stats;
-  OceanRowInfo     *rows;
+  int           narrow; /* the current symbolic call takes the NARROW workflow (OceanSelectNarrow, both backends) */
+  OceanRoute   *exact;  /* routes with p = nnz: numeric-only reuse */
+  int64_t       nrows, ncols, nnz;
+  int64_t      *rowptr; /* C on the host: the CPU backend's result; the CUDA backend's copy, made lazily */
+  int32_t      *colidx;
+  double       *values;
+  int           host_structure, host_values; /* rowptr/colidx, values hold the current C */
+  int           c_released;   /* colidx/values freed (OceanProductReleaseHostC): a numeric call borrows the caller's */
+  int           dev_operands; /* the operands of the current call are device pointers (OCEAN_MEMORY_DEVICE) */
+  int64_t       op_nnz[2];    /* and their nonzero counts (A, B), which the host cannot read off rowptr */
+  OceanStats    stats;
+  OceanRowInfo *rows;
   OceanStageScratch tmp;
   void             *dev; /* the backend's own state of this stage */
 } OceanStage;

@@ -20,6 +20,7 @@ typedef struct {
   int32_t         *colidx[2]; /* column indices, only where PetscInt is 64-bit */
   PetscInt         colidx_len[2];
   PetscBool        device_operands; /* the operands were read in place on the device at the last symbolic phase */
+  PetscBool        c_released;      /* the plan gave back its host C: numeric phases write into C's own arrays */
 } MatProductData_SeqAIJOcean;
 
 /* PETSc 3.25 passes the address of the data pointer (PetscCtxDestroyFn), earlier versions the pointer itself. */
@@ -346,6 +347,38 @@ static PetscErrorCode MatOceanSetC(Mat C, MatProductData_SeqAIJOcean *data, Pets
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
+/* A CPU plan's C would live twice on the host, in the plan and in C: once C holds it, the plan gives its copy back and
+   numeric phases write straight into C's arrays (a host AIJ with 32-bit indices, as the core's). */
+static PetscErrorCode MatOceanReleasePlanC(Mat C, MatProductData_SeqAIJOcean *data)
+{
+  PetscFunctionBegin;
+  data->c_released = PETSC_FALSE;
+  if (data->backend != OCEAN_BACKEND_CPU || sizeof(PetscInt) != sizeof(int32_t) || MatOceanIsDeviceAIJ_Private(C))
+    PetscFunctionReturn(OCEAN_PETSC_OK);
+  PetscCallOcean(OceanProductReleaseHostC(data->plan));
+  data->c_released = PETSC_TRUE;
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+/* A numeric phase into C's own arrays (MatOceanReleasePlanC): C's structure is the plan's (the product guard redoes
+   the symbolic phase, or computes into a matrix of its own, when an operand's or C's structure changed). */
+static PetscErrorCode MatOceanNumericIntoC(Mat C, MatProductData_SeqAIJOcean *data, const OceanCSR *A,
+                                           const OceanCSR *B)
+{
+  const PetscInt *ci, *cj;
+  PetscScalar    *ca, *unused;
+  PetscMemType    mtype;
+
+  PetscFunctionBegin;
+  PetscCall(MatSeqAIJGetCSRAndMemType(C, &ci, &cj, &unused, &mtype));
+  PetscCheck(mtype == PETSC_MEMTYPE_HOST, PETSC_COMM_SELF, PETSC_ERR_PLIB,
+             "Product matrix of type %s gave a device CSR", ((PetscObject)C)->type_name);
+  PetscCall(MatSeqAIJGetArrayWrite(C, &ca));
+  PetscCallOcean(OceanProductNumericInto(data->plan, A, B, (int64_t)ci[C->rmap->n], (const int32_t *)cj, (double *)ca));
+  PetscCall(MatSeqAIJRestoreArrayWrite(C, &ca));
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
 static PetscErrorCode MatOceanRecordStates(Mat C, MatProductData_SeqAIJOcean *data)
 {
   PetscFunctionBegin;
@@ -393,6 +426,7 @@ static PetscErrorCode MatOceanSymbolicRun(Mat C, MatProductData_SeqAIJOcean *dat
   data->a_sid = A.structure_id;
   data->b_sid = B.structure_id;
   PetscCall(MatOceanSetC(C, data, PETSC_TRUE));
+  PetscCall(MatOceanReleasePlanC(C, data));
   PetscCall(MatOceanRecordStates(C, data));
   /* The values count as current for the numeric phase that follows unless an operand waits for its own values. */
   data->values_fresh = (PetscBool)(!MatOceanValuesPending(C->product->A) && !MatOceanValuesPending(C->product->B));
@@ -445,9 +479,10 @@ static PetscErrorCode MatProductNumeric_SeqAIJOcean(Mat C)
   }
   PetscCall(MatOceanEventsBegin_Private(NULL, &ev, NULL));
   PetscCall(PetscLogEventBegin(ev, C, 0, 0, 0));
-  PetscCallOcean(OceanProductNumeric(data->plan, &A, &B));
+  if (data->c_released) PetscCall(MatOceanNumericIntoC(C, data, &A, &B));
+  else PetscCallOcean(OceanProductNumeric(data->plan, &A, &B));
   PetscCall(PetscLogEventEnd(ev, C, 0, 0, 0));
-  PetscCall(MatOceanSetC(C, data, PETSC_FALSE));
+  if (!data->c_released) PetscCall(MatOceanSetC(C, data, PETSC_FALSE));
   PetscCall(MatOceanRecordStates(C, data));
   PetscCall(MatOceanCountersAdd_Private(0, 1, 0, 0));
   PetscFunctionReturn(OCEAN_PETSC_OK);

@@ -1217,6 +1217,81 @@ static int TestSharedTransposes(OceanContext ctx)
   return 0;
 }
 
+/* C in the caller's arrays (the PETSc layer's use): after OceanProductReleaseHostC the plan keeps C's row offsets only,
+   OceanProductNumericInto writes new values into the caller's copy of C's structure (AB and PtAP, against the
+   reference), OceanProductNumeric and the columns and values of OceanProductGetC are refused, a wrong size is an
+   error, and a symbolic call with the same ids makes C anew.  A plan that kept C copies its values out. */
+static int CheckInto(OceanProduct prod, const OceanCSR *a, const OceanCSR *b, const int32_t *cols, double *vals,
+                     int64_t nnz, const GenCSR *R, const double *absval, const char *what)
+{
+  const int64_t *rp;
+  int64_t        t;
+
+  CALL(OceanProductNumericInto(prod, a, b, nnz, cols, vals));
+  CALL(OceanProductGetC(prod, NULL, NULL, NULL, &rp, NULL, NULL));
+  CHECK(nnz == GenNnz(R) && !memcmp(rp, R->rowptr, (size_t)(R->nrows + 1) * sizeof(int64_t)), "%s: structure", what);
+  for (t = 0; t < nnz; t++)
+    CHECK(cols[t] == R->colidx[t] && fabs(vals[t] - R->values[t]) <= 1e-12 * absval[t],
+          "%s: entry %lld is %.17g (column %d), reference %.17g (column %d)", what, (long long)t, vals[t], cols[t],
+          R->values[t], R->colidx[t]);
+  return 0;
+}
+
+static int TestReleasedC(OceanContext ctx)
+{
+  GenCSR         A, P, R;
+  OceanCSR       a, p;
+  double        *absval, *vals;
+  int32_t       *cols;
+  const int32_t *ci;
+  int64_t        nnz;
+  int            type;
+
+  GenStencil(&A, 6, 6, 6, 3, 1, GEN_VALUES_STREAM_DIAG, 321, 321);
+  GenInterpolation(&P, A.nrows, A.nrows / 8, 322, 322);
+  a = GenView(&A);
+  p = GenView(&P);
+  for (type = 0; type < 2; type++) {
+    const char  *what = type ? "released C, PtAP" : "released C, AB";
+    OceanProduct prod;
+    int          release;
+    for (release = 0; release < 2; release++) {
+      CALL(OceanProductCreate(ctx, type ? OCEAN_PRODUCT_PtAP : OCEAN_PRODUCT_AB, &prod));
+      CALL(OceanProductSymbolic(prod, &a, &p));
+      CALL(OceanProductGetC(prod, NULL, NULL, &nnz, NULL, &ci, NULL));
+      cols = (int32_t *)GenMalloc((size_t)(nnz ? nnz : 1) * sizeof(int32_t));
+      vals = (double *)GenMalloc((size_t)(nnz ? nnz : 1) * sizeof(double));
+      memcpy(cols, ci, (size_t)nnz * sizeof(int32_t));
+      if (release) {
+        const double *v;
+        CALL(OceanProductReleaseHostC(prod));
+        CHECK(OceanProductGetC(prod, NULL, NULL, NULL, NULL, &ci, NULL) == OCEAN_ERR_STATE &&
+                OceanProductGetC(prod, NULL, NULL, NULL, NULL, NULL, &v) == OCEAN_ERR_STATE,
+              "%s: the columns and values of a released C were given", what);
+        CHECK(OceanProductNumeric(prod, &a, &p) == OCEAN_ERR_STATE, "%s: OceanProductNumeric ran", what);
+        CHECK(OceanProductNumericInto(prod, &a, &p, nnz - 1, cols, vals) == OCEAN_ERR_ARG, "%s: a short C taken", what);
+      }
+      GenFillValues(&A, GEN_VALUES_STREAM, 323 + (uint64_t)release);
+      GenFillValues(&P, GEN_VALUES_STREAM, 325 + (uint64_t)release);
+      if (type) RefPtAP(&A, &P, &R, &absval);
+      else GenRefMultiply(&A, &P, &R, &absval);
+      TRY(CheckInto(prod, &a, &p, cols, vals, nnz, &R, absval, what));
+      if (release) { /* the same ids again: a new symbolic phase makes C, which the plan holds again */
+        CALL(OceanProductSymbolic(prod, &a, &p));
+        TRY(CompareC(prod, &R, absval, what));
+      }
+      GenFree(&R);
+      free(absval);
+      free(cols);
+      free(vals);
+      CALL(OceanProductDestroy(&prod));
+    }
+  }
+  GenFree(&A);
+  GenFree(&P);
+  return 0;
+}
+
 /*
   NARROW: taken automatically, without a sample, for B with few and well-filled columns (a coarse level's P), every
   row with products in its bin with the slot of its upper bound; not taken below the density, beyond the dense
@@ -1877,6 +1952,7 @@ int main(int argc, char **argv)
     {"AtB", TestAtB},
     {"PtAP", TestPtAP},
     {"shared transposes", TestSharedTransposes},
+    {"released C", TestReleasedC},
     {"narrow", TestNarrow},
     {"reuse", TestReuse},
     {"plan options", TestPlanOptions},
