@@ -182,8 +182,8 @@ static OceanError OceanCpuFallback(OceanContext ctx, OceanStage *st, const Ocean
 static OceanError OceanCpuCompact(OceanStage *st, OceanWorkspace *ws, int nws)
 {
   OceanStageScratch *t = &st->tmp;
-  int64_t            i, nnz = 0;
-  int                whole = nws >= 1;
+  int64_t            i, nnz   = 0;
+  int                k, whole = nws >= 1;
 
   for (i = 0; i < st->nrows; i++) {
     whole = whole && !t->flags[i] && t->owner[i] == 0 && t->offsets[i] == nnz;
@@ -196,14 +196,21 @@ static OceanError OceanCpuCompact(OceanStage *st, OceanWorkspace *ws, int nws)
     return OCEAN_SUCCESS;
   }
   OceanCall(OceanStageAllocC(st, t->counts));
+  /* buffer by buffer (the fallback's last), each large one freed once its rows are in C: C's pages are touched as the
+     buffers go, so the resident memory stays near one C instead of two */
+  for (k = 0; k <= nws; k++) {
 #pragma omp parallel for schedule(dynamic, OCEAN_ROW_CHUNK)
-  for (i = 0; i < st->nrows; i++) {
-    const int32_t *c = t->flags[i] ? t->fcols : ws[t->owner[i]].out_cols;
-    const double  *v = t->flags[i] ? t->fvals : ws[t->owner[i]].out_vals;
-    memcpy(st->colidx + st->rowptr[i], c + t->offsets[i], (size_t)t->counts[i] * sizeof(int32_t));
-    memcpy(st->values + st->rowptr[i], v + t->offsets[i], (size_t)t->counts[i] * sizeof(double));
+    for (i = 0; i < st->nrows; i++) {
+      const int32_t *c;
+      const double  *v;
+      if (k == nws ? !t->flags[i] : (t->flags[i] || t->owner[i] != k)) continue;
+      c = k == nws ? t->fcols : ws[k].out_cols;
+      v = k == nws ? t->fvals : ws[k].out_vals;
+      memcpy(st->colidx + st->rowptr[i], c + t->offsets[i], (size_t)t->counts[i] * sizeof(int32_t));
+      memcpy(st->values + st->rowptr[i], v + t->offsets[i], (size_t)t->counts[i] * sizeof(double));
+    }
+    if (k < nws) OceanWorkspacesTrimOutput(&ws[k], 1, OCEAN_CPU_KEEP_OUTPUT);
   }
-  OceanWorkspacesTrimOutput(ws, nws, OCEAN_CPU_KEEP_OUTPUT);
   return OCEAN_SUCCESS;
 }
 
