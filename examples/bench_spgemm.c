@@ -37,6 +37,7 @@ typedef struct {
   const char  *only; /* comma-separated names, NULL: all */
   int          reps, warmup, list, small, no_cusparse;
   int          heavy;           /* OceanOptions.heavy of ours: 0 auto, 1 off, 2 multisplit */
+  int          workflow;        /* OceanOptions.workflow of ours (OCEAN_WORKFLOW_AUTO: the selection) */
   int          rmat_set;        /* the gMAGNUS paper's R-MAT pairs after the built-in set */
   long long    reuse_map_bytes; /* OceanOptions.reuse_map_max_bytes of ours (-1: the default) */
   const char  *csv;
@@ -60,6 +61,8 @@ static void usage(FILE *f)
        "  --small              smaller versions of the built-in matrices, for quick checks\n"
        "  --no-cusparse        ours only (for profiling: no ratio is printed)\n"
        "  --heavy MODE         our heavy rows: auto (the multisplit where rows need it), off, multisplit\n"
+       "  --workflow W         our workflow for every product: auto (the selection), upper_bound, estimate, exact,\n"
+       "                       narrow (a product the forced workflow cannot take fails and is reported)\n"
        "  --reuse-map-bytes N  our numeric-only reuse: the product map up to N bytes (0: never, searching C's rows;\n"
        "                       -1, the default: up to a quarter of the device memory)\n"
        "  --rmat-set           add the gMAGNUS paper's R-MAT pairs: rmat_s<scale>_a<deg>_b8, C = A*B with A of\n"
@@ -74,7 +77,7 @@ static void usage(FILE *f)
 
 static int parse_options(int argc, char **argv, Options *o)
 {
-  *o       = (Options){NULL, 10, 3, 0, 0, 0, 0, 0, -1, "build/bench/bench.csv", 0, 0.2f, NULL, 0};
+  *o       = (Options){NULL, 10, 3, 0, 0, 0, 0, OCEAN_WORKFLOW_AUTO, 0, -1, "build/bench/bench.csv", 0, 0.2f, NULL, 0};
   o->files = (const char **)GenMalloc((size_t)argc * sizeof(char *));
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -95,6 +98,13 @@ static int parse_options(int argc, char **argv, Options *o)
     else if (!strcmp(a, "--heavy")) {
       o->heavy = !strcmp(v, "auto") ? 0 : !strcmp(v, "off") ? 1 : !strcmp(v, "multisplit") ? 2 : -1;
       if (o->heavy < 0) return fprintf(stderr, "bench: --heavy %s: auto, off or multisplit\n", v), 1;
+    } else if (!strcmp(a, "--workflow")) {
+      static const char *names[] = {"auto", "upper_bound", "estimate", "exact", "narrow"}; /* OceanWorkflow + 1 */
+      o->workflow                = -2;
+      for (int w = 0; w < 5; w++)
+        if (!strcmp(v, names[w])) o->workflow = w - 1;
+      if (o->workflow == -2)
+        return fprintf(stderr, "bench: --workflow %s: auto, upper_bound, estimate, exact or narrow\n", v), 1;
     } else if (a[0] == '-') return fprintf(stderr, "bench: unknown option %s\n", a), usage(stderr), 1;
     else o->files[o->nfiles++] = a, takes = 0;
     i += takes;
@@ -1369,8 +1379,8 @@ static void csv_rows(FILE *f, const Summary *s)
   fflush(f);
 }
 
-/* A table whose columns are as wide as their widest cell. */
-#define TAB_COLS 16
+/* A table whose columns are as wide as their widest cell (at most TAB_COLS columns). */
+#define TAB_COLS 24
 #define TAB_CELL 64
 typedef struct {
   int nrows, ncols;
@@ -1380,6 +1390,10 @@ typedef struct {
 static void table_set(Table *t, int row, int col, const char *fmt, ...)
 {
   va_list ap;
+  if (col >= TAB_COLS) {
+    fprintf(stderr, "bench: table column %d of at most %d\n", col, TAB_COLS);
+    exit(2);
+  }
   va_start(ap, fmt);
   vsnprintf(t->cell[row][col], TAB_CELL, fmt, ap);
   va_end(ap);
@@ -1451,25 +1465,26 @@ static void summary_row(Table *t, int row, const Summary *s)
 
 static void print_summary(const Summary *sums, int n)
 {
-  static const char *head[TAB_COLS] = {"name",
-                                       "rows",
-                                       "nnz(A)",
-                                       "products",
-                                       "nnz(C)",
-                                       "ocean ms",
-                                       "ocean GFLOPS",
-                                       "ocean peak MB",
-                                       "cuSPARSE best (alg) ms",
-                                       "GFLOPS",
-                                       "ALG1 peak MB",
-                                       "ALG2 MB",
-                                       "ALG3 MB",
-                                       "ratio",
-                                       "reuse ocean ms",
-                                       "reuse cuSPARSE ms"};
-  Table              t              = {n + 1, TAB_COLS, NULL};
-  t.cell                            = GenMalloc((size_t)(n + 1) * sizeof(*t.cell));
-  for (int j = 0; j < TAB_COLS; j++) table_set(&t, 0, j, "%s", head[j]);
+  static const char *head[] = {"name",
+                               "rows",
+                               "nnz(A)",
+                               "products",
+                               "nnz(C)",
+                               "ocean ms",
+                               "ocean GFLOPS",
+                               "ocean peak MB",
+                               "cuSPARSE best (alg) ms",
+                               "GFLOPS",
+                               "ALG1 peak MB",
+                               "ALG2 MB",
+                               "ALG3 MB",
+                               "ratio",
+                               "reuse ocean ms",
+                               "reuse cuSPARSE ms"};
+  const int          ncol   = (int)(sizeof(head) / sizeof(head[0]));
+  Table              t      = {n + 1, ncol, NULL};
+  t.cell                    = GenMalloc((size_t)(n + 1) * sizeof(*t.cell));
+  for (int j = 0; j < ncol; j++) table_set(&t, 0, j, "%s", head[j]);
   for (int i = 0; i < n; i++) summary_row(&t, i + 1, &sums[i]);
   printf("\nSummary (ms: median end-to-end; GFLOPS = 2 * products / time; ratio = cuSPARSE best / ocean;\n"
          "peak MB: device memory beyond the inputs; fail(X): CUSPARSE_STATUS_X or a CUDA error)\n");
@@ -1624,6 +1639,7 @@ static int gpu_init(Gpu *g, const Options *o)
     OceanOptionsDefault(&opts);
     opts.record_rows         = 0;
     opts.heavy               = (OceanHeavyMode)heavy;
+    opts.workflow            = (OceanWorkflow)o->workflow;
     opts.reuse_map_max_bytes = (int64_t)o->reuse_map_bytes;
     if (!e) e = OceanContextSetOptions(g->ocean, &opts);
     if (e) {
