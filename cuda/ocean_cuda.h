@@ -178,11 +178,12 @@ typedef struct {
 OceanError OceanCudaKnownPlanCreate(OceanCudaDevice dev, int64_t smem_optin, int64_t nrows, const int64_t *d_rowptr,
                                     const OceanRowShape *d_shapes, OceanCudaKnownPlan *plan);
 void       OceanCudaKnownPlanDestroy(OceanCudaDevice dev, OceanCudaKnownPlan *plan);
-/* d_values of C = A*B into C's structure (d_rowptr, d_colidx: strictly increasing columns per row).  An
-   OCEAN_ERR_STATE error when a product's column is not in its row of C (then d_values is garbage). */
+/* d_values of C = A*B into C's structure (d_rowptr, d_colidx: strictly increasing columns per row).  Queued only:
+   nothing waits for the device.  A product whose column is not in its row of C sets *d_check to 1 (then d_values is
+   garbage); the caller reads it when it waits. */
 OceanError OceanCudaNumericKnown(OceanCudaDevice dev, const OceanCudaKnownPlan *plan, OceanDevCSR A, OceanDevCSR B,
                                  const OceanRowShape *d_shapes, const int64_t *d_rowptr, const int32_t *d_colidx,
-                                 double *d_values);
+                                 double *d_values, int *d_check);
 
 /* ---- the product map of a known structure (cuda/ocean_productmap.cu), so that a numeric call needs no search in
    C's rows and sums every entry in the same order each call (the same bits), without atomics.  The plan's BLOCK rows
@@ -216,11 +217,11 @@ OceanError OceanCudaProductMapCreate(OceanCudaDevice dev, const OceanCudaKnownPl
                                      const int32_t *d_colidx, int64_t products, int64_t max_bytes,
                                      OceanCudaProductMap *map);
 void       OceanCudaProductMapDestroy(OceanCudaDevice dev, OceanCudaProductMap *map);
-/* C's values through the map: every entry of C summed from its products (OCEAN_ERR_STATE when the operands' structure
-   gives a walked row another product count than the map's) */
+/* C's values through the map: every entry of C summed from its products.  Queued only; *d_check set to 1 when the
+   operands' structure gives a walked row another product count than the map's. */
 OceanError OceanCudaNumericMap(OceanCudaDevice dev, const OceanCudaKnownPlan *plan, const OceanCudaProductMap *map,
                                OceanDevCSR A, OceanDevCSR B, const OceanRowShape *d_shapes, const int64_t *d_rowptr,
-                               double *d_cvals);
+                               double *d_cvals, int *d_check);
 
 /* ---- the NARROW workflow (cuda/ocean_narrow.cu): B has at most OCEAN_NARROW_MAX_COLUMNS columns; a team of warps
    per row of A sums it densely over them in shared memory and writes it in column order.  nnz_a sizes the teams. */
@@ -231,10 +232,10 @@ OceanError OceanCudaNumericMap(OceanCudaDevice dev, const OceanCudaKnownPlan *pl
 OceanError OceanCudaNarrowSymbolic(int sms, OceanDevCSR A, int64_t nnz_a, OceanDevCSR B, OceanRowShape *d_shapes,
                                    int64_t *d_counts, int64_t *d_offsets, uint8_t *d_flags, int32_t *d_ws_cols,
                                    double *d_ws_vals, int64_t *d_totals);
-/* Numeric reuse: C's values into its known rows (d_rowptr, d_colidx); OCEAN_ERR_STATE when a row's columns are not
-   C's. */
+/* Numeric reuse: C's values into its known rows (d_rowptr, d_colidx).  Queued only; *d_check set to 1 when a row's
+   columns are not C's. */
 OceanError OceanCudaNarrowKnown(OceanCudaDevice dev, int sms, OceanDevCSR A, int64_t nnz_a, OceanDevCSR B,
-                                const int64_t *d_rowptr, const int32_t *d_colidx, double *d_values);
+                                const int64_t *d_rowptr, const int32_t *d_colidx, double *d_values, int *d_check);
 
 /* ---- sketches (cuda/ocean_sketches.cu): one of m registers per row of B; merged per row of A and estimated */
 OceanError OceanCudaSketchBuild(OceanDevCSR B, int registers, uint8_t *d_sketches);

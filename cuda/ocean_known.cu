@@ -201,7 +201,8 @@ extern "C" void OceanCudaKnownPlanDestroy(OceanCudaDevice dev, OceanCudaKnownPla
 }
 
 template <int M>
-OceanError OceanKnownRun(OceanCudaDevice dev, const OceanCudaKnownPlan *plan, unsigned classes, OceanKnownArgs a)
+OceanError OceanKnownRun(OceanCudaDevice dev, const OceanCudaKnownPlan *plan, unsigned classes, OceanKnownArgs a,
+                         int *d_check)
 {
   static OceanSmemOptin optin; /* BIG's opt-in, per device: the most the plan allows */
   OceanDeviceFlag       missing(dev);
@@ -221,8 +222,8 @@ OceanError OceanKnownRun(OceanCudaDevice dev, const OceanCudaKnownPlan *plan, un
     },
     &smem);
   if (err) return err;
-  if ((err = missing.init("known-structure numeric"))) return err;
-  a.missing = missing.d;
+  if (!d_check && (err = missing.init("known-structure numeric"))) return err;
+  a.missing = d_check ? d_check : missing.d;
   for (k = 0; k < OCEAN_CUDA_KNOWN_CLASSES; start += plan->count[k], k++) {
     const int64_t n = plan->count[k];
     if (!n || !(classes >> k & 1u)) continue;
@@ -251,6 +252,7 @@ OceanError OceanKnownRun(OceanCudaDevice dev, const OceanCudaKnownPlan *plan, un
       return OceanSetError(OCEAN_ERR_DEVICE, "known-structure numeric: class %d, %lld rows: %s", k, (long long)n,
                            cudaGetErrorString(launch));
   }
+  if (d_check) return OCEAN_SUCCESS; /* the caller reads it when it waits */
   if ((err = missing.read(&raised))) return err;
   if (raised)
     return OceanSetError(OCEAN_ERR_STATE, "numeric into a known structure: a product falls outside the structure of C "
@@ -260,15 +262,15 @@ OceanError OceanKnownRun(OceanCudaDevice dev, const OceanCudaKnownPlan *plan, un
 
 /* the product map's passes (ocean_productmap.cu) */
 template OceanError OceanKnownRun<OCEAN_KNOWN_COUNT>(OceanCudaDevice, const OceanCudaKnownPlan *, unsigned,
-                                                     OceanKnownArgs);
+                                                     OceanKnownArgs, int *);
 template OceanError OceanKnownRun<OCEAN_KNOWN_FILL>(OceanCudaDevice, const OceanCudaKnownPlan *, unsigned,
-                                                    OceanKnownArgs);
+                                                    OceanKnownArgs, int *);
 
 extern "C" OceanError OceanCudaNumericKnown(OceanCudaDevice dev, const OceanCudaKnownPlan *plan, OceanDevCSR A,
                                             OceanDevCSR B, const OceanRowShape *d_shapes, const int64_t *d_rowptr,
-                                            const int32_t *d_colidx, double *d_values)
+                                            const int32_t *d_colidx, double *d_values, int *d_check)
 {
   OceanKnownArgs a = OceanKnownArgsMake(A, B, d_shapes, d_rowptr, d_colidx);
   a.vals           = d_values;
-  return OceanKnownRun<OCEAN_KNOWN_VALUES>(dev, plan, OCEAN_KNOWN_ALL, a);
+  return OceanKnownRun<OCEAN_KNOWN_VALUES>(dev, plan, OCEAN_KNOWN_ALL, a, d_check);
 }

@@ -53,6 +53,7 @@ static inline OceanKnownArgs OceanKnownArgsMake(OceanDevCSR A, OceanDevCSR B, co
    B, shapes, rowptr, cols and the mode's arrays set by the caller); OCEAN_ERR_STATE when a product's column is not in
    its row of C.  Defined in ocean_known.cu for the three modes. */
 template <int M>
-OceanError OceanKnownRun(OceanCudaDevice dev, const OceanCudaKnownPlan *plan, unsigned classes, OceanKnownArgs a);
+OceanError OceanKnownRun(OceanCudaDevice dev, const OceanCudaKnownPlan *plan, unsigned classes, OceanKnownArgs a,
+                         int *d_check);
 
 #endif

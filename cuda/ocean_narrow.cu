@@ -229,26 +229,19 @@ extern "C" OceanError OceanCudaNarrowSymbolic(int sms, OceanDevCSR A, int64_t nn
 }
 
 extern "C" OceanError OceanCudaNarrowKnown(OceanCudaDevice dev, int sms, OceanDevCSR A, int64_t nnz_a, OceanDevCSR B,
-                                           const int64_t *d_rowptr, const int32_t *d_colidx, double *d_values)
+                                           const int64_t *d_rowptr, const int32_t *d_colidx, double *d_values,
+                                           int *d_check)
 {
   OceanNarrowArgs a;
-  OceanDeviceFlag mismatch(dev);
-  int             raised = 0;
-  OceanError      err;
 
+  (void)dev;
   if (A.nrows == 0) return OCEAN_SUCCESS;
-  if ((err = mismatch.init("narrow numeric"))) return err;
   memset(&a, 0, sizeof(a));
   a.A        = A;
   a.B        = B;
   a.c_rowptr = d_rowptr;
   a.c_cols   = d_colidx;
   a.c_vals   = d_values;
-  a.mismatch = mismatch.d;
-  if (!err) err = OceanNarrowLaunch<true>(a, nnz_a, sms);
-  if (!err) err = mismatch.read(&raised);
-  if (!err && raised)
-    err = OceanSetError(OCEAN_ERR_STATE, "narrow numeric into a known structure: a row's columns are not those of C "
-                                         "(the operands' structure changed)");
-  return err;
+  a.mismatch = d_check;
+  return OceanNarrowLaunch<true>(a, nnz_a, sms);
 }

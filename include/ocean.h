@@ -279,8 +279,14 @@ OceanError OceanProductGetOptions(OceanProduct prod, OceanOptions *opts);
 OceanError OceanProductSymbolic(OceanProduct prod, const OceanCSR *A, const OceanCSR *B);
 
 /* Numeric only: the operands' structure ids must be those of the last symbolic call (else OCEAN_ERR_STATE).
-   Recomputes the values of C into the plan's storage with exact bins. */
+   Recomputes the values of C into the plan's storage with exact bins.  With a CUDA context (C on the device) it
+   returns once the work is queued on the default stream, like cusparseSpGEMMreuse_compute: the statistics of the
+   call, and an operand whose structure changed under the same ids (OCEAN_ERR_STATE: a product falls outside C), come
+   with the next OceanProductSync, OceanProductGetStats or OceanProductGetC. */
 OceanError OceanProductNumeric(OceanProduct prod, const OceanCSR *A, const OceanCSR *B);
+/* Waits for the plan's queued device work and reports what it found (see OceanProductNumeric); nothing with the CPU
+   backend, whose calls return when done. */
+OceanError OceanProductSync(OceanProduct prod);
 
 /* C as computed by the last symbolic or numeric call, on the host; owned by the plan, valid until the next call.
    With a CUDA context C is computed on the device and copied to the host here, on the first request after each

@@ -38,8 +38,11 @@ typedef struct _p_OceanBackendOps {
   /* after the ladder, also when a step failed (may replace *err by its own failure; may be NULL) */
   void (*symbolic_end)(OceanContext ctx, OceanStage *st, OceanError *err);
 
-  /* ---- numeric-only reuse: values into C's known structure; sets st->stats.t_numeric */
+  /* ---- numeric-only reuse: values into C's known structure; sets st->stats.t_numeric.  A device backend may return
+     once the work is queued: complete then waits for it, fills the statistics it left and reports what it found (may
+     be NULL: every call waits) */
   OceanStageStep numeric;
+  OceanError (*complete)(OceanContext ctx, OceanStage *st);
   void (*exact_counts)(const OceanStage *st, OceanStats *s); /* rows per bin and accumulator of the exact routes */
   void (*stage_destroy)(OceanContext ctx, OceanStage *st);   /* st->dev (may be NULL: no stage state) */
 

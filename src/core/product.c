@@ -326,6 +326,7 @@ OceanError OceanProductGetC(OceanProduct prod, int64_t *nrows, int64_t *ncols, i
   OceanCheck(!st->c_released || (!colidx && !values), OCEAN_ERR_STATE,
              "OceanProductGetC: the %s plan released its C's columns and values (OceanProductReleaseHostC)",
              OceanProductTypeName(prod->type));
+  OceanCall(OceanProductSync(prod));
   if (!st->c_released) OceanCall(OceanStageHostC(prod->ctx, st, values != NULL));
   if (nrows) *nrows = st->nrows;
   if (ncols) *ncols = st->ncols;
@@ -468,12 +469,21 @@ OceanError OceanProductGetNumStages(OceanProduct prod, int *nstages)
   return OCEAN_SUCCESS;
 }
 
+OceanError OceanProductSync(OceanProduct prod)
+{
+  OceanCheck(prod, OCEAN_ERR_ARG, "OceanProductSync: NULL plan");
+  /* every stage: PtAP's second reads the first's C */
+  for (int k = 0; k < prod->nstages; k++) OceanCall(OceanStageComplete(prod->ctx, &prod->stage[k]));
+  return OCEAN_SUCCESS;
+}
+
 OceanError OceanProductGetStats(OceanProduct prod, int stage, OceanStats *stats)
 {
   OceanCheck(prod && stats, OCEAN_ERR_ARG, "OceanProductGetStats: NULL argument");
   OceanCheck(stage >= 0 && stage < prod->nstages, OCEAN_ERR_ARG,
              "OceanProductGetStats: stage %d of a %s plan with %d stage(s)", stage, OceanProductTypeName(prod->type),
              prod->nstages);
+  OceanCall(OceanProductSync(prod));
   *stats = prod->stage[stage].stats;
   return OCEAN_SUCCESS;
 }

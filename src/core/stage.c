@@ -327,9 +327,16 @@ OceanError OceanStageNumeric(OceanContext ctx, OceanStage *st, const OceanCSR *A
   return OCEAN_SUCCESS;
 }
 
+/* The stage's queued device work waited for, its statistics filled and what it found reported. */
+OceanError OceanStageComplete(OceanContext ctx, OceanStage *st)
+{
+  return ctx->ops->complete ? ctx->ops->complete(ctx, st) : OCEAN_SUCCESS;
+}
+
 /* C of a stage on the host (values 0: its structure only): a device backend copies what is stale. */
 OceanError OceanStageHostC(OceanContext ctx, OceanStage *st, int values)
 {
+  OceanCall(OceanStageComplete(ctx, st));
   if (st->host_structure && (st->host_values || !values)) return OCEAN_SUCCESS;
   OceanCheck(ctx->ops->host_c, OCEAN_ERR_STATE, "%s: C is not on the host", st->name); /* cannot happen */
   return ctx->ops->host_c(ctx, st, values);

@@ -75,6 +75,8 @@ OceanError OceanStageSymbolic(OceanContext ctx, OceanStage *st, const OceanCSR *
 OceanError OceanStageNumeric(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B);
 /* Whether A and B are the operands of the stage's last symbolic phase (structure ids, sizes, nonzeros). */
 int OceanStageSameOperands(const OceanStage *st, const OceanCSR *A, const OceanCSR *B);
+/* Waits for the stage's queued device work (OceanBackendOps.complete). */
+OceanError OceanStageComplete(OceanContext ctx, OceanStage *st);
 /* C on the host (a backend that keeps it on the device copies what is stale). */
 OceanError OceanStageHostC(OceanContext ctx, OceanStage *st, int values);
 void       OceanStageDestroy(OceanContext ctx, OceanStage *st);

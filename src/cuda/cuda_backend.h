@@ -67,6 +67,8 @@ typedef struct {
   OceanCudaKnownPlan   known;         /* C's rows grouped for numeric-only products (made by the first numeric call) */
   OceanCudaProductMap  map;           /* numeric-only calls sum through it when made (OceanCudaStageMapCreate) */
   int64_t              numeric_calls; /* numeric-only calls on this structure (the second decides on the map) */
+  int                 *check;         /* set on the device by a numeric-only call whose products fall outside C */
+  int                  check_pending; /* a numeric-only call was queued since the last OceanCudaStageComplete */
   OceanCudaRouteCounts exact_counts;  /* rows per bin and accumulator of the exact routes (numeric calls' statistics) */
   int64_t              row_chunks; /* > 0: C was made in row chunks and is on the host only (c_colidx, c_values NULL) */
   OceanCudaScratch     run;        /* the symbolic call's scratch (freed when it ends) */

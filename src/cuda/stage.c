@@ -13,6 +13,8 @@ static void OceanCudaStageDestroy(OceanContext ctx, OceanStage *st)
   if (!d) return;
   if (ctx->backend_data) {
     int k;
+    /* queued numeric calls' timers point into the stage's statistics: read before it goes */
+    (void)OceanCudaTimersRead(OceanCtxDev(ctx));
     for (k = 0; k < 2; k++) {
       OceanDevFree(ctx, d->own_rowptr[k]);
       OceanDevFree(ctx, d->own_colidx[k]);
@@ -25,6 +27,7 @@ static void OceanCudaStageDestroy(OceanContext ctx, OceanStage *st)
     OceanDevFree(ctx, d->exact);
     OceanCudaKnownPlanDestroy(OceanCtxDev(ctx), &d->known);
     OceanCudaProductMapDestroy(OceanCtxDev(ctx), &d->map);
+    OceanDevFree(ctx, d->check);
   }
   free(d);
   st->dev = NULL;
@@ -289,9 +292,18 @@ OceanError OceanCudaStageMapCreate(OceanContext ctx, OceanStage *st, OceanCudaSt
   return err == OCEAN_ERR_MEMORY ? OCEAN_SUCCESS : err;
 }
 
+static OceanError OceanCudaOutsideC(const OceanStage *st)
+{
+  return OceanSetError(OCEAN_ERR_STATE,
+                       "%s: C does not have the structure of the symbolic phase although the operands' structure ids "
+                       "match (a product falls outside it)",
+                       st->name);
+}
+
 /* Values only: new values (uploaded, or the caller's device arrays) added into C's known structure (no routes, no
-   sort).  A product outside that structure is an error (the operands' structure changed under the same ids).  C's
-   host copy is then stale until asked for. */
+   sort).  C's host copy is then stale until asked for.  But for C in row chunks (host C, its own waits) the work is
+   queued and nothing waits: a product outside C's structure (the operands' structure changed under the same ids)
+   sets d->check, which OceanCudaStageComplete reads. */
 static OceanError OceanCudaStageNumeric_Private(OceanContext ctx, OceanStage *st, const OceanCSR *Ah,
                                                 const OceanCSR *Bh)
 {
@@ -306,6 +318,11 @@ static OceanError OceanCudaStageNumeric_Private(OceanContext ctx, OceanStage *st
   OceanCall(OceanCudaOperand(ctx, st, d, 0, Ah, 1, &A));
   OceanCall(OceanCudaOperand(ctx, st, d, 1, Bh, 1, &B));
   st->stats.row_chunks = 0;
+  if (!d->check) {
+    const int zero = 0;
+    OceanCall(OceanDevAlloc(ctx, 1, &d->check));
+    OceanCall(OceanCudaUpload(d->check, &zero, sizeof(zero)));
+  }
   if (d->row_chunks) {
     /* C on the host only: the chunks again, by the exact routes */
     OceanCudaRouteParams rp;
@@ -318,7 +335,8 @@ static OceanError OceanCudaStageNumeric_Private(OceanContext ctx, OceanStage *st
     OceanDevFree(ctx, counts);
     OceanDevFree(ctx, flags);
   } else if (st->dec.workflow == OCEAN_WORKFLOW_NARROW)
-    err = OceanCudaNarrowKnown(dev, ctx->profile.num_sms, A, d->nnz[0], B, d->c_rowptr, d->c_colidx, d->c_values);
+    err =
+      OceanCudaNarrowKnown(dev, ctx->profile.num_sms, A, d->nnz[0], B, d->c_rowptr, d->c_colidx, d->c_values, d->check);
   else {
     /* the grouping of C's rows is the same for every numeric call: made once, kept */
     if (!d->known.rows && st->nrows)
@@ -331,29 +349,43 @@ static OceanError OceanCudaStageNumeric_Private(OceanContext ctx, OceanStage *st
     d->numeric_calls++;
     if (!err)
       err = d->map.bytes
-            ? OceanCudaNumericMap(dev, &d->known, &d->map, A, B, d->shapes, d->c_rowptr, d->c_values)
-            : OceanCudaNumericKnown(dev, &d->known, A, B, d->shapes, d->c_rowptr, d->c_colidx, d->c_values);
+            ? OceanCudaNumericMap(dev, &d->known, &d->map, A, B, d->shapes, d->c_rowptr, d->c_values, d->check)
+            : OceanCudaNumericKnown(dev, &d->known, A, B, d->shapes, d->c_rowptr, d->c_colidx, d->c_values, d->check);
   }
   st->stats.reuse_map_bytes = d->map.bytes;
-  if (err == OCEAN_ERR_STATE)
-    return OceanSetError(err,
-                         "%s: C does not have the structure of the symbolic phase although the operands' structure ids "
-                         "match (a product falls outside it)",
-                         st->name);
+  if (err == OCEAN_ERR_STATE) return OceanCudaOutsideC(st); /* found while making the map */
   OceanCall(err);
+  d->check_pending = 1;
   return OceanStageTimerStop(ctx, &st->stats.t_numeric);
+}
+
+/* Waits for the stage's queued work: its timers read, and what a numeric-only call found on the device reported. */
+static OceanError OceanCudaStageComplete(OceanContext ctx, OceanStage *st)
+{
+  OceanCudaStage *d       = (OceanCudaStage *)st->dev;
+  int             outside = 0;
+
+  OceanCall(OceanCudaTimersRead(OceanCtxDev(ctx)));
+  if (!d || !d->check_pending) return OCEAN_SUCCESS;
+  d->check_pending = 0;
+  OceanCall(OceanCudaReadback(OceanCtxDev(ctx), &outside, d->check, sizeof(outside)));
+  return outside ? OceanCudaOutsideC(st) : OCEAN_SUCCESS;
 }
 
 static OceanError OceanCudaStageNumeric(OceanContext ctx, OceanStage *st, const OceanCSR *Ah, const OceanCSR *Bh)
 {
-  OceanError err, terr;
+  OceanError err;
 
   OceanCudaTraceMark("numeric phase begins");
   OceanCudaMirrorsCallBegin(ctx);
-  err  = OceanCudaStageNumeric_Private(ctx, st, Ah, Bh);
-  terr = OceanCudaTimersRead(OceanCtxDev(ctx));
+  err = OceanCudaStageNumeric_Private(ctx, st, Ah, Bh);
+  /* C in row chunks waited for its chunks; a failed call reports now */
+  if (err || ((OceanCudaStage *)st->dev)->row_chunks) {
+    const OceanError cerr = OceanCudaStageComplete(ctx, st);
+    if (!err) err = cerr;
+  }
   OceanCudaTraceMark("numeric phase ends");
-  return err ? err : terr;
+  return err;
 }
 
 static OceanError OceanCudaStageDownloadC_Private(OceanContext ctx, OceanStage *st, OceanCudaStage *d, int values)
@@ -433,6 +465,7 @@ const OceanBackendOps OceanCudaBackendOps = {
   .finish            = OceanCudaFinish,
   .symbolic_end      = OceanCudaSymbolicEnd,
   .numeric           = OceanCudaStageNumeric,
+  .complete          = OceanCudaStageComplete,
   .exact_counts      = OceanCudaStageExactCounts,
   .stage_destroy     = OceanCudaStageDestroy,
   .host_c            = OceanCudaStageDownloadC,

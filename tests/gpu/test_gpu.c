@@ -1004,7 +1004,8 @@ static void ReuseCases(const char *mode)
 /* Numeric reuse when B's structure changed under the same ids (device-resident operands: a host B's mirror would keep
    the structure its id promises): a row of B gets its last column, b_cols - 1, which no row of B had, so C's rows
    lack it, and the first numeric call finds it (the narrow workflow's; the product map's count, or the search in C's
-   rows with map_bytes 0): OCEAN_ERR_STATE. */
+   rows with map_bytes 0): OCEAN_ERR_STATE, from the numeric call (C in row chunks waits there) or, the work being
+   queued only, from OceanProductSync; and again from the next numeric call's OceanProductGetC. */
 static int CaseMismatch(int workflow, int64_t a_degree, int64_t b_cols, int64_t map_bytes, int64_t memory_limit,
                         uint64_t seed)
 {
@@ -1038,8 +1039,19 @@ static int CaseMismatch(int workflow, int64_t a_degree, int64_t b_cols, int64_t 
   CHECK(B.colidx[at] < col, "row %d of B ends at column %d", (int)A.colidx[0], (int)B.colidx[at]);
   CUDA_CALL(cudaMemcpy(dB.colidx + at, &col, sizeof(col), cudaMemcpyHostToDevice));
   e = OceanProductNumeric(p, &da, &db);
+  if (e == OCEAN_SUCCESS) e = OceanProductSync(p);
   CHECK(e == OCEAN_ERR_STATE && strstr(OceanGetLastErrorMessage(), "structure"),
         "a changed structure accepted by the numeric (workflow %s, map bytes %lld): %s: %s",
+        OceanWorkflowName((OceanWorkflow)workflow), (long long)map_bytes, OceanErrorString(e),
+        OceanGetLastErrorMessage());
+  e = OceanProductNumeric(p, &da, &db);
+  if (e == OCEAN_SUCCESS) {
+    const double *cv;
+    e = OceanProductGetC(p, NULL, NULL, NULL, NULL, NULL, &cv);
+  }
+  CHECK(e == OCEAN_ERR_STATE && strstr(OceanGetLastErrorMessage(), "structure"),
+        "a changed structure accepted by a second numeric call and OceanProductGetC (workflow %s, map bytes %lld): "
+        "%s: %s",
         OceanWorkflowName((OceanWorkflow)workflow), (long long)map_bytes, OceanErrorString(e),
         OceanGetLastErrorMessage());
   OceanProductDestroy(&p);
