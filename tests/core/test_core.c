@@ -944,6 +944,9 @@ static int TestAtB(OceanContext ctx)
   GenTranspose(&A, &At);
   GenRefMultiply(&At, &B, &R, &absval);
   CALL(OceanProductNumeric(prod, &a, &b));
+  /* a CPU plan's calls return when done: nothing to wait for */
+  CALL(OceanProductSync(prod));
+  CHECK(OceanProductSync(NULL) == OCEAN_ERR_ARG, "OceanProductSync(NULL) accepted");
   TRY(CompareC(prod, &R, absval, "AtB numeric"));
 
   GenRandomRows(&Bad, 599, 400, 9, 0, 104, 0);

@@ -1,23 +1,32 @@
 #!/usr/bin/env bash
-# On the development machine: build everything the GPU machine runs and gather it, stripped, under .gpu/wt (ignored
-# by git; carry it with the device tool: carry [".gpu/wt"]).  Then, on the GPU machine:
-#   bash .gpu/wt/tests/gpu/device_batch.sh [stages]        (stages: tests petsc bench examples; default all)
-# The PETSc runtime libraries (../shared/gpu/make-petsc-runtime.sh .gpu) go along when .gpu/petsc-rt.tar.xz exists;
-# everything must stay under the 64 MiB the device tool carries.
+# On the development machine: build everything the GPU machine runs and gather it under .gpu/wt (ignored by git; carry
+# it with the device tool: carry [".gpu/wt"]): the scripts, the stripped binaries packed in bin.tar.xz (about 2 MB: the
+# programs' device code is the same in each), the PETSc runtime libraries when .gpu/petsc-rt.tar.xz exists
+# (../shared/gpu/make-petsc-runtime.sh .gpu) and, with BUNDLE_REAL=1, the real-matrix set of build/realmat
+# (examples/real_matrices.sh; about 23 MB packed).  Then, on the GPU machine:
+#   bash .gpu/wt/tests/gpu/device_batch.sh [stages]        (stages: see there; default tests petsc bench examples)
+# Everything must stay under the 64 MiB the device tool carries.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 # sm_90 only (the H200): the bundle must stay under the carry limit; the next plain make rebuilds the default archs
 make OCEAN_CUDA_ARCHS=90 lib tests-build test-gpu bench
 W=.gpu/wt
-rm -rf "$W"
-mkdir -p "$W/build/tests" "$W/build/examples" "$W/lib" "$W/tests/gpu"
+S=.gpu/stage
+rm -rf "$W" "$S"
+mkdir -p "$S/build/tests" "$S/build/examples" "$S/lib" "$W/tests/gpu"
 for f in build/tests/test_core build/tests/test_products build/tests/test_errors build/tests/test_solvers build/tests/test_hostile build/tests/ksp_ex2 build/tests/test_gpu; do
-  strip -o "$W/$f" "$f"
+  strip -o "$S/$f" "$f"
 done
-for f in build/examples/elasticity_amg build/examples/bench_spgemm build/examples/ksp_ex56; do strip -o "$W/$f" "$f"; done
-strip -o "$W/lib/libpetscocean.so" lib/libpetscocean.so
+for f in build/examples/elasticity_amg build/examples/bench_spgemm build/examples/ksp_ex56; do strip -o "$S/$f" "$f"; done
+strip -o "$S/lib/libpetscocean.so" lib/libpetscocean.so
+tar cJf "$W/bin.tar.xz" -C "$S" build lib
+rm -rf "$S"
 cp tests/run_tests.sh "$W/tests/"
 cp tests/gpu/run_gpu_tests.sh tests/gpu/device_batch.sh "$W/tests/gpu/"
+if [ "${BUNDLE_REAL:-0}" = 1 ]; then
+  ls build/realmat/*.mtx > /dev/null || { echo "bundle: BUNDLE_REAL=1 but no build/realmat/*.mtx: run examples/real_matrices.sh" >&2; exit 1; }
+  tar cJf "$W/realmat.tar.xz" -C build/realmat $(cd build/realmat && ls *.mtx)
+fi
 # BUNDLE_PETSC=0 leaves the PETSc runtime out (stages tests, bench, profile need none of it)
 [ "${BUNDLE_PETSC:-1}" = 1 ] && [ -f .gpu/petsc-rt.tar.xz ] && cp .gpu/petsc-rt.tar.xz "$W/" || echo "bundle: no .gpu/petsc-rt.tar.xz: the petsc and examples stages will be skipped" >&2
 du -sh "$W"

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# On the GPU machine, from a bundle made by tests/gpu/bundle.sh (carried as .gpu/wt): one call runs the stages given
-# (default: tests petsc bench examples), each under its own time limit, logs into $OUT, a summary last.
+# On the GPU machine, from a bundle made by tests/gpu/bundle.sh (carried as .gpu/wt): one call unpacks it, runs the
+# stages given (default: tests petsc bench examples), each under its own time limit and with its output capped, and
+# leaves every log in one archive, $OUT/logs.tar.xz (the device tool brings back at most 8 files), a summary last.
 #   tests     test_gpu, then compute-sanitizer memcheck and racecheck on the small set (run_gpu_tests.sh)
 #   petsc     the PETSc suite with the CUDA backend under auto (no valgrind there: those tests are left out)
 #   bench     bench_spgemm, the built-in set (BENCH_ARGS adds options, e.g. --reps 5 --only NAME)
+#   real      bench_spgemm on the real-matrix set (a bundle made with BUNDLE_REAL=1), --reps 10
 #   examples  the main job's program: elasticity + GAMG (-ne 48), the Laplacian + PCMG (-nx 129) and elasticity with
 #             BoomerAMG's interpolation inside PCHMG (-ne 32, MAIJ), -resetups 1, with the -log_view lines of the
 #             product events
@@ -21,8 +23,12 @@
 set -u
 W=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$W"
-OUT=${OUT:-$W/out}
-mkdir -p "$OUT"
+[ -f bin.tar.xz ] && tar xJf bin.tar.xz
+[ -f realmat.tar.xz ] && mkdir -p build/realmat && tar xJf realmat.tar.xz -C build/realmat
+RESULTS=${OUT:-$W/out}
+OUT=/tmp/ocean-logs # every stage's logs; packed into $RESULTS/logs.tar.xz at the end
+rm -rf "$OUT" && mkdir -p "$OUT" "$RESULTS"
+CAP="head -c 4000000" # a program's output beyond this is cut (and the program stopped by the broken pipe)
 stages=${*:-tests petsc bench examples}
 summary=()
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-16}
@@ -43,8 +49,13 @@ for s in $stages; do
     OCEAN_TEST_LOG=$OUT/petsc_failures.log OCEAN_TEST_FILTER='^(core|seq|mpi|errors|hostile|solve|dll)' OCEAN_TEST_SKIP='valgrind' timeout 560 bash tests/run_tests.sh > "$OUT/petsc.txt" 2>&1
     summary+=("petsc (CUDA backend, auto): $(tail -n 1 "$OUT/petsc.txt")") ;;
   bench)
-    timeout 560 build/examples/bench_spgemm --csv "$OUT/bench.csv" ${BENCH_ARGS:-} > "$OUT/bench.txt" 2>&1
-    summary+=("bench: exit $?; table in bench.txt") ;;
+    timeout 560 build/examples/bench_spgemm --csv "$OUT/bench.csv" ${BENCH_ARGS:-} 2>&1 | $CAP > "$OUT/bench.txt"
+    summary+=("bench: exit ${PIPESTATUS[0]}; table in bench.txt") ;;
+  real)
+    if ! ls build/realmat/*.mtx > /dev/null 2>&1; then summary+=("real: skipped (bundle made without BUNDLE_REAL=1)"); continue; fi
+    REAL=tpetra_LpLT,xpetra_A,teko_lsc_F_2,teko_lsc_Qu_2,shylu_wathenSmall,zoltan_cage10,teko_szdMat,teko_modified,teko_nsjac,muelu_vardofpernode,zoltan_brack2,metis_copter2,metis_mdual,NotreDame_www
+    timeout 300 build/examples/bench_spgemm --reps 10 --csv "$OUT/real.csv" --only $REAL ${BENCH_ARGS:-} build/realmat/*.mtx 2>&1 | $CAP > "$OUT/real.txt"
+    summary+=("real: exit ${PIPESTATUS[0]}; table in real.txt") ;;
   examples)
     if [ $have_petsc = 0 ]; then summary+=("examples: skipped (no PETSc runtime in the bundle)"); continue; fi
     for p in "-ne 48" "-problem laplace -nx 129" "-ne 32 -pc_type hmg -hmg_inner_pc_type hypre -pc_mg_galerkin pmat -pc_hmg_use_subspace_coarsening"; do
@@ -74,8 +85,8 @@ for s in $stages; do
     timeout 200 build/examples/elasticity_amg -ne ${GAL_NE:-63} -mat_types aij -ksp_max_it 1 -dump_galerkin $G > "$OUT/galerkin_dump.txt" 2>&1
     grep "^galerkin level" "$OUT/galerkin_dump.txt" | tee "$OUT/galerkin.txt"
     args=""; for a in $G/galerkin*_A.bin; do args="$args ptap:$a:${a%_A.bin}_P.bin"; done
-    timeout 300 build/examples/bench_spgemm --only 'ptap_*' --reps ${GAL_REPS:-5} --csv "$OUT/galerkin.csv" $args >> "$OUT/galerkin.txt" 2>&1
-    summary+=("galerkin: exit $?; see galerkin.txt") ;;
+    timeout 300 build/examples/bench_spgemm --only 'ptap_*' --reps ${GAL_REPS:-5} --csv "$OUT/galerkin.csv" $args 2>&1 | $CAP >> "$OUT/galerkin.txt"
+    summary+=("galerkin: exit ${PIPESTATUS[0]}; see galerkin.txt") ;;
   mpi)
     if [ $have_petsc = 0 ]; then summary+=("mpi: skipped (no PETSc runtime in the bundle)"); continue; fi
     OMP_NUM_THREADS=4 timeout 200 $MPI -n 4 build/examples/elasticity_amg -problem laplace -nx 129 -resetups 1 > "$OUT/mpi_laplace4.txt" 2>&1
@@ -130,4 +141,5 @@ PY
   *) summary+=("$s: unknown stage") ;;
   esac
 done
-printf '%s\n' "${summary[@]}"
+printf '%s\n' "${summary[@]}" | tee "$OUT/summary.txt"
+tar cJf "$RESULTS/logs.tar.xz" -C "$(dirname "$OUT")" "$(basename "$OUT")"
