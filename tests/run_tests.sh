@@ -55,7 +55,7 @@ run_script core/all "$T/test_core"
 # the accuracy bounds (<= 0.15 at 32 registers, <= 0.12 at 64) are asserted inside; the figures land in the file
 run_script core/hll-accuracy "$T/test_core -v > $T/core_verbose.txt && \
   grep -A2 'HLL mean relative error' $T/core_verbose.txt | tee $T/hll_accuracy.txt | grep -q elasticity"
-run_script core/valgrind "OMP_NUM_THREADS=2 valgrind -q --error-exitcode=1 --leak-check=full \
+run_script core/valgrind "OMP_NUM_THREADS=2 valgrind -q --error-exitcode=1 --suppressions=tests/valgrind.supp --leak-check=full \
   --errors-for-leak-kinds=definite $T/test_core -small"
 # the layering: no include or call cycle, nothing in src/core that reaches a backend or the PETSc layer
 run_script layers/no-cycles "python3 tests/layers/check_layers.py"
@@ -285,7 +285,7 @@ fi
 [ -x build/examples/bench_spgemm ] && run_script examples/galerkin-list "bash tests/galerkin_list.sh"
 
 # ---- valgrind on a product test (PETSc checks its own memory with -malloc_dump as well) ----
-run_script valgrind/seq-products "OMP_NUM_THREADS=2 valgrind -q --error-exitcode=1 $P -product PtAP \
+run_script valgrind/seq-products "OMP_NUM_THREADS=2 valgrind -q --error-exitcode=1 --suppressions=tests/valgrind.supp $P -product PtAP \
   -gen_a lap3d27 -size_a 6 -gen_b agg -size_b 216 -degree_b 8 -reuse -malloc 0"
 
 echo "$pass passed, $fail failed"
