@@ -101,15 +101,18 @@ for s in $stages; do
     summary+=("mpi: see mpi.txt") ;;
   profile)
     # ncu on the row kernels of one matrix (PROFILE_MATRIX, default rmat_s16_d32; PROFILE_KERNELS a regex, PROFILE_COUNT
-    # launches): duration, registers, occupancy, instructions, warp states, for the R-MAT regression's comparison.
+    # launches): duration, registers, occupancy, instructions, warp states, for the R-MAT regression's comparison
+    # (the numeric-only kernels: PROFILE_KERNELS='MapValues|Known|Narrow').
     # PROFILE_TRACE=1: only each kernel's duration, for every kernel of ours (and CUB's), one ocean run per matrix
     # (a comma list in PROFILE_MATRIX), cuSPARSE not run: where an end-to-end time goes.  Clocks left alone.
+    # a matrix of the real set (BUNDLE_REAL=1) is read from its file
     NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+    mfile() { [ -f "build/realmat/$1.mtx" ] && echo "build/realmat/$1.mtx"; }
     if [ "${PROFILE_TRACE:-0}" = 1 ]; then
       for m in $(echo "${PROFILE_MATRIX:-lap2d_5pt_2048}" | tr ',' ' '); do
         timeout 280 "$NCU" --clock-control none -k regex:"${PROFILE_KERNELS:-Ocean|cub}" --metrics gpu__time_duration.sum --csv \
-          build/examples/bench_spgemm --only "$m" --reps 1 --warmup 1 --no-cusparse > "$OUT/trace_$m.csv" 2>&1
-        echo "== $m (exit $?)" >> "$OUT/profile.txt"
+          build/examples/bench_spgemm --only "$m" --reps 1 --warmup 1 --no-cusparse $(mfile "$m") 2>&1 | $CAP > "$OUT/trace_$m.csv"
+        echo "== $m (exit ${PIPESTATUS[0]})" >> "$OUT/profile.txt"
         # per kernel name (templates kept): launches and total microseconds, largest first
         python3 - "$OUT/trace_$m.csv" >> "$OUT/profile.txt" <<'PY'
 import csv, sys, collections
@@ -136,8 +139,8 @@ PY
     fi
     timeout 560 "$NCU" --clock-control none -k regex:"${PROFILE_KERNELS:-OceanKernelRows|OceanKernelKnown}" -c "${PROFILE_COUNT:-12}" --section SpeedOfLight --section Occupancy \
       --section LaunchStats --section WarpStateStats --section InstructionStats --section MemoryWorkloadAnalysis build/examples/bench_spgemm --only "${PROFILE_MATRIX:-rmat_s16_d32}" --reps 1 --warmup 1 --no-cusparse \
-      --csv "$OUT/profile_bench.csv" > "$OUT/profile.txt" 2>&1
-    summary+=("profile: exit $?; $(grep -cE '^  Ocean' "$OUT/profile.txt") kernel launches in profile.txt") ;;
+      --csv "$OUT/profile_bench.csv" $(mfile "${PROFILE_MATRIX:-rmat_s16_d32}") 2>&1 | $CAP > "$OUT/profile.txt"
+    summary+=("profile: exit ${PIPESTATUS[0]}; $(grep -cE '^  Ocean' "$OUT/profile.txt") kernel launches in profile.txt") ;;
   *) summary+=("$s: unknown stage") ;;
   esac
 done
