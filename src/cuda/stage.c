@@ -359,7 +359,9 @@ static OceanError OceanCudaStageNumeric_Private(OceanContext ctx, OceanStage *st
   return OceanStageTimerStop(ctx, &st->stats.t_numeric);
 }
 
-/* Waits for the stage's queued work: its timers read, and what a numeric-only call found on the device reported. */
+/* Waits for the stage's queued work: its timers read, and what a numeric-only call found on the device reported.  The
+   check word is never cleared and stays pending once set, so every later wait reports it again until a symbolic
+   phase makes the stage anew (a caller that set the first report aside still gets it from OceanProductGetC). */
 static OceanError OceanCudaStageComplete(OceanContext ctx, OceanStage *st)
 {
   OceanCudaStage *d       = (OceanCudaStage *)st->dev;
@@ -367,9 +369,10 @@ static OceanError OceanCudaStageComplete(OceanContext ctx, OceanStage *st)
 
   OceanCall(OceanCudaTimersRead(OceanCtxDev(ctx)));
   if (!d || !d->check_pending) return OCEAN_SUCCESS;
-  d->check_pending = 0;
   OceanCall(OceanCudaReadback(OceanCtxDev(ctx), &outside, d->check, sizeof(outside)));
-  return outside ? OceanCudaOutsideC(st) : OCEAN_SUCCESS;
+  if (outside) return OceanCudaOutsideC(st);
+  d->check_pending = 0;
+  return OCEAN_SUCCESS;
 }
 
 static OceanError OceanCudaStageNumeric(OceanContext ctx, OceanStage *st, const OceanCSR *Ah, const OceanCSR *Bh)

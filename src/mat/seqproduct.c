@@ -481,6 +481,8 @@ static PetscErrorCode MatProductNumeric_SeqAIJOcean(Mat C)
   PetscCall(PetscLogEventBegin(ev, C, 0, 0, 0));
   if (data->c_released) PetscCall(MatOceanNumericIntoC(C, data, &A, &B));
   else PetscCallOcean(OceanProductNumeric(data->plan, &A, &B));
+  /* a device plan's numeric call returns once queued: what its check found is reported here, by this product */
+  PetscCallOcean(OceanProductSync(data->plan));
   PetscCall(PetscLogEventEnd(ev, C, 0, 0, 0));
   if (!data->c_released) PetscCall(MatOceanSetC(C, data, PETSC_FALSE));
   PetscCall(MatOceanRecordStates(C, data));

@@ -1017,6 +1017,7 @@ static int CaseMismatch(int workflow, int64_t a_degree, int64_t b_cols, int64_t 
   OceanError   e;
   int64_t      at;
   int32_t      col = (int32_t)(b_cols - 1);
+  int          queued; /* the numeric call returned before the device's check (not C in row chunks) */
 
   GenRandomRows(&A, 200, 300, a_degree, 0, seed, seed);
   GenRandomRows(&B, 300, b_cols - 1, 16, 0, seed + 1, seed + 1);
@@ -1038,12 +1039,15 @@ static int CaseMismatch(int workflow, int64_t a_degree, int64_t b_cols, int64_t 
   at = B.rowptr[A.colidx[0] + 1] - 1; /* the last entry of the row of B that row 0 of A reaches first */
   CHECK(B.colidx[at] < col, "row %d of B ends at column %d", (int)A.colidx[0], (int)B.colidx[at]);
   CUDA_CALL(cudaMemcpy(dB.colidx + at, &col, sizeof(col), cudaMemcpyHostToDevice));
-  e = OceanProductNumeric(p, &da, &db);
-  if (e == OCEAN_SUCCESS) e = OceanProductSync(p);
+  e      = OceanProductNumeric(p, &da, &db);
+  queued = e == OCEAN_SUCCESS;
+  if (queued) e = OceanProductSync(p);
   CHECK(e == OCEAN_ERR_STATE && strstr(OceanGetLastErrorMessage(), "structure"),
         "a changed structure accepted by the numeric (workflow %s, map bytes %lld): %s: %s",
         OceanWorkflowName((OceanWorkflow)workflow), (long long)map_bytes, OceanErrorString(e),
         OceanGetLastErrorMessage());
+  CHECK(!queued || OceanProductSync(p) == OCEAN_ERR_STATE, "the changed structure reported once only (workflow %s)",
+        OceanWorkflowName((OceanWorkflow)workflow));
   e = OceanProductNumeric(p, &da, &db);
   if (e == OCEAN_SUCCESS) {
     const double *cv;
