@@ -1043,9 +1043,6 @@ static int TestSymbolicRetry(OceanContext ctx)
   return 0;
 }
 
-/* PtAP against P^T (A P) of the reference, then numeric reuse with new values of A and P. */
-/* PtAP of A and P in three rounds (symbolic; numeric with new values; symbolic with the same ids, which runs as
-   numeric), each C against the reference; the plan is left in *prod. */
 /* R = P^T (A P) with its tolerance scale |P^T| (|A||P|) per entry (*absval, malloc'd). */
 static void RefPtAP(const GenCSR *A, const GenCSR *P, GenCSR *R, double **absval)
 {
@@ -1070,6 +1067,8 @@ static void RefPtAP(const GenCSR *A, const GenCSR *P, GenCSR *R, double **absval
   free(absap);
 }
 
+/* PtAP of A and P in three rounds (symbolic; numeric with new values; symbolic with the same ids, which runs as
+   numeric), each C against the reference; the plan is left in *prod. */
 static int CheckPtAPRounds(OceanContext ctx, GenCSR *A, GenCSR *P, const char *what, OceanProduct *prod)
 {
   OceanCSR a = GenView(A), p = GenView(P);
@@ -1132,13 +1131,29 @@ static int TestPtAP(OceanContext ctx)
   return 0;
 }
 
+/* The AtB plan's C against the reference P^T B. */
+static int CompareAtB(OceanProduct atb, const GenCSR *P, const GenCSR *B, const char *what)
+{
+  GenCSR  Pt, R;
+  double *absval;
+  int     err;
+
+  GenTranspose(P, &Pt);
+  GenRefMultiply(&Pt, B, &R, &absval);
+  err = CompareC(atb, &R, absval, what);
+  GenFree(&Pt);
+  GenFree(&R);
+  free(absval);
+  return err;
+}
+
 /* PtAP(A, P) and AtB(P, B) share P^T (PETSc's MPIAIJ route does both with P's local rows): one transpose made,
    values gathered once per new values id and on every call without one, each plan right after the other's numeric
    calls, after the other plan is gone and after P changes its structure; a P without a structure id is never shared. */
 static int TestSharedTransposes(OceanContext ctx)
 {
   OceanProduct ptap, atb;
-  GenCSR       A, P, B, Pt, R, Q;
+  GenCSR       A, P, B, R, Q;
   OceanCSR     a, p, b, q;
   double      *absval;
   int64_t      built0, shared0, built, shared;
@@ -1168,12 +1183,7 @@ static int TestSharedTransposes(OceanContext ctx)
     TRY(CompareC(ptap, &R, absval, "shared transposes: PtAP"));
     GenFree(&R);
     free(absval);
-    GenTranspose(&P, &Pt);
-    GenRefMultiply(&Pt, &B, &R, &absval);
-    TRY(CompareC(atb, &R, absval, "shared transposes: AtB"));
-    GenFree(&Pt);
-    GenFree(&R);
-    free(absval);
+    TRY(CompareAtB(atb, &P, &B, "shared transposes: AtB"));
   }
   CALL(OceanContextGetTransposeCounts(ctx, &built, &shared));
   CHECK(built == built0 + 1 && shared == shared0 + 1, "P^T made %lld times and shared %lld times, expected 1 and 1",
@@ -1184,12 +1194,7 @@ static int TestSharedTransposes(OceanContext ctx)
   GenFillValues(&P, GEN_VALUES_STREAM, 309);
   p.values_id = 8;
   CALL(OceanProductNumeric(atb, &p, &b));
-  GenTranspose(&P, &Pt);
-  GenRefMultiply(&Pt, &B, &R, &absval);
-  TRY(CompareC(atb, &R, absval, "shared transposes: AtB alone"));
-  GenFree(&Pt);
-  GenFree(&R);
-  free(absval);
+  TRY(CompareAtB(atb, &P, &B, "shared transposes: AtB alone"));
 
   /* another structure of the same sizes: a transpose of its own; without a structure id: never shared */
   GenInterpolation(&Q, A.nrows, A.nrows / 8, 310, 310);
@@ -1201,12 +1206,7 @@ static int TestSharedTransposes(OceanContext ctx)
   CALL(OceanContextGetTransposeCounts(ctx, &built, &shared));
   CHECK(built == built0 + 3 && shared == shared0 + 1, "after new structures: P^T made %lld times and shared %lld times",
         (long long)(built - built0), (long long)(shared - shared0));
-  GenTranspose(&Q, &Pt);
-  GenRefMultiply(&Pt, &B, &R, &absval);
-  TRY(CompareC(atb, &R, absval, "shared transposes: AtB of a new structure"));
-  GenFree(&Pt);
-  GenFree(&R);
-  free(absval);
+  TRY(CompareAtB(atb, &Q, &B, "shared transposes: AtB of a new structure"));
   RefPtAP(&A, &Q, &R, &absval);
   TRY(CompareC(ptap, &R, absval, "shared transposes: PtAP without a structure id"));
   GenFree(&R);
