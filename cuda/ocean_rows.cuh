@@ -44,15 +44,24 @@ __device__ __forceinline__ void OceanGroupForProductsAt(const OceanDevCSR &A, co
     }
     const bool is_long = g < 32 && e - bs > long_row;
     unsigned   longs   = __ballot_sync(0xffffffffu, is_long && sub == 0);
-    if (!is_long)
-      for (int64_t u = bs + sub; u < e; u += g) f(B.colidx[u], numeric ? av * B.values[u] : 0.0, t, u);
+    /* within a row of B, 32-bit offsets from its start (the loops' index arithmetic is a good part of their
+       instructions) */
+    if (!is_long) {
+      const int32_t *bc  = B.colidx + bs;
+      const double  *bv  = numeric ? B.values + bs : NULL;
+      const int      len = (int)(e - bs);
+      for (int j = sub; j < len; j += g) f(bc[j], numeric ? av * bv[j] : 0.0, t, bs + j);
+    }
     while (longs) { /* the same on every lane */
       const int src = __ffs(longs) - 1;
       longs &= longs - 1;
-      const int64_t lb = __shfl_sync(0xffffffffu, bs, src), le = __shfl_sync(0xffffffffu, e, src);
-      const double  la = __shfl_sync(0xffffffffu, av, src);
-      const int64_t lt = c + src / g;
-      for (int64_t u = lb + lane; u < le; u += 32) f(B.colidx[u], numeric ? la * B.values[u] : 0.0, lt, u);
+      const int64_t  lb = __shfl_sync(0xffffffffu, bs, src), le = __shfl_sync(0xffffffffu, e, src);
+      const double   la = __shfl_sync(0xffffffffu, av, src);
+      const int64_t  lt  = c + src / g;
+      const int32_t *bc  = B.colidx + lb;
+      const double  *bv  = numeric ? B.values + lb : NULL;
+      const int      len = (int)(le - lb);
+      for (int j = lane; j < len; j += 32) f(bc[j], numeric ? la * bv[j] : 0.0, lt, lb + j);
     }
   }
 }
