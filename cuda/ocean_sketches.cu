@@ -88,15 +88,21 @@ __global__ void OceanKernelSketchEstimate(OceanDevCSR A, const uint8_t *sketches
 extern "C" OceanError OceanCudaSketchEstimate(OceanDevCSR A, const uint8_t *d_sketches, int registers,
                                               double *d_estimate)
 {
-  const int sms   = OceanDeviceSMs();
-  int64_t   warps = (int64_t)(sms > 0 ? sms : 1) * 64, batch = 32;
+  const int sms    = OceanDeviceSMs();
+  int       per_sm = 0;
+  int64_t   warps, batch = 1;
 
   if (A.nrows == 0) return OCEAN_SUCCESS;
   if (registers < 8 || registers > OCEAN_HLL_MAX_REGISTERS || (registers & (registers - 1)))
     return OceanSetError(OCEAN_ERR_ARG, "sketch estimate: %d registers, a power of two from 8 to %d expected",
                          registers, OCEAN_HLL_MAX_REGISTERS);
-  /* batches as large as keep every resident warp busy (64 per SM), up to a lane per row */
-  while (batch > 1 && A.nrows < batch * warps) batch /= 2;
+  OCEAN_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+    &per_sm, OceanKernelSketchEstimate, 32 * OCEAN_ESTIMATE_WARPS, (size_t)OCEAN_ESTIMATE_WARPS * 32 * (size_t)registers));
+  warps = (int64_t)(sms > 0 ? sms : 1) * (per_sm > 0 ? per_sm : 1) * OCEAN_ESTIMATE_WARPS;
+  /* the fewest rows per warp (a power of two up to 32) that let every warp be resident at once: a lane's solve is a
+     long serial chain, so each further round of warps costs a whole solve more (H200, teko_nsjac's 15,444 rows: a
+     row per warp, three rounds of the 5,280 resident warps, took 183 us) */
+  while (batch < 32 && (A.nrows + batch - 1) / batch > warps) batch *= 2;
   OceanKernelSketchEstimate<<<OceanGrid((A.nrows + batch - 1) / batch, OCEAN_ESTIMATE_WARPS), 32 * OCEAN_ESTIMATE_WARPS,
                               (size_t)OCEAN_ESTIMATE_WARPS *(size_t)batch *(size_t)registers>>>(
     A, d_sketches, registers, (int)batch, d_estimate);
