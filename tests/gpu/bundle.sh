@@ -22,7 +22,7 @@ strip -o "$S/lib/libpetscocean.so" lib/libpetscocean.so
 tar cJf "$W/bin.tar.xz" -C "$S" build lib
 rm -rf "$S"
 cp tests/run_tests.sh "$W/tests/"
-cp tests/gpu/run_gpu_tests.sh tests/gpu/device_batch.sh "$W/tests/gpu/"
+cp tests/gpu/run_gpu_tests.sh tests/gpu/device_batch.sh tests/gpu/ncu_source_summary.py "$W/tests/gpu/"
 if [ "${BUNDLE_REAL:-0}" = 1 ]; then
   ls build/realmat/*.mtx > /dev/null || { echo "bundle: BUNDLE_REAL=1 but no build/realmat/*.mtx: run examples/real_matrices.sh" >&2; exit 1; }
   tar cJf "$W/realmat.tar.xz" -C build/realmat $(cd build/realmat && ls *.mtx)

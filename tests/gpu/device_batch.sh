@@ -137,36 +137,23 @@ PY
       done
       summary+=("profile (trace): see profile.txt"); continue
     fi
-    # PROFILE_SOURCE=1 also samples warp stalls per SASS instruction (SourceCounters) and writes the source page as CSV
-    # (source_<kernel>.csv, one per kernel name: where each kernel's stalls sit)
+    # PROFILE_SOURCE=1 also samples warp stalls per SASS instruction (SourceCounters): source.txt and sass_*.txt below;
+    # PROFILE_SKIP=N leaves out the first N matching launches
     src=(); [ "${PROFILE_SOURCE:-0}" = 1 ] && src=(--section SourceCounters -o "$OUT/prof" -f)
     [ -n "${PROFILE_SKIP:-}" ] && src+=(--launch-skip "$PROFILE_SKIP")
     timeout 400 "$NCU" --clock-control none -k regex:"${PROFILE_KERNELS:-OceanKernelRows|OceanKernelKnown}" -c "${PROFILE_COUNT:-12}" --section SpeedOfLight --section Occupancy \
       --section LaunchStats --section WarpStateStats --section InstructionStats --section MemoryWorkloadAnalysis "${src[@]}" build/examples/bench_spgemm --only "${PROFILE_MATRIX:-rmat_s16_d32}" --reps 1 --warmup 1 --no-cusparse \
       --csv "$OUT/profile_bench.csv" $(mfile "${PROFILE_MATRIX:-rmat_s16_d32}") 2>&1 | $CAP > "$OUT/profile.txt"
+    rc=${PIPESTATUS[0]}
     if [ -f "$OUT/prof.ncu-rep" ]; then
-      # the source pages are large: per launch only the 60 instructions (or CUDA lines, resolved from the repository's
-      # sources) with the most stall samples are kept
-      for view in sass cuda; do
-        (cd "$W/../.." && timeout 100 "$NCU" -i "$OUT/prof.ncu-rep" --page source --csv --print-source $view) 2>&1 | python3 -c '
-import csv, sys
-out = sys.stdout; rows = list(csv.reader(sys.stdin)); cut = [i for i, r in enumerate(rows) if r and r[0] == "Kernel Name"] + [len(rows)]
-for a, b in zip(cut, cut[1:]):
-    h = rows[a + 1] if a + 1 < len(rows) else []
-    if "Warp Stall Sampling (All Samples)" not in h: continue
-    S = h.index("Warp Stall Sampling (All Samples)"); E = h.index("Instructions Executed")
-    body = [r for r in rows[a + 2:b] if len(r) == len(h)]
-    num = lambda x: float(x.replace(",", "") or 0) if x.replace(",", "").replace(".", "").isdigit() else 0.0
-    ts = sum(num(r[S]) for r in body) or 1; te = sum(num(r[E]) for r in body)
-    out.write("== %s: %d rows, %d samples, %d warp instructions executed\n" % (rows[a][1][:80], len(body), ts, te))
-    for k, r in sorted(enumerate(body), key=lambda t: -num(t[1][S]))[:60]:
-        out.write("%5d %6.1f%% %10d  %s | %s\n" % (k, 100 * num(r[S]) / ts, num(r[E]), r[0][-40:], r[1].strip()[:110]))
-' | $CAP > "$OUT/source_$view.txt"
-      done
+      # the source page is megabytes per launch: tests/gpu/ncu_source_summary.py keeps each launch's busiest basic
+      # blocks and stall sites (source.txt) and the whole listing of the two largest launches (sass_*.txt)
+      timeout 100 "$NCU" -i "$OUT/prof.ncu-rep" --page source --csv --print-source sass 2>/dev/null |
+        python3 tests/gpu/ncu_source_summary.py --full "$OUT" | $CAP > "$OUT/source.txt"
       timeout 100 "$NCU" -i "$OUT/prof.ncu-rep" --print-details all 2>&1 | $CAP >> "$OUT/profile.txt"
       rm -f "$OUT/prof.ncu-rep"
     fi
-    summary+=("profile: exit ${PIPESTATUS[0]}; $(grep -cE '^  Ocean' "$OUT/profile.txt") kernel launches in profile.txt") ;;
+    summary+=("profile: exit $rc; $(grep -cE '^  (void )?Ocean\w*(<[0-9]+>)?\(' "$OUT/profile.txt") kernel launches in profile.txt") ;;
   *) summary+=("$s: unknown stage") ;;
   esac
 done
