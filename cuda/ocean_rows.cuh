@@ -56,7 +56,7 @@ __device__ __forceinline__ void OceanGroupForProductsAt(const OceanDevCSR &A, co
       const int src = __ffs(longs) - 1;
       longs &= longs - 1;
       const int64_t  lb = __shfl_sync(0xffffffffu, bs, src), le = __shfl_sync(0xffffffffu, e, src);
-      const double   la = __shfl_sync(0xffffffffu, av, src);
+      const double   la  = __shfl_sync(0xffffffffu, av, src);
       const int64_t  lt  = c + src / g;
       const int32_t *bc  = B.colidx + lb;
       const double  *bv  = numeric ? B.values + lb : NULL;

@@ -96,8 +96,9 @@ extern "C" OceanError OceanCudaSketchEstimate(OceanDevCSR A, const uint8_t *d_sk
   if (registers < 8 || registers > OCEAN_HLL_MAX_REGISTERS || (registers & (registers - 1)))
     return OceanSetError(OCEAN_ERR_ARG, "sketch estimate: %d registers, a power of two from 8 to %d expected",
                          registers, OCEAN_HLL_MAX_REGISTERS);
-  OCEAN_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-    &per_sm, OceanKernelSketchEstimate, 32 * OCEAN_ESTIMATE_WARPS, (size_t)OCEAN_ESTIMATE_WARPS * 32 * (size_t)registers));
+  OCEAN_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, OceanKernelSketchEstimate,
+                                                               32 * OCEAN_ESTIMATE_WARPS,
+                                                               (size_t)OCEAN_ESTIMATE_WARPS * 32 * (size_t)registers));
   warps = (int64_t)(sms > 0 ? sms : 1) * (per_sm > 0 ? per_sm : 1) * OCEAN_ESTIMATE_WARPS;
   /* the fewest rows per warp (a power of two up to 32) that let every warp be resident at once: a lane's solve is a
      long serial chain, so each further round of warps costs a whole solve more (H200, teko_nsjac's 15,444 rows: a
