@@ -705,6 +705,79 @@ static int CaseAB(GenCSR *A, GenCSR *B, int workflow, int registers, double coef
   return r;
 }
 
+/* Rows of N0 run as warp teams: pairs of operands whose rows of C, by the CPU backend's decisions, take N0 with each
+   way a warp team writes its row (a rank count of 2 or 4 entries a lane, the bitonic sort above 128 entries) and
+   N0's dense accumulator.  Pairs 0, 2, 3: random A (k entries a row) times random B (p a row over ncols columns);
+   pair 1: banded A (10 consecutive columns) times B whose rows draw 8 of 48 columns 100 apart, the same 48 for 100
+   consecutive rows, so a row of C has 80 products and about 40 entries spread over 4,800 columns (a hash row). */
+static void PairN0(int which, GenCSR *A, GenCSR *B)
+{
+  static const int     k[4] = {10, 10, 20, 10}, p[4] = {8, 8, 10, 10};
+  static const int64_t ncols[4] = {100000, 250000, 100000, 400};
+  const uint64_t       id       = 70 + (uint64_t)which;
+  if (which != 1) {
+    GenRandomRows(A, 3000, 5000, k[which], 0, id, id);
+    GenRandomRows(B, 5000, ncols[which], p[which], 0, id + 10, id + 10);
+    return;
+  }
+  memset(A, 0, sizeof(*A));
+  memset(B, 0, sizeof(*B));
+  GenAlloc(A, 3000, 5000, 3000 * (int64_t)k[1], id);
+  for (int64_t i = 0; i < 3000; i++) {
+    A->rowptr[i + 1] = A->rowptr[i] + k[1];
+    for (int t = 0; t < k[1]; t++) A->colidx[A->rowptr[i] + t] = (int32_t)(i % (5000 - k[1] + 1) + t);
+  }
+  GenAlloc(B, 5000, ncols[1], 5000 * (int64_t)p[1], id + 10);
+  GenRandSeed(id + 10);
+  for (int64_t j = 0; j < 5000; j++) {
+    int32_t *c       = B->colidx + j * p[1];
+    int      n       = 0;
+    B->rowptr[j + 1] = B->rowptr[j] + p[1];
+    while (n < p[1]) { /* p distinct of the 48 */
+      const int32_t col = (int32_t)(j / 100 * 5000 + 100 * (int64_t)(GenRand64() % 48));
+      int           dup = 0;
+      for (int t = 0; t < n; t++) dup |= c[t] == col;
+      if (!dup) c[n++] = col;
+    }
+    GenSortUnique(c, p[1]);
+  }
+  GenFillValues(A, GEN_VALUES_STREAM, id);
+  GenFillValues(B, GEN_VALUES_STREAM, id + 10);
+}
+
+static int CaseN0Teams(int workflow, int registers, double coef)
+{
+  int64_t ways[4] = {0, 0, 0, 0}; /* N0 hash rows of 33-64, 65-128 and over 128 entries; N0 dense rows */
+  for (int w = 0; w < 4; w++) {
+    GenCSR              A, B;
+    OceanOptions        o;
+    OceanProduct        pc;
+    OceanCSR            a, b;
+    const OceanRowInfo *ri;
+    int64_t             n;
+    PairN0(w, &A, &B);
+    Options(&o, workflow, registers, coef);
+    CALL(OceanContextSetOptions(cpu, &o));
+    a = GenView(&A);
+    b = GenView(&B);
+    CALL(OceanProductCreate(cpu, OCEAN_PRODUCT_AB, &pc));
+    CALL(OceanProductSymbolic(pc, &a, &b));
+    CALL(OceanProductGetRowInfo(pc, 0, &ri, &n));
+    for (int64_t i = 0; i < n; i++) {
+      if (ri[i].bin != OCEAN_BIN_N0) continue;
+      if (ri[i].accumulator == OCEAN_ACC_DENSE) ways[3]++;
+      else if (ri[i].accumulator == OCEAN_ACC_HASH && ri[i].nnz > 32)
+        ways[ri[i].nnz <= 64 ? 0 : ri[i].nnz <= 128 ? 1 : 2]++;
+    }
+    OceanProductDestroy(&pc);
+    if (CaseAB(&A, &B, workflow, registers, coef, 0, 1)) return 1;
+  }
+  CHECK(ways[0] && ways[1] && ways[2] && ways[3],
+        "N0 rows: hash with 33-64 entries %lld, 65-128 %lld, over 128 %lld; dense %lld (each expected)",
+        (long long)ways[0], (long long)ways[1], (long long)ways[2], (long long)ways[3]);
+  return 0;
+}
+
 /* D = A with the rows i % every == first replaced by full rows (every column, random values); A is freed. */
 static void MatFullRows(GenCSR *A, int64_t every, int64_t first, uint64_t id, GenCSR *D)
 {
@@ -1468,6 +1541,9 @@ int main(int argc, char **argv)
     GenRandomRows(&B, 600, 600, 4, 0, 25, 25);
     CASE("AB dense row", CaseAB(&D, &B, -1, 0, 0, 0, 1));
   }
+  CASE("AB N0 warp teams (hash 33-272 entries, dense), auto", CaseN0Teams(-1, 0, 0));
+  CASE("AB N0 warp teams, forced exact", CaseN0Teams(OCEAN_WORKFLOW_EXACT, 0, 0));
+  CASE("AB N0 warp teams, forced estimate", CaseN0Teams(OCEAN_WORKFLOW_ESTIMATE, 32, 2.0));
   CASE("AB LONG rows, dense in global memory, estimate overflow",
        CaseLong(30000, OCEAN_ACC_GLOBAL_DENSE, OCEAN_WORKFLOW_ESTIMATE, 64, 0.7, 1, 62));
   CASE("AB LONG rows, dense in global memory, forced exact",
