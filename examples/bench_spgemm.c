@@ -1399,6 +1399,15 @@ static void table_set(Table *t, int row, int col, const char *fmt, ...)
   va_end(ap);
 }
 
+/* A table of nrows rows below its header row head[0, ncols); free its cells with free(t.cell). */
+static Table table_create(const char *const *head, int ncols, int nrows)
+{
+  Table t = {nrows + 1, ncols, NULL};
+  t.cell  = GenMalloc((size_t)(nrows + 1) * sizeof(*t.cell));
+  for (int j = 0; j < ncols; j++) table_set(&t, 0, j, "%s", head[j]);
+  return t;
+}
+
 static void table_print(const Table *t)
 {
   int w[TAB_COLS] = {0};
@@ -1481,10 +1490,7 @@ static void print_summary(const Summary *sums, int n)
                                "ratio",
                                "reuse ocean ms",
                                "reuse cuSPARSE ms"};
-  const int          ncol   = (int)(sizeof(head) / sizeof(head[0]));
-  Table              t      = {n + 1, ncol, NULL};
-  t.cell                    = GenMalloc((size_t)(n + 1) * sizeof(*t.cell));
-  for (int j = 0; j < ncol; j++) table_set(&t, 0, j, "%s", head[j]);
+  Table              t      = table_create(head, (int)(sizeof(head) / sizeof(head[0])), n);
   for (int i = 0; i < n; i++) summary_row(&t, i + 1, &sums[i]);
   printf("\nSummary (ms: median end-to-end; GFLOPS = 2 * products / time; ratio = cuSPARSE best / ocean;\n"
          "peak MB: device memory beyond the inputs; fail(X): CUSPARSE_STATUS_X or a CUDA error)\n");
@@ -1513,11 +1519,8 @@ static void print_ocean_phase_summary(const Summary *sums, int n)
                                "first numeric-only ms",
                                "second (map) ms",
                                "map MB"};
-  const int          ncol   = (int)(sizeof(head) / sizeof(head[0]));
-  Table              t      = {n + 1, ncol, NULL};
+  Table              t      = table_create(head, (int)(sizeof(head) / sizeof(head[0])), n);
   int                rows   = 1;
-  t.cell                    = GenMalloc((size_t)(n + 1) * sizeof(*t.cell));
-  for (int j = 0; j < ncol; j++) table_set(&t, 0, j, "%s", head[j]);
   for (int i = 0; i < n; i++) {
     const Summary     *s  = &sums[i];
     const OceanStats  *st = &s->ostats;
@@ -1562,11 +1565,9 @@ static void print_ocean_phase_summary(const Summary *sums, int n)
 
 static void print_list(const Summary *sums, int n)
 {
-  Table t            = {n + 1, 10, NULL};
-  t.cell             = GenMalloc((size_t)(n + 1) * sizeof(*t.cell));
   const char *head[] = {"name",    "rows",     "cols",   "nnz(A)",          "nnz/row",
                         "max row", "products", "nnz(C)", "products/nnz(C)", "gen+host s"};
-  for (int j = 0; j < 10; j++) table_set(&t, 0, j, "%s", head[j]);
+  Table       t      = table_create(head, (int)(sizeof(head) / sizeof(head[0])), n);
   for (int i = 0; i < n; i++) {
     const Summary *s = &sums[i];
     table_set(&t, i + 1, 0, "%s", s->name);

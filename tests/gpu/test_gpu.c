@@ -705,6 +705,18 @@ static int CaseAB(GenCSR *A, GenCSR *B, int workflow, int registers, double coef
   return r;
 }
 
+/* The CPU backend's per-row decisions for A*B under the options (the GPU's must equal them): *p to destroy. */
+static int CpuRoutes(const OceanOptions *o, const GenCSR *A, const GenCSR *B, OceanProduct *p,
+                     const OceanRowInfo **rows, int64_t *nrows)
+{
+  const OceanCSR a = GenView(A), b = GenView(B);
+  CALL(OceanContextSetOptions(cpu, o));
+  CALL(OceanProductCreate(cpu, OCEAN_PRODUCT_AB, p));
+  CALL(OceanProductSymbolic(*p, &a, &b));
+  CALL(OceanProductGetRowInfo(*p, 0, rows, nrows));
+  return 0;
+}
+
 /* Rows of N0 run as warp teams: pairs of operands whose rows of C, by the CPU backend's decisions, take N0 with each
    way a warp team writes its row (a rank count of 2 or 4 entries a lane, the bitonic sort above 128 entries) and
    N0's dense accumulator.  Pairs 0, 2, 3: random A (k entries a row) times random B (p a row over ncols columns);
@@ -752,17 +764,11 @@ static int CaseN0Teams(int workflow, int registers, double coef)
     GenCSR              A, B;
     OceanOptions        o;
     OceanProduct        pc;
-    OceanCSR            a, b;
     const OceanRowInfo *ri;
     int64_t             n;
     PairN0(w, &A, &B);
     Options(&o, workflow, registers, coef);
-    CALL(OceanContextSetOptions(cpu, &o));
-    a = GenView(&A);
-    b = GenView(&B);
-    CALL(OceanProductCreate(cpu, OCEAN_PRODUCT_AB, &pc));
-    CALL(OceanProductSymbolic(pc, &a, &b));
-    CALL(OceanProductGetRowInfo(pc, 0, &ri, &n));
+    if (CpuRoutes(&o, &A, &B, &pc, &ri, &n)) return 1;
     for (int64_t i = 0; i < n; i++) {
       if (ri[i].bin != OCEAN_BIN_N0) continue;
       if (ri[i].accumulator == OCEAN_ACC_DENSE) ways[3]++;
@@ -808,7 +814,6 @@ static int CaseLong(int64_t ncols, OceanAccumulator acc, int workflow, int regis
   GenCSR              A, B, D;
   OceanOptions        o;
   OceanProduct        p;
-  OceanCSR            a, b;
   const OceanRowInfo *rows;
   int64_t             nrows, i, nacc = 0;
 
@@ -817,12 +822,7 @@ static int CaseLong(int64_t ncols, OceanAccumulator acc, int workflow, int regis
   GenRandomRows(&B, 2000, ncols, 5, 0, seed + 1, seed + 1);
   case_heavy = OCEAN_HEAVY_OFF; /* the full rows' 10,000 products would make them heavy */
   Options(&o, workflow, registers, coef);
-  CALL(OceanContextSetOptions(cpu, &o));
-  a = GenView(&D);
-  b = GenView(&B);
-  CALL(OceanProductCreate(cpu, OCEAN_PRODUCT_AB, &p));
-  CALL(OceanProductSymbolic(p, &a, &b));
-  CALL(OceanProductGetRowInfo(p, 0, &rows, &nrows));
+  if (CpuRoutes(&o, &D, &B, &p, &rows, &nrows)) return 1;
   for (i = 0; i < nrows; i++) nacc += rows[i].bin == OCEAN_BIN_LONG && rows[i].accumulator == acc;
   OceanProductDestroy(&p);
   if (nacc != 4) {
