@@ -27,7 +27,7 @@ template <int LANES>
 __global__ void OceanKernelRowRange(OceanDevCSR B, int32_t *first, int32_t *last, unsigned long long *totals)
 {
   const int lane = LANES == 1 ? 0 : threadIdx.x & 31;
-  if (blockIdx.x == 0 && threadIdx.x < 2) totals[threadIdx.x] = 0;
+  if (blockIdx.x == 0 && threadIdx.x < 3) totals[threadIdx.x] = 0;
   OCEAN_GRID_STRIDE(g, B.nrows * LANES)
   {
     const int64_t k  = g / LANES;
@@ -44,36 +44,39 @@ __global__ void OceanKernelRowRange(OceanDevCSR B, int32_t *first, int32_t *last
   }
 }
 
-/* Adds the block's (products, bounds) into totals[0..1]: a shuffle sum per warp, then one atomic per block (exact
-   integer sums, so the totals do not depend on the order).  Every thread of the block calls it. */
-__device__ static inline void OceanBlockAddTotals(unsigned long long q, unsigned long long ub,
+/* Adds the block's (products, bounds, rows with products) into totals[0..2]: a shuffle sum per warp, then one atomic
+   per block (exact integer sums, so the totals do not depend on the order).  Every thread of the block calls it. */
+__device__ static inline void OceanBlockAddTotals(unsigned long long q, unsigned long long ub, unsigned long long nq,
                                                   unsigned long long *totals)
 {
-  __shared__ unsigned long long part[2][OCEAN_THREADS / 32];
+  __shared__ unsigned long long part[3][OCEAN_THREADS / 32];
   for (int o = 16; o; o >>= 1) {
     q += __shfl_xor_sync(OCEAN_FULL_MASK, q, o);
     ub += __shfl_xor_sync(OCEAN_FULL_MASK, ub, o);
+    nq += __shfl_xor_sync(OCEAN_FULL_MASK, nq, o);
   }
   if ((threadIdx.x & 31) == 0) {
     part[0][threadIdx.x / 32] = q;
     part[1][threadIdx.x / 32] = ub;
+    part[2][threadIdx.x / 32] = nq;
   }
   __syncthreads();
-  if (threadIdx.x < 2) {
+  if (threadIdx.x < 3) {
     unsigned long long sum = 0;
     for (int w = 0; w < (int)blockDim.x / 32; w++) sum += part[threadIdx.x][w];
     if (sum) atomicAdd(&totals[threadIdx.x], sum);
   }
 }
 
-/* products, span, first column and upper bound of every row of A*B, and their totals added into totals[0..1]
-   (zeroed by OceanKernelRowRange); LANES threads per row (1 or 32), blocks of OCEAN_THREADS */
+/* products, span, first column and upper bound of every row of A*B, and the totals of products, bounds and rows with
+   products added into totals[0..2] (zeroed by OceanKernelRowRange); LANES threads per row (1 or 32), blocks of
+   OCEAN_THREADS */
 template <int LANES>
 __global__ void OceanKernelRowShapes(OceanDevCSR A, OceanDevCSR B, const int32_t *first, const int32_t *last,
                                      OceanRowShape *shapes, uint8_t *nonempty, unsigned long long *totals)
 {
   const int          lane  = LANES == 1 ? 0 : threadIdx.x & 31;
-  unsigned long long q_sum = 0, ub_sum = 0;
+  unsigned long long q_sum = 0, ub_sum = 0, nq_sum = 0;
   OCEAN_GRID_STRIDE(g, A.nrows * LANES)
   {
     const int64_t i  = g / LANES;
@@ -100,10 +103,11 @@ __global__ void OceanKernelRowShapes(OceanDevCSR A, OceanDevCSR B, const int32_t
       shapes[i]  = r;
       q_sum += (unsigned long long)q;
       ub_sum += (unsigned long long)r.ub;
+      nq_sum += q > 0;
       if (nonempty) nonempty[i] = (uint8_t)(q > 0);
     }
   }
-  OceanBlockAddTotals(q_sum, ub_sum, totals);
+  OceanBlockAddTotals(q_sum, ub_sum, nq_sum, totals);
 }
 
 /* A kernel over the rows of M with LANES threads per row: 32 when its rows average a warp's worth of entries. */
@@ -115,25 +119,26 @@ __global__ void OceanKernelRowShapes(OceanDevCSR A, OceanDevCSR B, const int32_t
 
 extern "C" OceanError OceanCudaAnalyzeRows(OceanCudaDevice dev, OceanDevCSR A, int64_t nnz_a, OceanDevCSR B,
                                            int64_t nnz_b, OceanRowShape *d_shapes, uint8_t *d_nonempty,
-                                           int64_t *products, int64_t *bound_total)
+                                           int64_t *products, int64_t *bound_total, int64_t *nonempty_rows)
 {
   int32_t            *first = NULL, *last = NULL;
-  unsigned long long *totals = NULL, h[2];
+  unsigned long long *totals = NULL, h[3];
   OceanError          err;
 
-  *products = *bound_total = 0;
+  *products = *bound_total = *nonempty_rows = 0;
   if (A.nrows == 0) return OCEAN_SUCCESS;
   if ((err = OceanCudaAlloc(dev, (size_t)OceanMax64(B.nrows, 1) * sizeof(int32_t), (void **)&first)) ||
       (err = OceanCudaAlloc(dev, (size_t)OceanMax64(B.nrows, 1) * sizeof(int32_t), (void **)&last)) ||
-      (err = OceanCudaAlloc(dev, 2 * sizeof(unsigned long long), (void **)&totals)))
+      (err = OceanCudaAlloc(dev, sizeof(h), (void **)&totals)))
     goto done;
   /* two launches and one readback: the launches, not the work, are a small product's cost */
   OCEAN_LAUNCH_PER_ROW(OceanKernelRowRange, B.nrows, nnz_b, B, first, last, totals);
   OCEAN_LAUNCH_PER_ROW(OceanKernelRowShapes, A.nrows, nnz_a, A, B, first, last, d_shapes, d_nonempty, totals);
   if ((err = OceanCudaCheck(cudaGetLastError(), "analysis kernels: launch"))) goto done;
   if ((err = OceanCudaReadback(dev, h, totals, sizeof(h)))) goto done;
-  *products    = (int64_t)h[0];
-  *bound_total = (int64_t)h[1];
+  *products      = (int64_t)h[0];
+  *bound_total   = (int64_t)h[1];
+  *nonempty_rows = (int64_t)h[2];
 done:
   OceanCudaFree(dev, first);
   OceanCudaFree(dev, last);
@@ -173,6 +178,69 @@ extern "C" OceanError OceanCudaSampleValues(const int64_t *d_sample, int64_t ns,
   if (ns == 0) return OCEAN_SUCCESS;
   OceanKernelSampleValues<<<OceanGrid(ns, OCEAN_THREADS), OCEAN_THREADS>>>(d_sample, ns, d_shapes, d_counts, d_out);
   OCEAN_CUDA_LAUNCHED("sample values");
+  return OCEAN_SUCCESS;
+}
+
+/* The sample's exact counts without routing them (a small product's analysis is its launches and waits, not its
+   work): a block per sampled row inserts the row's columns into a shared hash table (OceanHashSlot, linear probing)
+   of twice the row's upper bound; a column is counted by the thread whose compare-and-swap inserts it.  A row whose
+   bound passes OCEAN_SAMPLE_SLOTS / 2 gets -1 and is counted by its route instead.  out[j] = products, out[ns + j] =
+   nnz of row sample[j]. */
+#define OCEAN_SAMPLE_SLOTS   4096
+#define OCEAN_SAMPLE_THREADS 128
+
+__global__ void __launch_bounds__(OCEAN_SAMPLE_THREADS)
+  OceanKernelSampleCounts(OceanDevCSR A, OceanDevCSR B, const int64_t *sample, int64_t ns, const OceanRowShape *shapes,
+                          int64_t *out)
+{
+  __shared__ int32_t  table[OCEAN_SAMPLE_SLOTS];
+  __shared__ unsigned part[OCEAN_SAMPLE_THREADS / 32];
+  const int           lane = threadIdx.x & 31, warp = threadIdx.x / 32;
+
+  for (int64_t j = blockIdx.x; j < ns; j += gridDim.x) {
+    const int64_t       row = sample[j];
+    const OceanRowShape r   = shapes[row];
+    unsigned            cap = 32, count = 0;
+    if (2 * r.ub > OCEAN_SAMPLE_SLOTS) { /* the whole block takes this branch */
+      if (threadIdx.x == 0) {
+        out[j]      = r.products;
+        out[ns + j] = -1;
+      }
+      continue;
+    }
+    while (cap < 2 * r.ub) cap <<= 1;
+    for (unsigned t = threadIdx.x; t < cap; t += OCEAN_SAMPLE_THREADS) table[t] = -1;
+    __syncthreads();
+    for (int64_t t = A.rowptr[row] + warp; t < A.rowptr[row + 1]; t += OCEAN_SAMPLE_THREADS / 32) {
+      const int32_t k = A.colidx[t];
+      for (int64_t u = B.rowptr[k] + lane; u < B.rowptr[k + 1]; u += 32) {
+        const int32_t col = B.colidx[u];
+        for (uint32_t pos = (uint32_t)OceanHashSlot(col, cap);; pos = pos + 1 == cap ? 0 : pos + 1) {
+          const int32_t old = atomicCAS(&table[pos], -1, col);
+          if (old == -1) count++;
+          if (old == -1 || old == col) break;
+        }
+      }
+    }
+    for (int o = 16; o; o >>= 1) count += __shfl_xor_sync(OCEAN_FULL_MASK, count, o);
+    if (lane == 0) part[warp] = count;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      unsigned sum = 0;
+      for (int w = 0; w < OCEAN_SAMPLE_THREADS / 32; w++) sum += part[w];
+      out[j]      = r.products;
+      out[ns + j] = sum;
+    }
+    __syncthreads(); /* the table and part serve the block's next row */
+  }
+}
+
+extern "C" OceanError OceanCudaSampleCounts(OceanDevCSR A, OceanDevCSR B, const int64_t *d_sample, int64_t ns,
+                                            const OceanRowShape *d_shapes, int64_t *d_out)
+{
+  if (ns == 0) return OCEAN_SUCCESS;
+  OceanKernelSampleCounts<<<OceanGrid(ns, 1), OCEAN_SAMPLE_THREADS>>>(A, B, d_sample, ns, d_shapes, d_out);
+  OCEAN_CUDA_LAUNCHED("sample counts");
   return OCEAN_SUCCESS;
 }
 

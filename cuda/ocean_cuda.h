@@ -91,13 +91,18 @@ OceanError OceanCudaTimerStop(OceanCudaDevice dev, double *seconds, int sync);
 OceanError OceanCudaTimersRead(OceanCudaDevice dev);
 
 /* ---- analysis (cuda/ocean_analysis.cu): per-row shapes of A*B, d_nonempty[row] = (products > 0), the totals of
-   products and of the per-row upper bounds (one readback).  nnz_a, nnz_b: the operands' nonzeros (long rows get a
-   warp each). */
+   products, of the per-row upper bounds and of the rows with products (one readback).  nnz_a, nnz_b: the operands'
+   nonzeros (long rows get a warp each). */
 OceanError OceanCudaAnalyzeRows(OceanCudaDevice dev, OceanDevCSR A, int64_t nnz_a, OceanDevCSR B, int64_t nnz_b,
-                                OceanRowShape *d_shapes, uint8_t *d_nonempty, int64_t *products, int64_t *bound_total);
+                                OceanRowShape *d_shapes, uint8_t *d_nonempty, int64_t *products, int64_t *bound_total,
+                                int64_t *nonempty_rows);
 /* The CR sample (OceanAnalysisSampleSelect's rows): d_sample[j] = d_nonempty_rows[OceanSampleIndex(j, nq, ns)],
    j < ns, where d_nonempty_rows lists the nq rows with products in order. */
 OceanError OceanCudaSampleRows(const int64_t *d_nonempty_rows, int64_t nq, int64_t ns, int64_t *d_sample);
+/* d_out[j] = products of row d_sample[j], d_out[ns + j] = its exact nnz, or -1 for a row whose upper bound is too
+   large for the kernel's shared table (count it with the accumulators, then OceanCudaSampleValues). */
+OceanError OceanCudaSampleCounts(OceanDevCSR A, OceanDevCSR B, const int64_t *d_sample, int64_t ns,
+                                 const OceanRowShape *d_shapes, int64_t *d_out);
 /* d_out[j] = products of row d_sample[j], d_out[ns + j] = d_counts[d_sample[j]] (j < ns). */
 OceanError OceanCudaSampleValues(const int64_t *d_sample, int64_t ns, const OceanRowShape *d_shapes,
                                  const int64_t *d_counts, int64_t *d_out);
@@ -258,7 +263,8 @@ OceanError OceanCudaScanCounts(OceanCudaDevice dev, const int64_t *d_list, int64
 /* d_out[0..n]: exclusive sum of the routes' slots (rows 0..n-1); *total = d_out[n] (total NULL: not read back). */
 OceanError OceanCudaScanSlots(OceanCudaDevice dev, const OceanRoute *d_routes, int64_t n, int64_t *d_out,
                               int64_t *total);
-/* The listed rows (d_list NULL: 0..n-1) whose flag is set, in order, into d_out; *nout of them. */
+/* The listed rows (d_list NULL: 0..n-1) whose flag is set, in order, into d_out; *nout of them (nout NULL: not read
+   back, for a caller that knows the number). */
 OceanError OceanCudaSelectFlagged(OceanCudaDevice dev, const int64_t *d_list, int64_t n, const uint8_t *d_flags,
                                   int64_t *d_out, int64_t *nout);
 /* d_dst[j] = d_src[j] - d_src[0] for j < n: a range of rows' offsets into a buffer of their own entries */

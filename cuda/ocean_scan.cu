@@ -104,7 +104,7 @@ extern "C" OceanError OceanCudaSelectFlagged(OceanCudaDevice dev, const int64_t 
   size_t     bytes = 0;
   OceanError err;
 
-  *nout = 0;
+  if (nout) *nout = 0;
   if (n == 0) return OCEAN_SUCCESS;
   if ((err = OceanCudaAlloc(dev, (size_t)n * sizeof(int64_t), (void **)&rows)) ||
       (err = OceanCudaAlloc(dev, (size_t)n, (void **)&lf)) ||
@@ -116,7 +116,7 @@ extern "C" OceanError OceanCudaSelectFlagged(OceanCudaDevice dev, const int64_t 
       (err =
          OceanCudaCheck(cub::DeviceSelect::Flagged(temp.ptr, bytes, rows, lf, d_out, dn, n), "select flagged rows")))
     goto done;
-  err = OceanCudaReadback(dev, nout, dn, sizeof(int64_t));
+  if (nout) err = OceanCudaReadback(dev, nout, dn, sizeof(int64_t));
 done:
   OceanCudaFree(dev, rows);
   OceanCudaFree(dev, lf);

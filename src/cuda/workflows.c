@@ -107,9 +107,11 @@ static OceanError OceanCudaCheckSample(OceanContext ctx, OceanStage *st, const i
 }
 
 /*
-  The analysis on the device: shapes (kept in d->shapes; copied to st->an.rows only with record_rows), the total of
-  products (CUB sum), the rows with products (CUB select: their number nq), the sample (OceanSampleIndex over them),
-  its exact counts (symbolic accumulators), and to the host only the sample's ns (products, nnz) pairs.
+  The analysis on the device: shapes (kept in d->shapes; copied to st->an.rows only with record_rows), the totals of
+  products, bounds and rows with products (one readback), the rows with products listed (CUB select), the sample
+  (OceanSampleIndex over them), its exact counts (a shared hash table a row, OceanCudaSampleCounts), and to the host
+  only the sample's ns (products, nnz) pairs: two waits.  Sampled rows too large for that kernel's table are counted by
+  their routes (symbolic accumulators, p = ub), a third wait.
 */
 OceanError OceanCudaAnalyze(OceanContext ctx, OceanStage *st, OceanCudaStage *d, const OceanCudaRouteParams *rp,
                             OceanDevCSR A, OceanDevCSR B, OceanCudaScratch *s)
@@ -117,8 +119,8 @@ OceanError OceanCudaAnalyze(OceanContext ctx, OceanStage *st, OceanCudaStage *d,
   OceanCudaDevice dev    = OceanCtxDev(ctx);
   OceanAnalysis  *an     = &st->an;
   const int       record = st->set->options.record_rows;
-  int64_t         ns = 0, nq = 0, retried, *h = NULL;
-  int64_t        *d_sample = NULL, *d_vals = NULL;
+  int64_t         ns = 0, nq = 0, nlarge = 0, j, *h = NULL, *h_large = NULL, *large = NULL;
+  int64_t        *d_sample = NULL, *d_vals = NULL, *d_large = NULL;
   OceanError      err;
 
   OceanFree(an->rows);
@@ -127,31 +129,55 @@ OceanError OceanCudaAnalyze(OceanContext ctx, OceanStage *st, OceanCudaStage *d,
   OceanCall(OceanDevAlloc(ctx, A.nrows, &d->shapes));
   /* s->cflags: the rows with products (the symbolic counts below reuse it as their overflow flags) */
   OceanCall(
-    OceanCudaAnalyzeRows(dev, A, d->nnz[0], B, d->nnz[1], d->shapes, s->cflags, &an->products, &an->bound_total));
+    OceanCudaAnalyzeRows(dev, A, d->nnz[0], B, d->nnz[1], d->shapes, s->cflags, &an->products, &an->bound_total, &nq));
   OceanAnalysisFinishRows(an, d->nnz[0]);
   if (record) {
     OceanCall(OceanMalloc(A.nrows, &an->rows, "analysis: rows"));
     OceanCall(OceanCudaDownload(an->rows, d->shapes, (size_t)A.nrows * sizeof(OceanRowShape)));
   }
   if (A.nrows == 0 || !OceanAnalysisNeedsSample(&st->set->options, an)) return OCEAN_SUCCESS;
-  OceanCall(OceanCudaSelectFlagged(dev, NULL, A.nrows, s->cflags, s->list, &nq));
   ns = OceanAnalysisSampleSize(&st->set->options, A.nrows, nq);
   if (ns == 0) return OCEAN_SUCCESS;
+  if ((err = OceanCudaSelectFlagged(dev, NULL, A.nrows, s->cflags, s->list, NULL))) goto done;
   if ((err = OceanDevAlloc(ctx, ns, &d_sample)) || (err = OceanDevAlloc(ctx, 2 * ns, &d_vals)) ||
       (err = OceanMalloc(2 * ns, &h, "analysis: sampled products and counts")))
     goto done;
   if ((err = OceanCudaSampleRows(s->list, nq, ns, d_sample))) goto done;
-  /* p = ub always fits, so this never retries */
-  if ((err = OceanCudaPredictRows(OCEAN_CUDA_PREDICT_UB, d_sample, ns, d->shapes, NULL, NULL, 0.0, s->p))) goto done;
-  if ((err = OceanCudaCountRows(ctx, rp, A, B, s, d->shapes, d_sample, ns, &retried))) goto done;
-  if ((err = OceanCudaSampleValues(d_sample, ns, d->shapes, s->counts, d_vals))) goto done;
+  if ((err = OceanCudaSampleCounts(A, B, d_sample, ns, d->shapes, d_vals))) goto done;
   if ((err = OceanCudaReadback(dev, h, d_vals, (size_t)(2 * ns) * sizeof(int64_t)))) goto done;
+  for (j = 0; j < ns; j++) nlarge += h[ns + j] < 0;
+  if (nlarge) { /* rows the kernel's table does not hold: by their routes, p = ub (always fits, so never a retry) */
+    int64_t retried, k = 0, *rows = NULL;
+    if ((err = OceanMalloc(ns, &rows, "analysis: sampled rows")) ||
+        (err = OceanMalloc(nlarge, &large, "analysis: large sampled rows")) ||
+        (err = OceanMalloc(2 * nlarge, &h_large, "analysis: large sampled rows' counts")) ||
+        (err = OceanCudaReadback(dev, rows, d_sample, (size_t)ns * sizeof(int64_t)))) {
+      OceanFree(rows);
+      goto done;
+    }
+    for (j = 0; j < ns; j++)
+      if (h[ns + j] < 0) large[k++] = rows[j];
+    OceanFree(rows);
+    if ((err = OceanDevAlloc(ctx, nlarge, &d_large)) ||
+        (err = OceanCudaUpload(d_large, large, (size_t)nlarge * sizeof(int64_t))))
+      goto done;
+    if ((err = OceanCudaPredictRows(OCEAN_CUDA_PREDICT_UB, d_large, nlarge, d->shapes, NULL, NULL, 0.0, s->p)))
+      goto done;
+    if ((err = OceanCudaCountRows(ctx, rp, A, B, s, d->shapes, d_large, nlarge, &retried))) goto done;
+    if ((err = OceanCudaSampleValues(d_large, nlarge, d->shapes, s->counts, d_vals))) goto done;
+    if ((err = OceanCudaReadback(dev, h_large, d_vals, (size_t)(2 * nlarge) * sizeof(int64_t)))) goto done;
+    for (j = 0, k = 0; j < ns; j++)
+      if (h[ns + j] < 0) h[ns + j] = h_large[nlarge + k++];
+  }
   if (record && (err = OceanCudaCheckSample(ctx, st, d_sample, h, ns))) goto done;
   OceanAnalysisSampleFinish(an, h, h + ns, ns);
 done:
   OceanDevFree(ctx, d_sample);
   OceanDevFree(ctx, d_vals);
+  OceanDevFree(ctx, d_large);
   OceanFree(h);
+  OceanFree(h_large);
+  OceanFree(large);
   return err;
 }
 
