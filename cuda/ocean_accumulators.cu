@@ -94,9 +94,16 @@ __device__ void OceanTeamHashRow(const OceanTeam &tm, const OceanRowArgs &a, int
       if (values) hv[j] = 0.0;
     }
   tm.sync();
-  OceanTeamForProducts(tm, a, i, values, [&](int32_t col, double v) {
-    if (!((volatile int *)&st->over)[0]) OceanHashInsert(keys, hv, cap, slot, col, v, values, st);
-  });
+  if (values && shared_table && tm.size == 32) /* a warp team: the adds in turns, no fp64 shared atomics */
+    OceanWarpPhasedProducts(a.A, a.B, a.A.rowptr[i], a.A.rowptr[i + 1],
+                            OceanLanesPerEntry(a.shapes[i].products, a.A.rowptr[i + 1] - a.A.rowptr[i]), hv,
+                            [&](int32_t col) -> int64_t {
+                              return ((volatile int *)&st->over)[0] ? -1 : OceanHashFind(keys, cap, slot, col, st);
+                            });
+  else
+    OceanTeamForProducts(tm, a, i, values, [&](int32_t col, double v) {
+      if (!((volatile int *)&st->over)[0]) OceanHashInsert(keys, hv, cap, slot, col, v, values, st);
+    });
   tm.sync();
   if (!values || st->over) return;
   const int64_t off = a.offsets[i];

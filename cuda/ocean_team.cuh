@@ -91,10 +91,11 @@ static __device__ int64_t OceanTeamCompactTable(const OceanTeam &tm, int32_t *ke
   return base;
 }
 
-/* One insertion into a hash table (shared or global memory, keys -1 when free): a new column past the slot sets over.
-   Table positions are 32-bit: a row's table has fewer than 2^32 slots. */
-__device__ __forceinline__ void OceanHashInsert(int32_t *keys, double *hv, int64_t cap64, int64_t slot, int32_t col,
-                                                double v, bool numeric, OceanRowState *st)
+/* A column's place in a hash table (shared or global memory, keys -1 when free), inserting it when new; -1 when a new
+   column passes the row's slot (over set) or the row has already overflowed.  Table positions are 32-bit: a row's
+   table has fewer than 2^32 slots. */
+__device__ __forceinline__ int64_t OceanHashFind(int32_t *keys, int64_t cap64, int64_t slot, int32_t col,
+                                                 OceanRowState *st)
 {
   const uint32_t cap = (uint32_t)cap64;
   uint32_t       pos = (uint32_t)OceanHashSlot(col, cap64);
@@ -105,18 +106,23 @@ __device__ __forceinline__ void OceanHashInsert(int32_t *keys, double *hv, int64
       if (k == -1) {
         if (atomicAdd(&st->count, 1u) >= (unsigned long long)slot) {
           atomicExch(&st->over, 1);
-          return;
+          return -1;
         }
-        k = col;
+        return pos;
       }
     }
-    if (k == col) {
-      if (numeric) atomicAdd(&hv[pos], v);
-      return;
-    }
-    if (((volatile int *)&st->over)[0]) return;
+    if (k == col) return pos;
+    if (((volatile int *)&st->over)[0]) return -1;
     pos = pos + 1 == cap ? 0 : pos + 1;
   }
+}
+
+/* One insertion into a hash table, its value added atomically (numeric). */
+__device__ __forceinline__ void OceanHashInsert(int32_t *keys, double *hv, int64_t cap64, int64_t slot, int32_t col,
+                                                double v, bool numeric, OceanRowState *st)
+{
+  const int64_t pos = OceanHashFind(keys, cap64, slot, col, st);
+  if (numeric && pos >= 0) atomicAdd(&hv[pos], v);
 }
 
 #endif
