@@ -267,34 +267,41 @@ __global__ void OceanKernelCountRoutes(const OceanRoute *routes, int64_t n, unsi
 }
 
 extern "C" OceanError OceanCudaCountRoutes(OceanCudaDevice dev, const OceanRoute *const *d_routes, int nsets, int64_t n,
-                                           OceanCudaRouteCounts *counts)
+                                           const unsigned long long **hist)
 {
-  unsigned long long *d_hist = NULL, h[OCEAN_CUDA_ROUTE_SETS * OCEAN_HIST_SIZE];
+  unsigned long long *d_hist = NULL;
+  const size_t        bytes  = (size_t)nsets * OCEAN_HIST_SIZE * sizeof(unsigned long long);
   OceanError          err;
-  int                 b, k;
+  void               *h = NULL;
 
-  memset(counts, 0, sizeof(*counts) * (size_t)nsets);
+  *hist = NULL;
   if (nsets < 1 || nsets > OCEAN_CUDA_ROUTE_SETS)
     return OceanSetError(OCEAN_ERR_ARG, "route counts: %d sets of routes, 1 to %d allowed", nsets,
                          OCEAN_CUDA_ROUTE_SETS);
   if (n == 0) return OCEAN_SUCCESS;
-  if ((err = OceanCudaAlloc(dev, sizeof(h), (void **)&d_hist))) return err;
-  if ((err = OceanCudaCheck(cudaMemsetAsync(d_hist, 0, sizeof(h), 0), "route counts: memset"))) goto done;
+  if ((err = OceanCudaAlloc(dev, bytes, (void **)&d_hist))) return err;
+  if ((err = OceanCudaCheck(cudaMemsetAsync(d_hist, 0, bytes, 0), "route counts: memset"))) goto done;
   /* at most 4096 blocks: per-block counts of at most ~2^32 rows each would need n > 2^44 rows to wrap */
-  for (k = 0; k < nsets; k++)
+  for (int k = 0; k < nsets; k++)
     OceanKernelCountRoutes<<<OceanGrid(n, OCEAN_THREADS) < 4096 ? OceanGrid(n, OCEAN_THREADS) : 4096, OCEAN_THREADS>>>(
       d_routes[k], n, d_hist + k * OCEAN_HIST_SIZE);
   if ((err = OceanCudaCheck(cudaGetLastError(), "route counts: launch"))) goto done;
-  /* every set at once */
-  if ((err = OceanCudaReadback(dev, h, d_hist, (size_t)nsets * OCEAN_HIST_SIZE * sizeof(unsigned long long))))
-    goto done;
-  for (k = 0; k < nsets; k++) {
-    for (b = 0; b < OCEAN_NUM_BINS; b++) counts[k].bins[b] = (int64_t)h[k * OCEAN_HIST_SIZE + b];
-    for (b = 0; b < OCEAN_CUDA_NUM_ACC; b++) counts[k].acc[b] = (int64_t)h[k * OCEAN_HIST_SIZE + OCEAN_NUM_BINS + b];
-  }
+  if ((err = OceanCudaReadbackDeferred(dev, d_hist, bytes, &h))) goto done; /* every set at once */
+  *hist = (const unsigned long long *)h;
 done:
-  OceanCudaFree(dev, d_hist);
+  OceanCudaFree(dev, d_hist); /* the pool hands it out again in stream order, after the copy */
   return err;
+}
+
+extern "C" void OceanCudaRouteCountsFrom(const unsigned long long *hist, int nsets, OceanCudaRouteCounts *counts)
+{
+  memset(counts, 0, sizeof(*counts) * (size_t)nsets);
+  if (!hist) return;
+  for (int k = 0; k < nsets; k++) {
+    for (int b = 0; b < OCEAN_NUM_BINS; b++) counts[k].bins[b] = (int64_t)hist[k * OCEAN_HIST_SIZE + b];
+    for (int b = 0; b < OCEAN_CUDA_NUM_ACC; b++)
+      counts[k].acc[b] = (int64_t)hist[k * OCEAN_HIST_SIZE + OCEAN_NUM_BINS + b];
+  }
 }
 
 /* Each row's term of the estimate error (0 for rows without nonzeros) and the number of rows with nonzeros. */
@@ -316,23 +323,21 @@ __global__ void OceanKernelEstimateError(int64_t n, const OceanRowShape *shapes,
 
 extern "C" OceanError OceanCudaEstimateError(OceanCudaDevice dev, int64_t n, const OceanRowShape *d_shapes,
                                              const double *d_estimate, double coefficient, const int64_t *d_counts,
-                                             double *mean)
+                                             const OceanCudaErrorSum **sums)
 {
-  struct {
-    double             sum;
-    unsigned long long rows;
-  } h, *d_res = NULL;
-  double    *term = NULL;
-  OceanTemp  temp(dev);
-  size_t     bytes = 0;
-  OceanError err;
+  OceanCudaErrorSum *d_res = NULL;
+  double            *term  = NULL;
+  void              *h     = NULL;
+  OceanTemp          temp(dev);
+  size_t             bytes = 0;
+  OceanError         err;
 
-  *mean = 0.0;
+  *sums = NULL;
   if (n == 0) return OCEAN_SUCCESS;
-  if ((err = OceanCudaAlloc(dev, sizeof(h), (void **)&d_res)) ||
+  if ((err = OceanCudaAlloc(dev, sizeof(*d_res), (void **)&d_res)) ||
       (err = OceanCudaAlloc(dev, (size_t)n * sizeof(double), (void **)&term)))
     goto done;
-  if ((err = OceanCudaCheck(cudaMemsetAsync(d_res, 0, sizeof(h), 0), "estimate error: memset"))) goto done;
+  if ((err = OceanCudaCheck(cudaMemsetAsync(d_res, 0, sizeof(*d_res), 0), "estimate error: memset"))) goto done;
   OceanKernelEstimateError<<<OceanGrid(n, OCEAN_THREADS), OCEAN_THREADS>>>(n, d_shapes, d_estimate, coefficient,
                                                                            d_counts, term, &d_res->rows);
   if ((err = OceanCudaCheck(cudaPeekAtLastError(), "estimate error: launch"))) goto done;
@@ -340,8 +345,8 @@ extern "C" OceanError OceanCudaEstimateError(OceanCudaDevice dev, int64_t n, con
       (err = temp.get(bytes)) ||
       (err = OceanCudaCheck(cub::DeviceReduce::Sum(temp.ptr, bytes, term, &d_res->sum, n), "estimate error: sum")))
     goto done;
-  if ((err = OceanCudaReadback(dev, &h, d_res, sizeof(h)))) goto done;
-  *mean = h.rows ? h.sum / (double)h.rows : 0.0;
+  if ((err = OceanCudaReadbackDeferred(dev, d_res, sizeof(*d_res), &h))) goto done;
+  *sums = (const OceanCudaErrorSum *)h;
 done:
   OceanCudaFree(dev, d_res);
   OceanCudaFree(dev, term);

@@ -89,6 +89,11 @@ void OceanCudaTraceMark(const char *what);
 OceanError OceanCudaTimerStart(OceanCudaDevice dev);
 OceanError OceanCudaTimerStop(OceanCudaDevice dev, double *seconds, int sync);
 OceanError OceanCudaTimersRead(OceanCudaDevice dev);
+/* A readback without a wait, for results nothing needs before the next OceanCudaTimersRead (statistics): d_src's bytes
+   are copied behind the queued work into pinned memory at *host, which holds them from that OceanCudaTimersRead's
+   return until the next deferred readback after it.  At most OCEAN_CUDA_DEFERRED_BYTES between two reads. */
+#define OCEAN_CUDA_DEFERRED_BYTES 4096
+OceanError OceanCudaReadbackDeferred(OceanCudaDevice dev, const void *d_src, size_t bytes, void **host);
 
 /* ---- analysis (cuda/ocean_analysis.cu): per-row shapes of A*B, d_nonempty[row] = (products > 0), the totals of
    products, of the per-row upper bounds and of the rows with products (one readback).  nnz_a, nnz_b: the operands'
@@ -113,16 +118,24 @@ typedef struct {
   int64_t bins[OCEAN_NUM_BINS];    /* rows per OceanBin */
   int64_t acc[OCEAN_CUDA_NUM_ACC]; /* rows per OceanAccumulator */
 } OceanCudaRouteCounts;
-/* counts[k]: rows per bin and per accumulator of d_routes[k][0..n-1] (exact integer counts), for nsets
-   (1..OCEAN_CUDA_ROUTE_SETS) sets of routes with one readback. */
+/* Rows per bin and per accumulator of d_routes[k][0..n-1] (exact integer counts), for nsets (1..OCEAN_CUDA_ROUTE_SETS)
+   sets of routes, read back deferred (OceanCudaReadbackDeferred) into *hist; after the next OceanCudaTimersRead,
+   OceanCudaRouteCountsFrom makes the counts of it (hist NULL: all zero). */
 #define OCEAN_CUDA_ROUTE_SETS 2
 OceanError OceanCudaCountRoutes(OceanCudaDevice dev, const OceanRoute *const *d_routes, int nsets, int64_t n,
-                                OceanCudaRouteCounts *counts);
-/* OceanStats.estimate_mean_rel_error: the mean over rows with d_counts[row] > 0 of
-   OceanEstimateRelError(OceanPredictFromEstimate(d_estimate[row], coefficient, shape), coefficient, d_counts[row]).
-   The terms are the CPU's bitwise; their sum is a CUB tree sum (the CPU's is serial: last bits may differ). */
+                                const unsigned long long **hist);
+void       OceanCudaRouteCountsFrom(const unsigned long long *hist, int nsets, OceanCudaRouteCounts *counts);
+/* OceanStats.estimate_mean_rel_error = sum / rows (0 without rows): the mean over rows with d_counts[row] > 0 of
+   OceanEstimateRelError(OceanPredictFromEstimate(d_estimate[row], coefficient, shape), coefficient, d_counts[row]),
+   read back deferred into *sums (NULL when n is 0).  The terms are the CPU's bitwise; their sum is a CUB tree sum
+   (the CPU's is serial: last bits may differ). */
+typedef struct {
+  double             sum;
+  unsigned long long rows;
+} OceanCudaErrorSum;
 OceanError OceanCudaEstimateError(OceanCudaDevice dev, int64_t n, const OceanRowShape *d_shapes,
-                                  const double *d_estimate, double coefficient, const int64_t *d_counts, double *mean);
+                                  const double *d_estimate, double coefficient, const int64_t *d_counts,
+                                  const OceanCudaErrorSum **sums);
 
 /* ---- predictions, per row (d_list NULL: rows 0..n-1, else the listed rows; cuda/ocean_analysis.cu) */
 typedef enum {

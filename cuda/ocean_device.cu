@@ -139,9 +139,12 @@ struct _p_OceanCudaDevice {
   int              timers;                                         /* stopped timers not yet read */
   void            *pinned; /* staging buffer of OceanCudaReadback (cudaMallocHost) */
   size_t           pinned_size;
-  void            *staging[2]; /* the chunks of the staged copies (cudaMallocHost, OCEAN_STAGING_CHUNK each) */
-  cudaEvent_t      staged[2];  /* the last copy out of / into each chunk */
-  OceanCudaReclaim reclaim;    /* frees the owner's cached device memory when cudaMalloc fails (optional) */
+  unsigned char   *deferred; /* OceanCudaReadbackDeferred's copies (cudaMallocHost, OCEAN_CUDA_DEFERRED_BYTES) */
+  size_t           deferred_used;
+  int              deferred_queued; /* copies queued since the last OceanCudaTimersRead */
+  void            *staging[2];      /* the chunks of the staged copies (cudaMallocHost, OCEAN_STAGING_CHUNK each) */
+  cudaEvent_t      staged[2];       /* the last copy out of / into each chunk */
+  OceanCudaReclaim reclaim;         /* frees the owner's cached device memory when cudaMalloc fails (optional) */
   void            *reclaim_user;
   cudaStream_t     side[OCEAN_CUDA_SIDE_STREAMS]; /* OceanCudaForkStreams' streams (made at its first call) */
   cudaEvent_t      fork, joins[OCEAN_CUDA_SIDE_STREAMS];
@@ -233,6 +236,7 @@ extern "C" void OceanCudaDeviceDestroy(OceanCudaDevice *dev)
     free(b);
   }
   if ((*dev)->pinned) cudaFreeHost((*dev)->pinned);
+  if ((*dev)->deferred) cudaFreeHost((*dev)->deferred);
   for (int k = 0; k < 2; k++)
     if ((*dev)->staging[k]) {
       cudaEventSynchronize((*dev)->staged[k]);
@@ -581,14 +585,33 @@ extern "C" OceanError OceanCudaTimersRead(OceanCudaDevice dev)
   double    t0;
 
   dev->timers = 0;
-  if (n == 0) return OCEAN_SUCCESS;
+  if (n == 0 && !dev->deferred_queued) return OCEAN_SUCCESS;
   t0 = OceanCudaWaitBegins();
-  OCEAN_CUDA_TRY(cudaEventSynchronize(dev->ev1[n - 1]));
+  /* deferred copies may follow the last timer on the stream */
+  if (dev->deferred_queued) OCEAN_CUDA_TRY(cudaStreamSynchronize(0));
+  else OCEAN_CUDA_TRY(cudaEventSynchronize(dev->ev1[n - 1]));
+  dev->deferred_queued = 0;
   OceanCudaTraceWait("OceanCudaTimersRead", t0);
   for (int k = 0; k < n; k++) {
     float ms = 0;
     OCEAN_CUDA_TRY(cudaEventElapsedTime(&ms, dev->ev0[k], dev->ev1[k]));
     *dev->timed[k] = 1e-3 * (double)ms;
   }
+  return OCEAN_SUCCESS;
+}
+
+extern "C" OceanError OceanCudaReadbackDeferred(OceanCudaDevice dev, const void *d_src, size_t bytes, void **host)
+{
+  const size_t at = ((dev->deferred_queued ? dev->deferred_used : 0) + 15) / 16 * 16;
+
+  *host = NULL;
+  if (!dev->deferred) OCEAN_CUDA_TRY(cudaMallocHost((void **)&dev->deferred, OCEAN_CUDA_DEFERRED_BYTES));
+  if (at + bytes > OCEAN_CUDA_DEFERRED_BYTES)
+    return OceanSetError(OCEAN_ERR_STATE, "deferred readback of %zu bytes: %zu of %d already queued", bytes, at,
+                         OCEAN_CUDA_DEFERRED_BYTES);
+  OCEAN_CUDA_TRY(cudaMemcpyAsync(dev->deferred + at, d_src, bytes, cudaMemcpyDeviceToHost, 0));
+  dev->deferred_used   = at + bytes;
+  dev->deferred_queued = 1;
+  *host                = dev->deferred + at;
   return OCEAN_SUCCESS;
 }

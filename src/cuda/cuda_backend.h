@@ -70,6 +70,11 @@ typedef struct {
   int                 *check;         /* set on the device by a numeric-only call whose products fall outside C */
   int                  check_pending; /* a numeric-only call was queued since the last OceanCudaStageComplete */
   OceanCudaRouteCounts exact_counts;  /* rows per bin and accumulator of the exact routes (numeric calls' statistics) */
+  /* the symbolic call's statistics reduced on the device, read back deferred; taken into the stage's statistics after
+     the wait at its end (OceanCudaTakeStats) */
+  const unsigned long long *route_hist;
+  const OceanCudaErrorSum  *error_sums;
+  int                       stats_queued;
   int64_t              row_chunks; /* > 0: C was made in row chunks and is on the host only (c_colidx, c_values NULL) */
   OceanCudaScratch     run;        /* the symbolic call's scratch (freed when it ends) */
   OceanCudaRouteParams rp;         /* the symbolic call's routing parameters */

@@ -200,6 +200,35 @@ static OceanError OceanCudaCheckStats(OceanStage *st)
   return OCEAN_SUCCESS;
 }
 
+/* The statistics OceanCudaFinish queued (route counts, estimate error), after a wait for them. */
+static OceanError OceanCudaTakeStats(OceanContext ctx, OceanStage *st)
+{
+  OceanCudaStage      *d = (OceanCudaStage *)st->dev;
+  OceanStats          *S = &st->stats;
+  OceanCudaRouteCounts rcs[2];
+  int                  b;
+
+  if (!d || !d->stats_queued) return OCEAN_SUCCESS;
+  OceanCall(OceanCudaTimersRead(OceanCtxDev(ctx)));
+  d->stats_queued = 0;
+  OceanCudaRouteCountsFrom(d->route_hist, 2, rcs);
+  d->exact_counts = rcs[1];
+  for (b = 0; b < OCEAN_NUM_BINS; b++) S->rows_per_bin[b] = rcs[0].bins[b];
+  S->dense_rows         = rcs[0].acc[OCEAN_ACC_DENSE];
+  S->hash_rows          = rcs[0].acc[OCEAN_ACC_HASH];
+  S->esc_rows           = rcs[0].acc[OCEAN_ACC_ESC];
+  S->global_rows        = rcs[0].acc[OCEAN_ACC_GLOBAL_HASH] + rcs[0].acc[OCEAN_ACC_GLOBAL_DENSE];
+  S->t_heavy_expand     = d->heavy_times[0];
+  S->t_heavy_histogram  = d->heavy_times[1];
+  S->t_heavy_split      = d->heavy_times[2];
+  S->t_heavy_accumulate = d->heavy_times[3];
+  if (d->error_sums)
+    S->estimate_mean_rel_error = d->error_sums->rows ? d->error_sums->sum / (double)d->error_sums->rows : 0.0;
+  d->route_hist = NULL;
+  d->error_sums = NULL;
+  return OCEAN_SUCCESS;
+}
+
 /* The exact routes for numeric-only reuse (the exact workflow's numeric routes already are) and the statistics over
    rows, reduced on the device; with record_rows the per-row arrays come to the host and the reductions are checked
    against their host sums.  The NARROW pass did all of it itself. */
@@ -216,28 +245,16 @@ static OceanError OceanCudaFinish(OceanContext ctx, OceanStage *st)
   OceanCall(OceanDevAlloc(ctx, n, &d->exact));
   OceanCall(OceanCudaRouteRows(&d->rp, OCEAN_PASS_NUMERIC, NULL, n, s->counts, d->shapes, d->exact));
   {
-    OceanCudaRouteCounts rcs[2], rc;
-    const OceanRoute    *sets[2] = {s->routes, d->exact};
-    OceanStats          *S       = &st->stats;
-    int                  b;
-    OceanCall(OceanCudaCountRoutes(dev, sets, 2, n, rcs));
-    rc              = rcs[0];
-    d->exact_counts = rcs[1];
-    for (b = 0; b < OCEAN_NUM_BINS; b++) S->rows_per_bin[b] = rc.bins[b];
-    S->dense_rows         = rc.acc[OCEAN_ACC_DENSE];
-    S->hash_rows          = rc.acc[OCEAN_ACC_HASH];
-    S->esc_rows           = rc.acc[OCEAN_ACC_ESC];
-    S->global_rows        = rc.acc[OCEAN_ACC_GLOBAL_HASH] + rc.acc[OCEAN_ACC_GLOBAL_DENSE];
-    S->t_heavy_expand     = d->heavy_times[0];
-    S->t_heavy_histogram  = d->heavy_times[1];
-    S->t_heavy_split      = d->heavy_times[2];
-    S->t_heavy_accumulate = d->heavy_times[3];
+    const OceanRoute *sets[2] = {s->routes, d->exact};
+    /* queued, read with the phase timers at the symbolic call's end: no wait here */
+    OceanCall(OceanCudaCountRoutes(dev, sets, 2, n, &d->route_hist));
     if (st->dec.workflow == OCEAN_WORKFLOW_ESTIMATE)
-      OceanCall(OceanCudaEstimateError(dev, n, d->shapes, s->estimate, st->dec.coefficient, s->counts,
-                                       &S->estimate_mean_rel_error));
+      OceanCall(OceanCudaEstimateError(dev, n, d->shapes, s->estimate, st->dec.coefficient, s->counts, &d->error_sums));
+    d->stats_queued = 1;
   }
   st->host_structure = st->host_values = d->row_chunks > 0; /* row chunks: C is on the host, and only there */
   if (!st->set->options.record_rows) return OCEAN_SUCCESS;
+  OceanCall(OceanCudaTakeStats(ctx, st)); /* the check below compares them */
 
   /* record_rows: to the host, the per-row arrays the row records are made of (C stays on the device) */
   OceanCall(OceanMalloc(n, &t->routes, "routes"));
@@ -269,8 +286,10 @@ static OceanError OceanCudaFinish(OceanContext ctx, OceanStage *st)
 
 static void OceanCudaSymbolicEnd(OceanContext ctx, OceanStage *st, OceanError *err)
 {
-  OceanError terr = OceanCudaTimersRead(OceanCtxDev(ctx)); /* the phase times, while the stage's statistics exist */
+  /* the phase times and the queued statistics, while the stage's statistics exist */
+  OceanError terr = OceanCudaTimersRead(OceanCtxDev(ctx));
 
+  if (!terr && !*err) terr = OceanCudaTakeStats(ctx, st);
   if (!*err) *err = terr;
   if (st->dev) OceanCudaScratchFree(ctx, &((OceanCudaStage *)st->dev)->run);
   if (*err) OceanCudaStageDestroy(ctx, st);
