@@ -102,8 +102,8 @@ typedef struct {
   int64_t       sample_min, sample_max; /* 600, 10000 */
   double        ub_products_per_row;    /* upper bound below this average of products per row (64) */
   int64_t       small_bound;            /* ... and, without a sample, when the rows' bounds total at most this many
-                                           entries (2^22, 48 MB of slots; 0: never): a small product's sample and
-                                           symbolic pass cost more launches and waits than its slots cost memory */
+                                           entries (2^25, 400 MB of slots; 0: never): below that a sample and an
+                                           exact symbolic pass (or sketches) cost more time than the slots memory */
   double  er_threshold;                 /* estimation needs ER >= this (8) */
   double  cr_threshold;                 /* ... and sampled CR >= this (8) */
   double  hll_er_64;                    /* 64 registers from this ER on (48) */
