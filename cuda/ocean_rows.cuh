@@ -18,6 +18,25 @@ __device__ __forceinline__ int OceanLanesPerEntry(int64_t products, int64_t a_le
   return g;
 }
 
+/* Entry t of A: where its row of B starts, how long it is and (numeric) A's value; an empty row when t >= t_end. */
+struct OceanEntryRow {
+  int64_t start;
+  int     len;
+  double  a;
+};
+__device__ __forceinline__ OceanEntryRow OceanEntryRowAt(const OceanDevCSR &A, const OceanDevCSR &B, int64_t t,
+                                                         int64_t t_end, bool numeric)
+{
+  OceanEntryRow r = {0, 0, 0.0};
+  if (t < t_end) {
+    const int32_t k = A.colidx[t];
+    r.start         = B.rowptr[k];
+    r.len           = (int)(B.rowptr[k + 1] - r.start);
+    r.a             = numeric ? A.values[t] : 0.0;
+  }
+  return r;
+}
+
 /* Calls f(column, A value * B value, t, u) for every product of A's entries [t_begin, t_end), t its entry of A and u
    its entry of B, spread over a team of `size` threads (a multiple of 32; tid is the thread's rank in it).  Lanes
    form groups of g (a power of two dividing 32); the team's warps take chunks of 32/g consecutive entries of A in
@@ -33,34 +52,29 @@ __device__ __forceinline__ void OceanGroupForProductsAt(const OceanDevCSR &A, co
   const int64_t long_row = 4 * (int64_t)g;
 
   for (int64_t c = t_begin + (int64_t)warp * per_warp; c < t_end; c += (int64_t)nwarps * per_warp) {
-    const int64_t t  = c + gw;
-    int64_t       bs = 0, e = 0;
-    double        av = 0.0;
-    if (t < t_end) {
-      const int32_t k = A.colidx[t];
-      bs              = B.rowptr[k];
-      e               = B.rowptr[k + 1];
-      av              = numeric ? A.values[t] : 0.0;
-    }
-    const bool is_long = g < 32 && e - bs > long_row;
-    unsigned   longs   = __ballot_sync(0xffffffffu, is_long && sub == 0);
+    const int64_t       t       = c + gw;
+    const OceanEntryRow er      = OceanEntryRowAt(A, B, t, t_end, numeric);
+    const int64_t       bs      = er.start;
+    const double        av      = er.a;
+    const bool          is_long = g < 32 && er.len > long_row;
+    unsigned            longs   = __ballot_sync(0xffffffffu, is_long && sub == 0);
     /* within a row of B, 32-bit offsets from its start (the loops' index arithmetic is a good part of their
        instructions) */
     if (!is_long) {
       const int32_t *bc  = B.colidx + bs;
       const double  *bv  = numeric ? B.values + bs : NULL;
-      const int      len = (int)(e - bs);
+      const int      len = er.len;
       for (int j = sub; j < len; j += g) f(bc[j], numeric ? av * bv[j] : 0.0, t, bs + j);
     }
     while (longs) { /* the same on every lane */
       const int src = __ffs(longs) - 1;
       longs &= longs - 1;
-      const int64_t  lb = __shfl_sync(0xffffffffu, bs, src), le = __shfl_sync(0xffffffffu, e, src);
+      const int64_t  lb  = __shfl_sync(0xffffffffu, bs, src);
+      const int      len = __shfl_sync(0xffffffffu, er.len, src);
       const double   la  = __shfl_sync(0xffffffffu, av, src);
       const int64_t  lt  = c + src / g;
       const int32_t *bc  = B.colidx + lb;
       const double  *bv  = numeric ? B.values + lb : NULL;
-      const int      len = (int)(le - lb);
       for (int j = lane; j < len; j += 32) f(bc[j], numeric ? la * bv[j] : 0.0, lt, lb + j);
     }
   }
@@ -78,22 +92,16 @@ __device__ __forceinline__ void OceanWarpPhasedProducts(const OceanDevCSR &A, co
   const int lane = threadIdx.x & 31, per_warp = 32 / g, gw = lane / g, sub = lane & (g - 1);
 
   for (int64_t c = t_begin; c < t_end; c += per_warp) {
-    const int64_t t   = c + gw;
-    int64_t       bs  = 0;
-    int           len = 0;
-    double        av  = 0.0;
-    if (t < t_end) {
-      const int32_t k = A.colidx[t];
-      bs              = B.rowptr[k];
-      len             = (int)(B.rowptr[k + 1] - bs);
-      av              = A.values[t];
-    }
-    const bool     is_long = g < 32 && len > 4 * g;
-    unsigned       longs   = __ballot_sync(0xffffffffu, is_long && sub == 0);
-    const int      mine    = is_long ? 0 : len;
-    const int      most    = (int)__reduce_max_sync(0xffffffffu, (unsigned)mine);
-    const int32_t *bc      = B.colidx + bs;
-    const double  *bv      = B.values + bs;
+    const OceanEntryRow er      = OceanEntryRowAt(A, B, c + gw, t_end, true);
+    const int64_t       bs      = er.start;
+    const int           len     = er.len;
+    const double        av      = er.a;
+    const bool          is_long = g < 32 && len > 4 * g;
+    unsigned            longs   = __ballot_sync(0xffffffffu, is_long && sub == 0);
+    const int           mine    = is_long ? 0 : len;
+    const int           most    = (int)__reduce_max_sync(0xffffffffu, (unsigned)mine);
+    const int32_t      *bc      = B.colidx + bs;
+    const double       *bv      = B.values + bs;
     for (int j0 = 0; j0 < most; j0 += g) {
       const int j   = j0 + sub;
       int64_t   pos = -1;
@@ -148,19 +156,10 @@ __device__ __forceinline__ void OceanFlatProductsAt(const OceanDevCSR &A, const 
 {
   int base = 0;
   for (int64_t c = t_begin; c < t_end; c += W) {
-    const int64_t t  = c + sub;
-    int           nk = 0;
-    int64_t       bs = 0;
-    double        av = 0.0;
-    if (t < t_end) {
-      const int32_t k = A.colidx[t];
-      bs              = B.rowptr[k];
-      nk              = (int)(B.rowptr[k + 1] - bs);
-      av              = numeric ? A.values[t] : 0.0;
-    }
-    ex[sub] = nk;
-    eb[sub] = bs;
-    ea[sub] = av;
+    const OceanEntryRow er = OceanEntryRowAt(A, B, c + sub, t_end, numeric);
+    ex[sub]                = er.len;
+    eb[sub]                = er.start;
+    ea[sub]                = er.a;
     __syncwarp(mask);
     int before = 0, total = 0;
     for (int j = 0; j < W; j++) {
