@@ -110,8 +110,8 @@ static OceanError OceanCudaCheckSample(OceanContext ctx, OceanStage *st, const i
   The analysis on the device: shapes (kept in d->shapes; copied to st->an.rows only with record_rows), the totals of
   products, bounds and rows with products (one readback), the rows with products listed (CUB select), the sample
   (OceanSampleIndex over them), its exact counts (a shared hash table a row, OceanCudaSampleCounts), and to the host
-  only the sample's ns (products, nnz) pairs: two waits.  Sampled rows too large for that kernel's table are counted by
-  their routes (symbolic accumulators, p = ub), a third wait.
+  only the sample's ns (products, nnz) pairs: two waits.  When a sampled row is too large for that kernel's table, the
+  sample is counted again by its routes (symbolic accumulators, p = ub): three more waits, for such samples only.
 */
 OceanError OceanCudaAnalyze(OceanContext ctx, OceanStage *st, OceanCudaStage *d, const OceanCudaRouteParams *rp,
                             OceanDevCSR A, OceanDevCSR B, OceanCudaScratch *s)
@@ -119,8 +119,8 @@ OceanError OceanCudaAnalyze(OceanContext ctx, OceanStage *st, OceanCudaStage *d,
   OceanCudaDevice dev    = OceanCtxDev(ctx);
   OceanAnalysis  *an     = &st->an;
   const int       record = st->set->options.record_rows;
-  int64_t         ns = 0, nq = 0, nlarge = 0, j, *h = NULL, *h_large = NULL, *large = NULL;
-  int64_t        *d_sample = NULL, *d_vals = NULL, *d_large = NULL;
+  int64_t         ns = 0, nq = 0, large = 0, j, retried, *h = NULL;
+  int64_t        *d_sample = NULL, *d_vals = NULL;
   OceanError      err;
 
   OceanFree(an->rows);
@@ -145,39 +145,19 @@ OceanError OceanCudaAnalyze(OceanContext ctx, OceanStage *st, OceanCudaStage *d,
   if ((err = OceanCudaSampleRows(s->list, nq, ns, d_sample))) goto done;
   if ((err = OceanCudaSampleCounts(A, B, d_sample, ns, d->shapes, d_vals))) goto done;
   if ((err = OceanCudaReadback(dev, h, d_vals, (size_t)(2 * ns) * sizeof(int64_t)))) goto done;
-  for (j = 0; j < ns; j++) nlarge += h[ns + j] < 0;
-  if (nlarge) { /* rows the kernel's table does not hold: by their routes, p = ub (always fits, so never a retry) */
-    int64_t retried, k = 0, *rows = NULL;
-    if ((err = OceanMalloc(ns, &rows, "analysis: sampled rows")) ||
-        (err = OceanMalloc(nlarge, &large, "analysis: large sampled rows")) ||
-        (err = OceanMalloc(2 * nlarge, &h_large, "analysis: large sampled rows' counts")) ||
-        (err = OceanCudaReadback(dev, rows, d_sample, (size_t)ns * sizeof(int64_t)))) {
-      OceanFree(rows);
-      goto done;
-    }
-    for (j = 0; j < ns; j++)
-      if (h[ns + j] < 0) large[k++] = rows[j];
-    OceanFree(rows);
-    if ((err = OceanDevAlloc(ctx, nlarge, &d_large)) ||
-        (err = OceanCudaUpload(d_large, large, (size_t)nlarge * sizeof(int64_t))))
-      goto done;
-    if ((err = OceanCudaPredictRows(OCEAN_CUDA_PREDICT_UB, d_large, nlarge, d->shapes, NULL, NULL, 0.0, s->p)))
-      goto done;
-    if ((err = OceanCudaCountRows(ctx, rp, A, B, s, d->shapes, d_large, nlarge, &retried))) goto done;
-    if ((err = OceanCudaSampleValues(d_large, nlarge, d->shapes, s->counts, d_vals))) goto done;
-    if ((err = OceanCudaReadback(dev, h_large, d_vals, (size_t)(2 * nlarge) * sizeof(int64_t)))) goto done;
-    for (j = 0, k = 0; j < ns; j++)
-      if (h[ns + j] < 0) h[ns + j] = h_large[nlarge + k++];
+  for (j = 0; j < ns; j++) large += h[ns + j] < 0;
+  if (large) { /* rows the kernel's table does not hold: the sample by its routes, p = ub (always fits: no retry) */
+    if ((err = OceanCudaPredictRows(OCEAN_CUDA_PREDICT_UB, d_sample, ns, d->shapes, NULL, NULL, 0.0, s->p))) goto done;
+    if ((err = OceanCudaCountRows(ctx, rp, A, B, s, d->shapes, d_sample, ns, &retried))) goto done;
+    if ((err = OceanCudaSampleValues(d_sample, ns, d->shapes, s->counts, d_vals))) goto done;
+    if ((err = OceanCudaReadback(dev, h, d_vals, (size_t)(2 * ns) * sizeof(int64_t)))) goto done;
   }
   if (record && (err = OceanCudaCheckSample(ctx, st, d_sample, h, ns))) goto done;
   OceanAnalysisSampleFinish(an, h, h + ns, ns);
 done:
   OceanDevFree(ctx, d_sample);
   OceanDevFree(ctx, d_vals);
-  OceanDevFree(ctx, d_large);
   OceanFree(h);
-  OceanFree(h_large);
-  OceanFree(large);
   return err;
 }
 
