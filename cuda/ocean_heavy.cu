@@ -22,6 +22,7 @@
   (OceanRouteRowBins, OceanHeavyPlanLevels, OceanHeavyChunkOf) and the HEAVY bin's configuration.  Sums use atomics:
   their last bits depend on the schedule, as the other shared-memory accumulators'.
 */
+#include <cooperative_groups.h>
 #include <cub/cub.cuh>
 #include <cuda_runtime.h>
 #include "ocean_cuda.h"
@@ -65,6 +66,7 @@ struct OceanHeavySplitArgs {
   const int64_t      *item_base;
   const double       *item_aval; /* NULL: 1 */
   const int32_t      *item_unit; /* the row (level 0) or the chunk whose elements these are */
+  const int64_t      *window;    /* the items holding each block's first and last elements (OceanKernelHeavyWindows) */
   const int32_t      *src_col;
   const double       *src_val; /* NULL: symbolic */
   int32_t            *dst_col;
@@ -88,7 +90,6 @@ __global__ void __launch_bounds__(HEAVY_T) OceanKernelHeavySplit(OceanHeavySplit
   extern __shared__ double                  heavy_smem[];
   typedef cub::BlockScan<unsigned, HEAVY_T> Scan;
   __shared__ typename Scan::TempStorage     scan_tmp;
-  __shared__ int64_t                        window[2];
   int64_t                                  *w_pos  = (int64_t *)heavy_smem;
   int64_t                                  *w_base = w_pos + HEAVY_E + 1;
   double                                   *w_aval = (double *)(w_base + HEAVY_E);
@@ -103,31 +104,20 @@ __global__ void __launch_bounds__(HEAVY_T) OceanKernelHeavySplit(OceanHeavySplit
   const int64_t start = (int64_t)blockIdx.x * HEAVY_E, end = min(start + HEAVY_E, a.total);
   const bool    numeric = a.src_val != NULL;
   if (start >= end) return;
-  if (threadIdx.x < 2) { /* the last item starting at or before the block's first (last) element */
-    const int64_t p  = threadIdx.x ? end - 1 : start;
-    int64_t       lo = 0, hi = a.nitems - 1;
-    while (lo < hi) {
-      const int64_t mid = (lo + hi + 1) / 2;
-      if (a.item_pos[mid] <= p) lo = mid;
-      else hi = mid - 1;
-    }
-    window[threadIdx.x] = lo;
-  }
-  __syncthreads();
-  const int64_t e0 = window[0];
-  const int     W  = (int)(window[1] - e0 + 1); /* items are not empty: at most HEAVY_E */
+  /* one barrier before the elements: the window read by every thread, the whole histogram cleared whether or not
+     the block's bins turn out to fit it */
+  const int64_t e0 = a.window[2 * blockIdx.x];
+  const int     W  = (int)(a.window[2 * blockIdx.x + 1] - e0 + 1); /* items are not empty: at most HEAVY_E */
   for (int j = threadIdx.x; j < W; j += HEAVY_T) {
     w_pos[j]  = a.item_pos[e0 + j];
     w_base[j] = a.item_base[e0 + j];
     w_aval[j] = a.item_aval ? a.item_aval[e0 + j] : 1.0;
     w_unit[j] = a.item_unit[e0 + j];
   }
+  for (int b = threadIdx.x; b < a.nbins; b += HEAVY_T) cnt[b] = 0;
   __syncthreads();
   const int64_t u0 = w_unit[0], nb = (int64_t)(w_unit[W - 1] - w_unit[0] + 1) * a.nc;
   const bool    local = nb <= a.nbins;
-  if (local)
-    for (int b = threadIdx.x; b < nb; b += HEAVY_T) cnt[b] = 0;
-  __syncthreads();
 
   /* each thread HEAVY_PER consecutive elements: one search for the first, the rest walk on (the warp's loads still
      cover 32 x HEAVY_PER consecutive elements) */
@@ -178,9 +168,8 @@ __global__ void __launch_bounds__(HEAVY_T) OceanKernelHeavySplit(OceanHeavySplit
   unsigned       rank[HEAVY_PER];
 #pragma unroll
   for (int k = 0; k < HEAVY_PER; k++) {
-    const unsigned long long key   = (unsigned long long)bin[k];
-    const unsigned           peers = __match_any_sync(OCEAN_FULL_MASK, key);
-    rank[k]                        = __popc(peers & lt);
+    const unsigned peers = __match_any_sync(OCEAN_FULL_MASK, (int)bin[k]); /* local bins fit an int (-1: none) */
+    rank[k]              = __popc(peers & lt);
     if (bin[k] >= 0 && rank[k] == 0) atomicAdd(&cnt[bin[k]], (unsigned)__popc(peers));
   }
   __syncthreads();
@@ -205,10 +194,9 @@ __global__ void __launch_bounds__(HEAVY_T) OceanKernelHeavySplit(OceanHeavySplit
   __syncthreads();
 #pragma unroll
   for (int k = 0; k < HEAVY_PER; k++) {
-    const unsigned long long key    = (unsigned long long)bin[k];
-    const unsigned           peers  = __match_any_sync(OCEAN_FULL_MASK, key);
-    const int                leader = __ffs(peers) - 1;
-    unsigned                 base   = 0;
+    const unsigned peers  = __match_any_sync(OCEAN_FULL_MASK, (int)bin[k]);
+    const int      leader = __ffs(peers) - 1;
+    unsigned       base   = 0;
     if (bin[k] >= 0 && rank[k] == 0) base = atomicAdd(&cnt[bin[k]], (unsigned)__popc(peers));
     base = __shfl_sync(OCEAN_FULL_MASK, base, leader);
     if (bin[k] < 0) continue;
@@ -232,6 +220,21 @@ __global__ void __launch_bounds__(HEAVY_T) OceanKernelHeavySplit(OceanHeavySplit
 __global__ void OceanKernelHeavyProducts(const int64_t *list, int64_t n, const OceanRowShape *shapes, int64_t *q)
 {
   OCEAN_GRID_STRIDE(h, n) q[h] = shapes[list[h]].products;
+}
+
+/* window[2b], window[2b + 1] = the items holding the first and the last element of split block b (items are not
+   empty, so each element is in one): every block finds its items with two loads instead of a search over all. */
+__global__ void OceanKernelHeavyWindows(const int64_t *pos, int64_t nitems, int64_t nblocks, int64_t *window)
+{
+  OCEAN_GRID_STRIDE(j, nitems)
+  {
+    /* blocks starting in the item: b * HEAVY_E in [pos[j], pos[j + 1]); ending in it: (b + 1) * HEAVY_E - 1 too */
+    const int64_t f1 = OceanMin64((pos[j + 1] - 1) / HEAVY_E, nblocks - 1);
+    const int64_t l1 = OceanMin64(pos[j + 1] / HEAVY_E - 1, nblocks - 2);
+    for (int64_t b = (pos[j] + HEAVY_E - 1) / HEAVY_E; b <= f1; b++) window[2 * b] = j;
+    for (int64_t b = (pos[j] + HEAVY_E) / HEAVY_E - 1; b <= l1; b++) window[2 * b + 1] = j;
+    if (j == nitems - 1) window[2 * nblocks - 1] = j;
+  }
 }
 
 /* A warp per batch row: its entries of A with a nonempty row of B, counted (fill == false) or listed at eoff[h]. */
@@ -278,6 +281,17 @@ __global__ void OceanKernelHeavyCursor(int64_t nbins, int64_t nc, const int64_t 
   }
 }
 
+/* *p's old value plus the thread's rank among those here with the same label, which add their number once: a million
+   chunks counted into a few counters (and a row's chunks into its own) would otherwise queue on one address. */
+__device__ __forceinline__ unsigned long long OceanAggregatedIncrement(unsigned long long *p, int64_t label)
+{
+  namespace cg                  = cooperative_groups;
+  const cg::coalesced_group g   = cg::labeled_partition(cg::coalesced_threads(), (unsigned long long)label);
+  unsigned long long        old = 0;
+  if (g.thread_rank() == 0) old = atomicAdd(p, (unsigned long long)g.num_threads());
+  return g.shfl(old, 0) + g.thread_rank();
+}
+
 /* Per batch row: chunks summed, of them dense, elements moved by the levels after the first, levels after the first. */
 struct OceanHeavyRowStats {
   unsigned long long *chunks, *dense, *moved;
@@ -307,13 +321,13 @@ __global__ void OceanKernelHeavyClassify(int64_t nbins, int64_t nc, const unsign
     s.level   = level;
     s.pad     = 0;
     if (level + 1 == L.levels || n <= tau) {
-      const int64_t k  = (int64_t)atomicAdd(nacc, 1ULL);
+      const int64_t k  = (int64_t)OceanAggregatedIncrement(nacc, 0);
       int           cl = HEAVY_DENSE; /* every chunk of the last level: its columns fit, and dense needs no sort */
       if (level + 1 < L.levels)
         for (cl = 0; n > OceanHeavyClassMax(cl); cl++) {}
-      acc[k]                                                               = s;
-      lists[cl * list_stride + (int64_t)atomicAdd(&class_count[cl], 1ULL)] = (int32_t)k;
-      atomicAdd(&rs.chunks[s.row], 1ULL);
+      acc[k]                                                                            = s;
+      lists[cl * list_stride + (int64_t)OceanAggregatedIncrement(&class_count[cl], cl)] = (int32_t)k;
+      OceanAggregatedIncrement(&rs.chunks[s.row], s.row);
       if (n > tau) atomicAdd(&rs.dense[s.row], 1ULL);
     } else {
       next[atomicAdd(nnext, 1ULL)] = s;
@@ -382,9 +396,11 @@ __global__ void __launch_bounds__(THREADS)
   }
 }
 
-/* Chunks of the last level (at most width columns) summed densely in shared memory, a block taking chunk after chunk:
-   the values are zeroed once and left zeroed (each sum cleared where it is read), so a chunk costs its elements and
-   the bitmap's words, not its width; the set bits in order are written over the chunk's first elements. */
+/* Chunks of the last level (at most width columns, width <= 65536) summed densely in shared memory, a block taking
+   chunk after chunk: the values are zeroed once and left zeroed (each sum cleared where it is read), so a chunk costs
+   its elements and the bitmap's words, not its width.  The set bits' columns are listed in order (2 bytes each, a
+   thread a run of words), then the outputs written over the chunk's first elements, output o by thread o % 256
+   (coalesced). */
 #define HEAVY_DENSE_THREADS 256
 __global__ void __launch_bounds__(HEAVY_DENSE_THREADS)
   OceanKernelHeavyDense(OceanHeavySeg *segs, const int32_t *list, int64_t n, int64_t width, OceanHeavyBuffers buf)
@@ -394,48 +410,67 @@ __global__ void __launch_bounds__(HEAVY_DENSE_THREADS)
   __shared__ typename Scan::TempStorage            scan_tmp;
   __shared__ int                                   total;
   const bool                                       numeric = buf.val[0] != NULL;
-  const int64_t                                    nw      = (width + 31) / 32;
+  const int                                        nw      = (int)((width + 31) / 32);
   double                                          *dv      = heavy_dense_smem;
-  unsigned                                        *bm      = (unsigned *)(numeric ? dv + width : dv);
+  uint16_t                                        *cols    = (uint16_t *)(numeric ? dv + width : dv); /* numeric only */
+  unsigned                                        *bm      = (unsigned *)(numeric ? cols + width : cols);
 
   if (numeric)
     for (int64_t j = threadIdx.x; j < width; j += HEAVY_DENSE_THREADS) dv[j] = 0.0;
-  for (int64_t j = threadIdx.x; j < nw; j += HEAVY_DENSE_THREADS) bm[j] = 0;
+  for (int j = threadIdx.x; j < nw; j += HEAVY_DENSE_THREADS) bm[j] = 0;
   __syncthreads();
+  /* the next chunk's descriptor is loaded while this one is summed, and a thread loads two elements before adding
+     either: a chunk's chain of dependent loads is most of its time */
+  int32_t       k_next = blockIdx.x < n ? list[blockIdx.x] : 0;
+  OceanHeavySeg next;
+  if (blockIdx.x < n) next = segs[k_next];
   for (int64_t s = blockIdx.x; s < n; s += gridDim.x) {
-    OceanHeavySeg *sg = &segs[list[s]];
-    const int64_t  st = sg->start, ne = sg->n;
-    const int32_t  cb  = sg->colbase;
-    int32_t       *col = buf.col[sg->level & 1];
-    double        *val = buf.val[sg->level & 1];
-    for (int64_t j = threadIdx.x; j < ne; j += HEAVY_DENSE_THREADS) {
-      const int32_t off = col[st + j] - cb;
-      atomicOr(&bm[off >> 5], 1u << (off & 31));
-      if (numeric) atomicAdd(&dv[off], val[st + j]);
+    const OceanHeavySeg sg = next;
+    const int32_t       k  = k_next;
+    const int64_t       st = sg.start, ne = sg.n;
+    const int32_t       cb  = sg.colbase;
+    int32_t            *col = buf.col[sg.level & 1];
+    double             *val = buf.val[sg.level & 1];
+    if (s + gridDim.x < n) {
+      k_next = list[s + gridDim.x];
+      next   = segs[k_next];
+    }
+    for (int64_t j = threadIdx.x; j < ne; j += 2 * HEAVY_DENSE_THREADS) {
+      const bool    two = j + HEAVY_DENSE_THREADS < ne;
+      const int32_t o0 = col[st + j] - cb, o1 = two ? col[st + j + HEAVY_DENSE_THREADS] - cb : 0;
+      const double  v0 = numeric ? val[st + j] : 0.0, v1 = numeric && two ? val[st + j + HEAVY_DENSE_THREADS] : 0.0;
+      atomicOr(&bm[o0 >> 5], 1u << (o0 & 31));
+      if (numeric) atomicAdd(&dv[o0], v0);
+      if (two) {
+        atomicOr(&bm[o1 >> 5], 1u << (o1 & 31));
+        if (numeric) atomicAdd(&dv[o1], v1);
+      }
     }
     __syncthreads();
-    {
-      const int64_t per = (nw + HEAVY_DENSE_THREADS - 1) / HEAVY_DENSE_THREADS;
-      const int64_t w0 = min((int64_t)threadIdx.x * per, nw), w1 = min(w0 + per, nw);
-      int           sum = 0, before;
-      for (int64_t w = w0; w < w1; w++) sum += __popc(bm[w]);
+    { /* contiguous words a thread: their set bits' places by a scan, the words cleared once read */
+      const int per = (nw + HEAVY_DENSE_THREADS - 1) / HEAVY_DENSE_THREADS;
+      const int w0 = min((int)threadIdx.x * per, nw), w1 = min(w0 + per, nw);
+      int       sum = 0, before;
+      for (int w = w0; w < w1; w++) sum += __popc(bm[w]);
       Scan(scan_tmp).ExclusiveSum(sum, before);
       if (threadIdx.x == HEAVY_DENSE_THREADS - 1) total = before + sum;
-      for (int64_t w = w0; w < w1; w++) {
-        for (unsigned m = bm[w]; m; m &= m - 1) {
-          const int32_t off = (int32_t)(w * 32 + __ffs(m) - 1);
-          if (numeric) {
-            col[st + before] = cb + off;
-            val[st + before] = dv[off];
-            dv[off]          = 0.0;
-          }
-          before++;
-        }
+      for (int w = w0; w < w1; w++) {
+        if (numeric)
+          for (unsigned m = bm[w]; m; m &= m - 1) cols[before++] = (uint16_t)(w * 32 + __ffs(m) - 1);
         bm[w] = 0;
       }
     }
     __syncthreads();
-    if (threadIdx.x == 0) sg->out = total;
+    const int cnt = total;
+    if (numeric)
+      for (int o = threadIdx.x; o < cnt; o += HEAVY_DENSE_THREADS) {
+        const int off = cols[o];
+        col[st + o]   = cb + off;
+        val[st + o]   = dv[off];
+        dv[off]       = 0.0;
+      }
+    if (threadIdx.x == 0) segs[k].out = cnt;
+    __syncthreads();
   }
 }
 
@@ -630,9 +665,11 @@ static OceanError OceanHeavyAccumulate(int cl, OceanHeavySeg *segs, const int32_
     break;
   default: { /* as many blocks as are resident at once: each zeroes its values once */
     const int64_t w      = hb->dense_columns;
-    const size_t  bytes  = (numeric ? 8 * w : 0) + (w + 31) / 32 * 4;
+    const size_t  bytes  = (numeric ? 10 * w : 0) + (w + 31) / 32 * 4;
     int           per_sm = 0;
     const int     sms    = OceanDeviceSMs();
+    if (w > 65536)
+      return OceanSetError(OCEAN_ERR_ARG, "heavy rows: dense chunks of %lld columns (at most 65536)", (long long)w);
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, OceanKernelHeavyDense, HEAVY_DENSE_THREADS, bytes) !=
           cudaSuccess ||
         per_sm < 1)
@@ -658,7 +695,7 @@ static OceanError OceanCudaHeavyBatch(OceanCudaDevice dev, const OceanBinConfig 
   OceanHeavyMem xcol(dev), xval(dev), ycol(dev), yval(dev), counts(dev), cursor(dev), offs(dev), lists(dev), cls(dev);
   OceanHeavyMem rchunks(dev), rdense(dev), rmoved(dev), rlevels(dev), next[2], acc[OCEAN_HEAVY_MAX_LEVELS];
   OceanHeavyMem F(dev), keys(dev), idx(dev), skeys(dev), sidx(dev), rcount(dev), souts(dev), exc(dev), rfirst(dev);
-  OceanHeavyMem rover(dev), sums(dev);
+  OceanHeavyMem rover(dev), sums(dev), windows(dev);
   int64_t       nacc[OCEAN_HEAVY_MAX_LEVELS] = {0}, NE = 0, check = 0, nitems, nunits = nb, elems = P, NF = 0;
   int           level, nlev = 0;
   OceanHeavyBuffers    buf;
@@ -738,9 +775,14 @@ static OceanError OceanCudaHeavyBatch(OceanCudaDevice dev, const OceanBinConfig 
     HEAVY_CALL(counts.zeroed((size_t)nbins * 8));
     HEAVY_CALL(cursor.get((size_t)nbins * 8));
     HEAVY_CALL(offs.get((size_t)(nbins + 1) * 8));
+    HEAVY_CALL(windows.get((size_t)grid * 2 * sizeof(int64_t)));
     a.counts = counts.as<unsigned long long>();
     a.cursor = cursor.as<unsigned long long>();
+    a.window = windows.as<int64_t>();
     HEAVY_CALL(clock->start());
+    OceanKernelHeavyWindows<<<OceanGrid(nitems, OCEAN_THREADS), OCEAN_THREADS>>>(a.item_pos, nitems, grid,
+                                                                                 windows.as<int64_t>());
+    HEAVY_CALL(OceanHeavyLaunched("block windows", nitems));
     OceanKernelHeavySplit<0><<<grid, HEAVY_T, smem>>>(a);
     HEAVY_CALL(OceanHeavyLaunched("histogram", elems));
     HEAVY_CALL(clock->stop(&times[1]));

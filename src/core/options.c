@@ -193,17 +193,18 @@ OceanError OceanBinTableCompute(const OceanDeviceProfile *profile, const OceanOp
 
   /* HEAVY (gMAGNUS, section III-D): all the shared memory a block may opt in to.  A hash of 12-byte entries at load
      1/2 gives tau (eq. 4), the products above which a row is heavy and the elements up to which a chunk is summed in
-     that hash.  The last level's chunks are summed densely (8-byte value + 1 bitmap bit per column) by blocks of
-     which four share an SM (a block per chunk: a whole SM's block would leave each SM one chunk at a time), floored to
-     a power of two; the split kernel's histograms (a 4-byte count, a 4-byte local offset and an 8-byte global offset
-     per chunk of each of the two rows a block's elements can touch) beside its staged elements give the chunks one
-     level makes (eq. 6), floored to a power of two so that a column's chunk is a shift. */
+     that hash.  The last level's chunks are summed densely (an 8-byte value, a 2-byte place in the list of its
+     outputs and a bitmap bit per column) by blocks of which four share an SM (a block per chunk: a whole SM's block
+     would leave each SM one chunk at a time), floored to a power of two; the split kernel's histograms (a 4-byte count,
+     a 4-byte local offset and an 8-byte global offset per chunk of each of the two rows a block's elements can touch)
+     beside its staged elements give the chunks one level makes (eq. 6), floored to a power of two so that a column's
+     chunk is a shift. */
   {
     OceanBinConfig *h         = &bins[OCEAN_BIN_HEAVY];
     const int64_t   smem      = OceanMax64(profile->smem_per_block - OCEAN_LONG_STATIC_SMEM, 64);
-    const int64_t   dense_max = OceanFloorPow2(smem * 8 / 65);
+    const int64_t   dense_max = OceanFloorPow2(smem * 8 / 81);
     const int64_t   dense_own =
-      OceanFloorPow2(OceanMax64(profile->smem_per_sm / 4 - OCEAN_LONG_STATIC_SMEM, 64) * 8 / 65);
+      OceanFloorPow2(OceanMax64(profile->smem_per_sm / 4 - OCEAN_LONG_STATIC_SMEM, 64) * 8 / 81);
     const int64_t hist = (smem - OCEAN_HEAVY_SPLIT_ELEMENTS * OCEAN_HEAVY_SPLIT_BYTES_PER_ELEMENT) / (2 * 16);
     int64_t       tau;
 
