@@ -134,8 +134,8 @@ typedef struct {
                                      at most this many (0: the shared memory a block may have / 24, the paper's eq. 4:
                                      12-byte entries at load 1/2) */
   int64_t heavy_chunk_columns;    /* columns of a chunk of the last multisplit level, summed densely in shared memory
-                                     (0: the largest power of two whose values and bitmap fit a quarter of an SM's
-                                     shared memory; else a power of two) */
+                                     (0: the largest power of two whose values, output list and bitmap fit a quarter
+                                     of an SM's shared memory; else a power of two) */
   int64_t heavy_chunks_per_level; /* most chunks one multisplit level makes of a row or chunk (0: what the split
                                      kernel's shared-memory histograms hold, the paper's eq. 6; else a power of two
                                      >= 2): fewer make more levels */
