@@ -396,9 +396,9 @@ __global__ void __launch_bounds__(THREADS)
   }
 }
 
-/* Chunks of the last level (at most width columns, width <= 65536) summed densely in shared memory, a block taking
-   chunk after chunk: the values are zeroed once and left zeroed (each sum cleared where it is read), so a chunk costs
-   its elements and the bitmap's words, not its width.  The set bits' columns are listed in order (2 bytes each, a
+/* Chunks of the last level (at most width columns, at most 65536: options.c) summed densely in shared memory, a block
+   taking chunk after chunk: the values are zeroed once and left zeroed (each sum cleared where it is read), so a chunk
+   costs its elements and the bitmap's words, not its width.  The set bits' columns are listed in order (2 bytes each, a
    thread a run of words), then the outputs written over the chunk's first elements, output o by thread o % 256
    (coalesced). */
 #define HEAVY_DENSE_THREADS 256
@@ -668,8 +668,6 @@ static OceanError OceanHeavyAccumulate(int cl, OceanHeavySeg *segs, const int32_
     const size_t  bytes  = (numeric ? 10 * w : 0) + (w + 31) / 32 * 4;
     int           per_sm = 0;
     const int     sms    = OceanDeviceSMs();
-    if (w > 65536)
-      return OceanSetError(OCEAN_ERR_ARG, "heavy rows: dense chunks of %lld columns (at most 65536)", (long long)w);
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, OceanKernelHeavyDense, HEAVY_DENSE_THREADS, bytes) !=
           cudaSuccess ||
         per_sm < 1)

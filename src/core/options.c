@@ -202,7 +202,7 @@ OceanError OceanBinTableCompute(const OceanDeviceProfile *profile, const OceanOp
   {
     OceanBinConfig *h         = &bins[OCEAN_BIN_HEAVY];
     const int64_t   smem      = OceanMax64(profile->smem_per_block - OCEAN_LONG_STATIC_SMEM, 64);
-    const int64_t   dense_max = OceanFloorPow2(smem * 8 / 81);
+    const int64_t   dense_max = OceanMin64(OceanFloorPow2(smem * 8 / 81), 65536); /* a 2-byte place: 2^16 columns */
     const int64_t   dense_own =
       OceanFloorPow2(OceanMax64(profile->smem_per_sm / 4 - OCEAN_LONG_STATIC_SMEM, 64) * 8 / 81);
     const int64_t hist = (smem - OCEAN_HEAVY_SPLIT_ELEMENTS * OCEAN_HEAVY_SPLIT_BYTES_PER_ELEMENT) / (2 * 16);
