@@ -248,10 +248,16 @@ extern "C" OceanError OceanCudaSampleCounts(OceanDevCSR A, OceanDevCSR B, const 
 
 #define OCEAN_HIST_SIZE (OCEAN_NUM_BINS + OCEAN_CUDA_NUM_ACC)
 
+struct OceanCudaRouteSets {
+  const OceanRoute *routes[OCEAN_CUDA_ROUTE_SETS];
+};
+
 /* Rows per bin (entries 0..OCEAN_NUM_BINS-1) and per accumulator (the rest): shared-memory counts per block, then one
    global atomic per entry and block.  Integer counts: exact whatever the order. */
-__global__ void OceanKernelCountRoutes(const OceanRoute *routes, int64_t n, unsigned long long *hist)
+__global__ void OceanKernelCountRoutes(OceanCudaRouteSets sets, int64_t n, unsigned long long *hist_all)
 {
+  const OceanRoute   *routes = sets.routes[blockIdx.y]; /* a set per row of blocks: one launch for all */
+  unsigned long long *hist   = hist_all + blockIdx.y * OCEAN_HIST_SIZE;
   __shared__ unsigned int h[OCEAN_HIST_SIZE];
   for (int b = threadIdx.x; b < OCEAN_HIST_SIZE; b += blockDim.x) h[b] = 0;
   __syncthreads();
@@ -282,9 +288,12 @@ extern "C" OceanError OceanCudaCountRoutes(OceanCudaDevice dev, const OceanRoute
   if ((err = OceanCudaAlloc(dev, bytes, (void **)&d_hist))) return err;
   if ((err = OceanCudaCheck(cudaMemsetAsync(d_hist, 0, bytes, 0), "route counts: memset"))) goto done;
   /* at most 4096 blocks: per-block counts of at most ~2^32 rows each would need n > 2^44 rows to wrap */
-  for (int k = 0; k < nsets; k++)
-    OceanKernelCountRoutes<<<OceanGrid(n, OCEAN_THREADS) < 4096 ? OceanGrid(n, OCEAN_THREADS) : 4096, OCEAN_THREADS>>>(
-      d_routes[k], n, d_hist + k * OCEAN_HIST_SIZE);
+  {
+    OceanCudaRouteSets sets;
+    const unsigned     grid = OceanGrid(n, OCEAN_THREADS) < 4096 ? OceanGrid(n, OCEAN_THREADS) : 4096;
+    for (int k = 0; k < nsets; k++) sets.routes[k] = d_routes[k];
+    OceanKernelCountRoutes<<<dim3(grid, (unsigned)nsets), OCEAN_THREADS>>>(sets, n, d_hist);
+  }
   if ((err = OceanCudaCheck(cudaGetLastError(), "route counts: launch"))) goto done;
   if ((err = OceanCudaReadbackDeferred(dev, d_hist, bytes, &h))) goto done; /* every set at once */
   *hist = (const unsigned long long *)h;

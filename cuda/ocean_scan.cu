@@ -18,57 +18,65 @@ __global__ void OceanKernelScatter(const int64_t *list, int64_t n, const int64_t
   OCEAN_GRID_STRIDE(j, n) out[list[j]] = in[j];
 }
 
-/* OceanCudaScanCounts in one block (n <= OCEAN_SMALL_ROWS, and in != out when there is a list): tiles of
-   OCEAN_SCAN_ITEMS consecutive entries a thread, all of a tile's loads issued before its scan (one entry a thread
-   paid a load's latency per 1,024 entries: 25 us for 15,000 rows on an H200), scanned by shuffles within warps and
-   once more over the warps' totals (few registers: CUB's block scan of 1,024 int64 spilled). */
+/* OceanCudaScanCounts in one block (n <= OCEAN_SMALL_ROWS, and in != out when there is a list; slots: the counts are
+   the routes' slots, OceanCudaScanSlots without a kernel of its own): tiles of
+   OCEAN_SCAN_ITEMS x 1,024 entries, thread t holding entries t, t + 1,024, ... of its tile, so that every load and
+   store of a warp is 256 contiguous bytes (with 8 consecutive entries a thread each warp access touched 32 sectors: one
+   SM's transactions made 13,366 rows take 17 us on an H200, 10 us so), all of a tile's loads issued before its scans; the
+   8 x 32 warps' totals scanned by 8 warps at once. */
 #define OCEAN_SCAN_ITEMS 8
 __global__ void __launch_bounds__(OCEAN_SMALL_THREADS)
-  OceanKernelScanSmall(const int64_t *list, int64_t n, const int64_t *in, int64_t *out, int64_t *scatter)
+  OceanKernelScanSmall(const int64_t *list, int64_t n, const int64_t *in, const OceanRoute *slots, int64_t *out,
+                       int64_t *scatter)
 {
-  __shared__ int64_t warp_before[OCEAN_SMALL_THREADS / 32], tile_total;
+  constexpr int      W = OCEAN_SMALL_THREADS / 32;
+  __shared__ int64_t warp_before[OCEAN_SCAN_ITEMS][W], part_total[OCEAN_SCAN_ITEMS];
   const int          lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   int64_t            running = 0;
 
+  static_assert(OCEAN_SCAN_ITEMS <= W && W == 32, "one warp scans each part's 32 warp totals");
   for (int64_t base = 0; base < n; base += OCEAN_SMALL_THREADS * OCEAN_SCAN_ITEMS) {
-    const int64_t first = base + (int64_t)threadIdx.x * OCEAN_SCAN_ITEMS;
-    int64_t       v[OCEAN_SCAN_ITEMS], sum = 0, upto;
+    int64_t v[OCEAN_SCAN_ITEMS], upto[OCEAN_SCAN_ITEMS];
 #pragma unroll
     for (int k = 0; k < OCEAN_SCAN_ITEMS; k++) {
-      const int64_t j = first + k;
-      v[k]            = j < n ? in[list ? list[j] : j] : 0;
-      sum += v[k];
+      const int64_t j = base + (int64_t)k * OCEAN_SMALL_THREADS + threadIdx.x;
+      v[k]            = j >= n ? 0 : slots ? slots[j].slot : in[list ? list[j] : j];
+      upto[k]         = v[k];
     }
-    upto = sum; /* inclusive over the warp's threads */
-    for (int o = 1; o < 32; o <<= 1) {
-      const int64_t y = __shfl_up_sync(OCEAN_FULL_MASK, upto, o);
-      if (lane >= o) upto += y;
-    }
-    if (lane == 31) warp_before[warp] = upto;
+    for (int o = 1; o < 32; o <<= 1)
+#pragma unroll
+      for (int k = 0; k < OCEAN_SCAN_ITEMS; k++) {
+        const int64_t y = __shfl_up_sync(OCEAN_FULL_MASK, upto[k], o);
+        if (lane >= o) upto[k] += y;
+      }
+    if (lane == 31)
+#pragma unroll
+      for (int k = 0; k < OCEAN_SCAN_ITEMS; k++) warp_before[k][warp] = upto[k];
     __syncthreads();
-    if (warp == 0) {
-      const int64_t w = lane < OCEAN_SMALL_THREADS / 32 ? warp_before[lane] : 0;
+    if (warp < OCEAN_SCAN_ITEMS) { /* warp k: the exclusive sums of part k's warp totals */
+      const int64_t w = warp_before[warp][lane];
       int64_t       x = w;
       for (int o = 1; o < 32; o <<= 1) {
         const int64_t y = __shfl_up_sync(OCEAN_FULL_MASK, x, o);
         if (lane >= o) x += y;
       }
-      if (lane < OCEAN_SMALL_THREADS / 32) warp_before[lane] = x - w;
-      if (lane == 31) tile_total = x;
+      warp_before[warp][lane] = x - w;
+      if (lane == 31) part_total[warp] = x;
     }
     __syncthreads();
-    int64_t x = running + warp_before[warp] + upto - sum;
+    int64_t before = running;
 #pragma unroll
     for (int k = 0; k < OCEAN_SCAN_ITEMS; k++) {
-      const int64_t j = first + k;
+      const int64_t j = base + (int64_t)k * OCEAN_SMALL_THREADS + threadIdx.x;
       if (j < n) {
-        out[j] = x;
+        const int64_t x = before + warp_before[k][warp] + upto[k] - v[k];
+        out[j]          = x;
         if (scatter) scatter[list[j]] = x;
       }
-      x += v[k];
+      before += part_total[k];
     }
-    running += tile_total;
-    __syncthreads(); /* warp_before and tile_total serve the next tile */
+    running = before;
+    __syncthreads(); /* warp_before and part_total serve the next tile */
   }
   if (threadIdx.x == 0) out[n] = running;
 }
@@ -82,7 +90,7 @@ extern "C" OceanError OceanCudaScanCounts(OceanCudaDevice dev, const int64_t *d_
   OceanError err;
 
   if (n <= OCEAN_SMALL_ROWS && (!d_list || d_in != d_out)) {
-    OceanKernelScanSmall<<<1, OCEAN_SMALL_THREADS>>>(d_list, n, d_in, d_out, d_scatter);
+    OceanKernelScanSmall<<<1, OCEAN_SMALL_THREADS>>>(d_list, n, d_in, NULL, d_out, d_scatter);
     OCEAN_CUDA_LAUNCHED("scan (one block)");
     return total ? OceanCudaReadback(dev, total, d_out + n, sizeof(int64_t)) : OCEAN_SUCCESS;
   }
@@ -110,7 +118,12 @@ __global__ void OceanKernelSlots(const OceanRoute *routes, int64_t n, int64_t *s
 extern "C" OceanError OceanCudaScanSlots(OceanCudaDevice dev, const OceanRoute *d_routes, int64_t n, int64_t *d_out,
                                          int64_t *total)
 {
-  if (n) OceanKernelSlots<<<OceanGrid(n, OCEAN_THREADS), OCEAN_THREADS>>>(d_routes, n, d_out);
+  if (n <= OCEAN_SMALL_ROWS) { /* the one-block scan reads the slots itself: one launch */
+    OceanKernelScanSmall<<<1, OCEAN_SMALL_THREADS>>>(NULL, n, NULL, d_routes, d_out, NULL);
+    OCEAN_CUDA_LAUNCHED("scan of the slots (one block)");
+    return total ? OceanCudaReadback(dev, total, d_out + n, sizeof(int64_t)) : OCEAN_SUCCESS;
+  }
+  OceanKernelSlots<<<OceanGrid(n, OCEAN_THREADS), OCEAN_THREADS>>>(d_routes, n, d_out);
   OCEAN_CUDA_LAUNCHED("slots");
   /* gathered into scratch first: in place is fine */
   return OceanCudaScanCounts(dev, NULL, n, d_out, d_out, NULL, total);

@@ -242,6 +242,10 @@ static OceanError OceanCudaFits(OceanContext ctx, const OceanStage *st, int64_t 
   return OCEAN_SUCCESS;
 }
 
+/* Up to this many slots C's columns and values are compacted in one launch (each launch costs a small product about
+   5 us of host time on an H200); above it the slots' columns are freed before C's values are allocated. */
+#define OCEAN_CUDA_ONE_COMPACTION (1 << 22)
+
 /* UPPER_BOUND and ESTIMATE after the predictions in s->p: slots, numeric, fallback, compaction, sort.  *switched: 1
    when the slots would pass max_output_nnz, 2 when they would not fit the device memory (nothing done then). */
 OceanError OceanCudaOverAllocated(OceanContext ctx, OceanStage *st, OceanCudaStage *d, const OceanCudaRouteParams *rp,
@@ -321,13 +325,21 @@ OceanError OceanCudaOverAllocated(OceanContext ctx, OceanStage *st, OceanCudaSta
   OceanDevFree(ctx, s->nflags);
   OceanCall(OceanCudaAllocRowptr(ctx, st, d, s));
   OceanCall(OceanDevAlloc(ctx, d->c_nnz, &d->c_colidx));
-  OceanCall(OceanCudaCompact(st->nrows, d->c_nnz, d->c_rowptr, s->flags, s->offsets, s->bcols, NULL, s->foffsets,
-                             s->fcols, NULL, d->c_colidx, NULL));
-  OceanDevFree(ctx, s->bcols);
-  OceanDevFree(ctx, s->fcols);
-  OceanCall(OceanDevAlloc(ctx, d->c_nnz, &d->c_values));
-  OceanCall(OceanCudaCompact(st->nrows, d->c_nnz, d->c_rowptr, s->flags, s->offsets, NULL, s->bvals, s->foffsets, NULL,
-                             s->fvals, NULL, d->c_values));
+  if (total <= OCEAN_CUDA_ONE_COMPACTION) { /* small: both arrays in one launch, the peak a few MB higher */
+    OceanCall(OceanDevAlloc(ctx, d->c_nnz, &d->c_values));
+    OceanCall(OceanCudaCompact(st->nrows, d->c_nnz, d->c_rowptr, s->flags, s->offsets, s->bcols, s->bvals,
+                               s->foffsets, s->fcols, s->fvals, d->c_colidx, d->c_values));
+    OceanDevFree(ctx, s->bcols);
+    OceanDevFree(ctx, s->fcols);
+  } else {
+    OceanCall(OceanCudaCompact(st->nrows, d->c_nnz, d->c_rowptr, s->flags, s->offsets, s->bcols, NULL, s->foffsets,
+                               s->fcols, NULL, d->c_colidx, NULL));
+    OceanDevFree(ctx, s->bcols);
+    OceanDevFree(ctx, s->fcols);
+    OceanCall(OceanDevAlloc(ctx, d->c_nnz, &d->c_values));
+    OceanCall(OceanCudaCompact(st->nrows, d->c_nnz, d->c_rowptr, s->flags, s->offsets, NULL, s->bvals, s->foffsets,
+                               NULL, s->fvals, NULL, d->c_values));
+  }
   OceanDevFree(ctx, s->bvals);
   OceanDevFree(ctx, s->fvals);
   if (unsorted) OceanCall(OceanCudaSortRows(dev, st->nrows, d->c_nnz, d->c_rowptr, d->c_colidx, d->c_values));
