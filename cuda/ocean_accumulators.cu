@@ -16,6 +16,7 @@
 #include <cuda_runtime.h>
 #include "ocean_cuda.h"
 #include "ocean_launch.cuh"
+#include "ocean_block.cuh"
 #include "ocean_rows.cuh"
 #include "ocean_team.cuh"
 
@@ -456,69 +457,56 @@ done:
 }
 
 /* OceanCudaGroupRows in one block (n <= OCEAN_SMALL_ROWS): every row's bin read once into shared memory (the loads
-   issued four a thread at a time) and counted, a warp's rows of one bin added once; then tile by tile each row's
-   place from its rank among its warp's rows of the same bin and the earlier warps' and tiles' counts (the stable
-   order of the radix sort), from shared memory (H200, 13,366 rows: 15.4 -> 14.2 us against reading the routes tile
-   by tile; summing each bin's warp counts with a warp of its own instead of a thread gained nothing). */
+   issued four a thread at a time), then grouped from there (OceanBlockGroupBins). */
 #define OCEAN_GROUP_LOADS 4
 __global__ void __launch_bounds__(OCEAN_SMALL_THREADS)
   OceanKernelGroupSmall(const int64_t *list, int64_t n, const OceanRoute *routes, int64_t *grouped,
                         unsigned long long *counts)
 {
-  __shared__ uint8_t  bin_of[OCEAN_SMALL_ROWS];
-  __shared__ unsigned count[OCEAN_NUM_BINS], start[OCEAN_NUM_BINS], done[OCEAN_NUM_BINS];
-  __shared__ unsigned warp_place[OCEAN_SMALL_THREADS / 32][OCEAN_NUM_BINS];
-  const int           lane = threadIdx.x & 31, warp = threadIdx.x / 32;
+  __shared__ uint8_t bin_of[OCEAN_SMALL_ROWS];
 
-  if (threadIdx.x < OCEAN_NUM_BINS) count[threadIdx.x] = done[threadIdx.x] = 0;
-  __syncthreads();
   for (int64_t base = 0; base < n; base += OCEAN_SMALL_THREADS * OCEAN_GROUP_LOADS) {
-    unsigned key[OCEAN_GROUP_LOADS];
+    uint8_t key[OCEAN_GROUP_LOADS];
 #pragma unroll
     for (int k = 0; k < OCEAN_GROUP_LOADS; k++) {
       const int64_t j = base + (int64_t)k * OCEAN_SMALL_THREADS + threadIdx.x;
-      key[k]          = j < n ? (unsigned)routes[list ? list[j] : j].bin : OCEAN_NUM_BINS;
+      if (j < n) key[k] = routes[list ? list[j] : j].bin;
     }
 #pragma unroll
     for (int k = 0; k < OCEAN_GROUP_LOADS; k++) {
-      const int64_t  j     = base + (int64_t)k * OCEAN_SMALL_THREADS + threadIdx.x;
-      const unsigned peers = __match_any_sync(OCEAN_FULL_MASK, key[k]);
-      if (j < n) {
-        bin_of[j] = (uint8_t)key[k];
-        if (lane == __ffs(peers) - 1) atomicAdd(&count[key[k]], (unsigned)__popc(peers));
-      }
+      const int64_t j = base + (int64_t)k * OCEAN_SMALL_THREADS + threadIdx.x;
+      if (j < n) bin_of[j] = key[k];
     }
   }
   __syncthreads();
-  if (threadIdx.x == 0)
-    for (unsigned b = 0, sum = 0; b < OCEAN_NUM_BINS; b++) {
-      start[b] = sum;
-      sum += count[b];
-    }
-  if (threadIdx.x < OCEAN_NUM_BINS) counts[threadIdx.x] = count[threadIdx.x];
-  for (int64_t base = 0; base < n; base += OCEAN_SMALL_THREADS) {
-    const int64_t  j     = base + threadIdx.x;
-    const bool     valid = j < n;
-    const unsigned key = valid ? bin_of[j] : OCEAN_NUM_BINS, peers = __match_any_sync(OCEAN_FULL_MASK, key);
-    const unsigned rank = __popc(peers & ((1u << lane) - 1));
-    for (int k = threadIdx.x; k < (OCEAN_SMALL_THREADS / 32) * OCEAN_NUM_BINS; k += OCEAN_SMALL_THREADS)
-      warp_place[k / OCEAN_NUM_BINS][k % OCEAN_NUM_BINS] = 0;
-    __syncthreads();
-    if (valid && rank == 0) warp_place[warp][key] = __popc(peers);
-    __syncthreads();
-    if (threadIdx.x < OCEAN_NUM_BINS) { /* the warps' counts into their places after the earlier tiles' rows */
-      unsigned place = done[threadIdx.x];
-      for (int w = 0; w < OCEAN_SMALL_THREADS / 32; w++) {
-        const unsigned c           = warp_place[w][threadIdx.x];
-        warp_place[w][threadIdx.x] = place;
-        place += c;
-      }
-      done[threadIdx.x] = place;
-    }
-    __syncthreads();
-    if (valid) grouped[start[key] + warp_place[warp][key] + rank] = list ? list[j] : j;
-    __syncthreads();
+  OceanBlockGroupBins(bin_of, n, list, grouped, counts);
+}
+
+/* A small product's rows (n <= OCEAN_SMALL_ROWS) routed, their slots scanned and the rows grouped by bin in one block
+   (OceanCudaPlanRows): each row's route (OceanRouteRowBins, p NULL: by its upper bound) stored, its slot scanned into
+   offsets[0..n] and its bin kept in shared memory for the grouping; counts[OCEAN_NUM_BINS] = the slots' total, read
+   back with the bins' counts. */
+__global__ void __launch_bounds__(OCEAN_SMALL_THREADS)
+  OceanKernelPlanSmall(OceanCudaRouteParams rp, OceanPass pass, const int64_t *p, const OceanRowShape *shapes,
+                       int64_t n, OceanRoute *routes, int64_t *offsets, int64_t *grouped, unsigned long long *counts)
+{
+  __shared__ uint8_t bin_of[OCEAN_SMALL_ROWS];
+  const int64_t      total = OceanBlockScan(
+    n,
+    [&](int64_t j) {
+      OceanRoute r;
+      OceanRouteRowBins(rp.bins, rp.warp, rp.load, pass, p ? p[j] : shapes[j].ub, &shapes[j], &r);
+      routes[j] = r;
+      bin_of[j] = r.bin;
+      return r.slot;
+    },
+    [&](int64_t j, int64_t x) { offsets[j] = x; });
+  if (threadIdx.x == 0) {
+    offsets[n]             = total;
+    counts[OCEAN_NUM_BINS] = (unsigned long long)total;
   }
+  __syncthreads();
+  OceanBlockGroupBins(bin_of, n, NULL, grouped, counts);
 }
 
 static OceanError OceanCudaGroupRows(OceanCudaDevice dev, const OceanRoute *d_routes, const int64_t *d_list, int64_t n,
@@ -788,5 +776,58 @@ extern "C" OceanError OceanCudaRunRows(OceanCudaDevice dev, const OceanCudaRoute
                                   d_vals, d_counts, d_flags, &global_hash);
   if (!err && unsorted && global_hash) *unsorted = 1;
   OceanCudaFree(dev, grouped);
+  return err;
+}
+
+extern "C" void OceanCudaRowGroupsFree(OceanCudaDevice dev, OceanCudaRowGroups *g)
+{
+  OceanCudaFree(dev, g->grouped);
+  g->grouped = NULL;
+}
+
+extern "C" OceanError OceanCudaPlanRows(OceanCudaDevice dev, const OceanCudaRouteParams *rp, OceanPass pass,
+                                        const int64_t *d_p, const OceanRowShape *d_shapes, int64_t n,
+                                        OceanRoute *d_routes, int64_t *d_offsets, int64_t *total,
+                                        OceanCudaRowGroups *g)
+{
+  unsigned long long *d_counts = NULL, h_counts[OCEAN_NUM_BINS + 1];
+  OceanError          err;
+
+  memset(g, 0, sizeof(*g));
+  if (n == 0) {
+    if (total) *total = 0;
+    return OceanCudaCheck(cudaMemsetAsync(d_offsets, 0, sizeof(int64_t), 0), "planning rows: memset");
+  }
+  if (n > OCEAN_SMALL_ROWS) { /* the steps one by one, each grid-wide */
+    if ((err = OceanCudaRouteRows(rp, pass, NULL, n, d_p, d_shapes, d_routes)) ||
+        (err = OceanCudaScanSlots(dev, d_routes, n, d_offsets, total)))
+      return err;
+    return OceanCudaGroupRows(dev, d_routes, NULL, n, &g->grouped, g->bins);
+  }
+  if ((err = OceanCudaAlloc(dev, (size_t)n * sizeof(int64_t), (void **)&g->grouped)) ||
+      (err = OceanCudaAlloc(dev, sizeof(h_counts), (void **)&d_counts)))
+    goto done;
+  OceanKernelPlanSmall<<<1, OCEAN_SMALL_THREADS>>>(*rp, pass, d_p, d_shapes, n, d_routes, d_offsets, g->grouped,
+                                                   d_counts);
+  if ((err = OceanCudaCheck(cudaGetLastError(), "planning rows (one block): launch"))) goto done;
+  if ((err = OceanCudaReadback(dev, h_counts, d_counts, sizeof(h_counts)))) goto done; /* the bins and the total */
+  for (int b = 0; b < OCEAN_NUM_BINS; b++) g->bins[b] = (int64_t)h_counts[b];
+  if (total) *total = (int64_t)h_counts[OCEAN_NUM_BINS];
+done:
+  OceanCudaFree(dev, d_counts);
+  if (err) OceanCudaRowGroupsFree(dev, g);
+  return err;
+}
+
+extern "C" OceanError OceanCudaRunRowGroups(OceanCudaDevice dev, const OceanCudaRouteParams *rp, OceanDevCSR A,
+                                            OceanDevCSR B, const OceanRowShape *d_shapes, const OceanRoute *d_routes,
+                                            const OceanCudaRowGroups *g, int bitmap_query, const int64_t *d_offsets,
+                                            int32_t *d_cols, double *d_vals, int64_t *d_counts, uint8_t *d_flags,
+                                            int *unsorted)
+{
+  int        global_hash = 0;
+  OceanError err         = OceanCudaRunGroupedRows(dev, rp, A, B, d_shapes, d_routes, g->grouped, g->bins, bitmap_query,
+                                                   d_offsets, d_cols, d_vals, d_counts, d_flags, &global_hash);
+  if (!err && unsorted && global_hash) *unsorted = 1;
   return err;
 }

@@ -248,22 +248,33 @@ extern "C" OceanError OceanCudaSampleCounts(OceanDevCSR A, OceanDevCSR B, const 
 
 #define OCEAN_HIST_SIZE (OCEAN_NUM_BINS + OCEAN_CUDA_NUM_ACC)
 
-struct OceanCudaRouteSets {
-  const OceanRoute *routes[OCEAN_CUDA_ROUTE_SETS];
+/* The second set's routes, made in the counting launch: routed[row] = OceanRouteRowBins(..., p[row], shapes[row]). */
+struct OceanCudaRouteOnTheWay {
+  OceanCudaRouteParams rp;
+  OceanPass            pass;
+  const int64_t       *p;
+  const OceanRowShape *shapes;
+  OceanRoute          *routed;
 };
 
-/* Rows per bin (entries 0..OCEAN_NUM_BINS-1) and per accumulator (the rest): shared-memory counts per block, then one
-   global atomic per entry and block.  Integer counts: exact whatever the order. */
-__global__ void OceanKernelCountRoutes(OceanCudaRouteSets sets, int64_t n, unsigned long long *hist_all)
+/* Rows per bin (entries 0..OCEAN_NUM_BINS-1) and per accumulator (the rest) of two sets, a row of blocks each:
+   blockIdx.y 0 counts the given routes, 1 makes the new routes and counts them (one launch for both).  Shared-memory
+   counts per block, then one global atomic per entry and block: exact integer counts whatever the order. */
+__global__ void OceanKernelCountRoutes(const OceanRoute *counted, OceanCudaRouteOnTheWay way, int64_t n,
+                                       unsigned long long *hist_all)
 {
-  const OceanRoute   *routes = sets.routes[blockIdx.y]; /* a set per row of blocks: one launch for all */
-  unsigned long long *hist   = hist_all + blockIdx.y * OCEAN_HIST_SIZE;
+  unsigned long long *hist = hist_all + blockIdx.y * OCEAN_HIST_SIZE;
   __shared__ unsigned int h[OCEAN_HIST_SIZE];
   for (int b = threadIdx.x; b < OCEAN_HIST_SIZE; b += blockDim.x) h[b] = 0;
   __syncthreads();
   OCEAN_GRID_STRIDE(i, n)
   {
-    const OceanRoute r = routes[i];
+    OceanRoute r;
+    if (blockIdx.y == 0) r = counted[i];
+    else {
+      OceanRouteRowBins(way.rp.bins, way.rp.warp, way.rp.load, way.pass, way.p[i], &way.shapes[i], &r);
+      way.routed[i] = r;
+    }
     atomicAdd(&h[r.bin < OCEAN_NUM_BINS ? r.bin : OCEAN_NUM_BINS - 1], 1u);
     atomicAdd(&h[OCEAN_NUM_BINS + (r.acc < OCEAN_CUDA_NUM_ACC ? r.acc : 0)], 1u);
   }
@@ -272,30 +283,28 @@ __global__ void OceanKernelCountRoutes(OceanCudaRouteSets sets, int64_t n, unsig
     if (h[b]) atomicAdd(&hist[b], (unsigned long long)h[b]);
 }
 
-extern "C" OceanError OceanCudaCountRoutes(OceanCudaDevice dev, const OceanRoute *const *d_routes, int nsets, int64_t n,
-                                           const unsigned long long **hist)
+extern "C" OceanError OceanCudaRouteAndCount(OceanCudaDevice dev, const OceanRoute *d_counted,
+                                             const OceanCudaRouteParams *rp, OceanPass pass, const int64_t *d_p,
+                                             const OceanRowShape *d_shapes, OceanRoute *d_routed, int64_t n,
+                                             const unsigned long long **hist)
 {
   unsigned long long *d_hist = NULL;
-  const size_t        bytes  = (size_t)nsets * OCEAN_HIST_SIZE * sizeof(unsigned long long);
+  const size_t        bytes  = (size_t)OCEAN_CUDA_ROUTE_SETS * OCEAN_HIST_SIZE * sizeof(unsigned long long);
   OceanError          err;
   void               *h = NULL;
 
   *hist = NULL;
-  if (nsets < 1 || nsets > OCEAN_CUDA_ROUTE_SETS)
-    return OceanSetError(OCEAN_ERR_ARG, "route counts: %d sets of routes, 1 to %d allowed", nsets,
-                         OCEAN_CUDA_ROUTE_SETS);
   if (n == 0) return OCEAN_SUCCESS;
   if ((err = OceanCudaAlloc(dev, bytes, (void **)&d_hist))) return err;
   if ((err = OceanCudaCheck(cudaMemsetAsync(d_hist, 0, bytes, 0), "route counts: memset"))) goto done;
   /* at most 4096 blocks: per-block counts of at most ~2^32 rows each would need n > 2^44 rows to wrap */
   {
-    OceanCudaRouteSets sets;
-    const unsigned     grid = OceanGrid(n, OCEAN_THREADS) < 4096 ? OceanGrid(n, OCEAN_THREADS) : 4096;
-    for (int k = 0; k < nsets; k++) sets.routes[k] = d_routes[k];
-    OceanKernelCountRoutes<<<dim3(grid, (unsigned)nsets), OCEAN_THREADS>>>(sets, n, d_hist);
+    const unsigned         grid = OceanGrid(n, OCEAN_THREADS) < 4096 ? OceanGrid(n, OCEAN_THREADS) : 4096;
+    OceanCudaRouteOnTheWay way  = {*rp, pass, d_p, d_shapes, d_routed};
+    OceanKernelCountRoutes<<<dim3(grid, OCEAN_CUDA_ROUTE_SETS), OCEAN_THREADS>>>(d_counted, way, n, d_hist);
   }
-  if ((err = OceanCudaCheck(cudaGetLastError(), "route counts: launch"))) goto done;
-  if ((err = OceanCudaReadbackDeferred(dev, d_hist, bytes, &h))) goto done; /* every set at once */
+  if ((err = OceanCudaCheck(cudaGetLastError(), "routes and their counts: launch"))) goto done;
+  if ((err = OceanCudaReadbackDeferred(dev, d_hist, bytes, &h))) goto done; /* both sets at once */
   *hist = (const unsigned long long *)h;
 done:
   OceanCudaFree(dev, d_hist); /* the pool hands it out again in stream order, after the copy */
@@ -398,7 +407,7 @@ __global__ void OceanKernelRoute(OceanCudaRouteParams rp, OceanPass pass, const 
   {
     const int64_t row = list ? list[j] : j;
     OceanRoute    r;
-    OceanRouteRowBins(rp.bins, rp.warp, rp.load, pass, p[row], &shapes[row], &r);
+    OceanRouteRowBins(rp.bins, rp.warp, rp.load, pass, p ? p[row] : shapes[row].ub, &shapes[row], &r);
     routes[row] = r;
   }
 }

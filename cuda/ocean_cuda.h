@@ -118,12 +118,14 @@ typedef struct {
   int64_t bins[OCEAN_NUM_BINS];    /* rows per OceanBin */
   int64_t acc[OCEAN_CUDA_NUM_ACC]; /* rows per OceanAccumulator */
 } OceanCudaRouteCounts;
-/* Rows per bin and per accumulator of d_routes[k][0..n-1] (exact integer counts), for nsets (1..OCEAN_CUDA_ROUTE_SETS)
-   sets of routes, read back deferred (OceanCudaReadbackDeferred) into *hist; after the next OceanCudaTimersRead,
-   OceanCudaRouteCountsFrom makes the counts of it (hist NULL: all zero). */
+/* d_routed[row] = OceanRouteRowBins(..., d_p[row], d_shapes[row]) for rows 0..n-1 and, in the same launch, the rows per
+   bin and per accumulator (exact integer counts) of the OCEAN_CUDA_ROUTE_SETS sets d_counted and d_routed, read back
+   deferred (OceanCudaReadbackDeferred) into *hist; after the next OceanCudaTimersRead, OceanCudaRouteCountsFrom makes
+   the counts of it (hist NULL: all zero). */
 #define OCEAN_CUDA_ROUTE_SETS 2
-OceanError OceanCudaCountRoutes(OceanCudaDevice dev, const OceanRoute *const *d_routes, int nsets, int64_t n,
-                                const unsigned long long **hist);
+OceanError OceanCudaRouteAndCount(OceanCudaDevice dev, const OceanRoute *d_counted, const OceanCudaRouteParams *rp,
+                                  OceanPass pass, const int64_t *d_p, const OceanRowShape *d_shapes,
+                                  OceanRoute *d_routed, int64_t n, const unsigned long long **hist);
 void       OceanCudaRouteCountsFrom(const unsigned long long *hist, int nsets, OceanCudaRouteCounts *counts);
 /* OceanStats.estimate_mean_rel_error = sum / rows (0 without rows): the mean over rows with d_counts[row] > 0 of
    OceanEstimateRelError(OceanPredictFromEstimate(d_estimate[row], coefficient, shape), coefficient, d_counts[row]),
@@ -150,7 +152,8 @@ typedef enum {
 OceanError OceanCudaPredictRows(OceanCudaPredict kind, const int64_t *d_list, int64_t n, const OceanRowShape *d_shapes,
                                 const double *d_estimate, const OceanRoute *d_routes, double x, int64_t *d_p);
 
-/* ---- routing: d_routes[row] = OceanRouteRowBins(..., d_p[row], d_shapes[row]) (cuda/ocean_analysis.cu) */
+/* ---- routing: d_routes[row] = OceanRouteRowBins(..., d_p[row], d_shapes[row]), d_p NULL: the rows' upper bounds
+   (cuda/ocean_analysis.cu) */
 OceanError OceanCudaRouteRows(const OceanCudaRouteParams *rp, OceanPass pass, const int64_t *d_list, int64_t n,
                               const int64_t *d_p, const OceanRowShape *d_shapes, OceanRoute *d_routes);
 
@@ -163,6 +166,24 @@ OceanError OceanCudaRunRows(OceanCudaDevice dev, const OceanCudaRouteParams *rp,
                             const OceanRowShape *d_shapes, const OceanRoute *d_routes, const int64_t *d_list, int64_t n,
                             int bitmap_query, const int64_t *d_offsets, int32_t *d_cols, double *d_vals,
                             int64_t *d_counts, uint8_t *d_flags, int *unsorted);
+
+/* A product's rows routed and grouped by bin ahead of OceanCudaRunRowGroups: OceanCudaPlanRows routes rows 0..n-1
+   (d_routes[row] = OceanRouteRowBins(..., d_p[row], ...), d_p NULL: the rows' upper bounds), scans their slots into
+   d_offsets[0..n] (*total = d_offsets[n]; NULL: not read back) and groups them, one wait (in one block up to
+   OCEAN_SMALL_ROWS rows: one launch).  Then OceanCudaRunRowGroups is OceanCudaRunRows over rows 0..n-1, and
+   OceanCudaRowGroupsFree gives the grouping's memory back. */
+typedef struct {
+  int64_t *grouped;              /* the rows, bin after bin (device) */
+  int64_t  bins[OCEAN_NUM_BINS]; /* rows per bin */
+} OceanCudaRowGroups;
+OceanError OceanCudaPlanRows(OceanCudaDevice dev, const OceanCudaRouteParams *rp, OceanPass pass, const int64_t *d_p,
+                             const OceanRowShape *d_shapes, int64_t n, OceanRoute *d_routes, int64_t *d_offsets,
+                             int64_t *total, OceanCudaRowGroups *g);
+OceanError OceanCudaRunRowGroups(OceanCudaDevice dev, const OceanCudaRouteParams *rp, OceanDevCSR A, OceanDevCSR B,
+                                 const OceanRowShape *d_shapes, const OceanRoute *d_routes, const OceanCudaRowGroups *g,
+                                 int bitmap_query, const int64_t *d_offsets, int32_t *d_cols, double *d_vals,
+                                 int64_t *d_counts, uint8_t *d_flags, int *unsorted);
+void       OceanCudaRowGroupsFree(OceanCudaDevice dev, OceanCudaRowGroups *g);
 
 /* ---- heavy rows (cuda/ocean_heavy.cu): the listed rows of the HEAVY bin (OCEAN_ACC_MULTISPLIT), as OceanCudaRunRows
    takes them (d_cols NULL: counts only); a numeric pass adds the rows that fit their slot to *hc and its seconds to

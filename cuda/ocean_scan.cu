@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 #include "ocean_cuda.h"
 #include "ocean_launch.cuh"
+#include "ocean_block.cuh"
 
 __global__ void OceanKernelGatherCounts(const int64_t *list, int64_t n, const int64_t *in, int64_t *out)
 {
@@ -19,66 +20,18 @@ __global__ void OceanKernelScatter(const int64_t *list, int64_t n, const int64_t
 }
 
 /* OceanCudaScanCounts in one block (n <= OCEAN_SMALL_ROWS, and in != out when there is a list; slots: the counts are
-   the routes' slots, OceanCudaScanSlots without a kernel of its own): tiles of
-   OCEAN_SCAN_ITEMS x 1,024 entries, thread t holding entries t, t + 1,024, ... of its tile, so that every load and
-   store of a warp is 256 contiguous bytes (with 8 consecutive entries a thread each warp access touched 32 sectors: one
-   SM's transactions made 13,366 rows take 17 us on an H200, 10 us so), all of a tile's loads issued before its scans; the
-   8 x 32 warps' totals scanned by 8 warps at once. */
-#define OCEAN_SCAN_ITEMS 8
+   the routes' slots, OceanCudaScanSlots without a kernel of its own). */
 __global__ void __launch_bounds__(OCEAN_SMALL_THREADS)
   OceanKernelScanSmall(const int64_t *list, int64_t n, const int64_t *in, const OceanRoute *slots, int64_t *out,
                        int64_t *scatter)
 {
-  constexpr int      W = OCEAN_SMALL_THREADS / 32;
-  __shared__ int64_t warp_before[OCEAN_SCAN_ITEMS][W], part_total[OCEAN_SCAN_ITEMS];
-  const int          lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  int64_t            running = 0;
-
-  static_assert(OCEAN_SCAN_ITEMS <= W && W == 32, "one warp scans each part's 32 warp totals");
-  for (int64_t base = 0; base < n; base += OCEAN_SMALL_THREADS * OCEAN_SCAN_ITEMS) {
-    int64_t v[OCEAN_SCAN_ITEMS], upto[OCEAN_SCAN_ITEMS];
-#pragma unroll
-    for (int k = 0; k < OCEAN_SCAN_ITEMS; k++) {
-      const int64_t j = base + (int64_t)k * OCEAN_SMALL_THREADS + threadIdx.x;
-      v[k]            = j >= n ? 0 : slots ? slots[j].slot : in[list ? list[j] : j];
-      upto[k]         = v[k];
-    }
-    for (int o = 1; o < 32; o <<= 1)
-#pragma unroll
-      for (int k = 0; k < OCEAN_SCAN_ITEMS; k++) {
-        const int64_t y = __shfl_up_sync(OCEAN_FULL_MASK, upto[k], o);
-        if (lane >= o) upto[k] += y;
-      }
-    if (lane == 31)
-#pragma unroll
-      for (int k = 0; k < OCEAN_SCAN_ITEMS; k++) warp_before[k][warp] = upto[k];
-    __syncthreads();
-    if (warp < OCEAN_SCAN_ITEMS) { /* warp k: the exclusive sums of part k's warp totals */
-      const int64_t w = warp_before[warp][lane];
-      int64_t       x = w;
-      for (int o = 1; o < 32; o <<= 1) {
-        const int64_t y = __shfl_up_sync(OCEAN_FULL_MASK, x, o);
-        if (lane >= o) x += y;
-      }
-      warp_before[warp][lane] = x - w;
-      if (lane == 31) part_total[warp] = x;
-    }
-    __syncthreads();
-    int64_t before = running;
-#pragma unroll
-    for (int k = 0; k < OCEAN_SCAN_ITEMS; k++) {
-      const int64_t j = base + (int64_t)k * OCEAN_SMALL_THREADS + threadIdx.x;
-      if (j < n) {
-        const int64_t x = before + warp_before[k][warp] + upto[k] - v[k];
-        out[j]          = x;
-        if (scatter) scatter[list[j]] = x;
-      }
-      before += part_total[k];
-    }
-    running = before;
-    __syncthreads(); /* warp_before and part_total serve the next tile */
-  }
-  if (threadIdx.x == 0) out[n] = running;
+  const int64_t total = OceanBlockScan(
+    n, [&](int64_t j) { return slots ? slots[j].slot : in[list ? list[j] : j]; },
+    [&](int64_t j, int64_t x) {
+      out[j] = x;
+      if (scatter) scatter[list[j]] = x;
+    });
+  if (threadIdx.x == 0) out[n] = total;
 }
 
 extern "C" OceanError OceanCudaScanCounts(OceanCudaDevice dev, const int64_t *d_list, int64_t n, const int64_t *d_in,

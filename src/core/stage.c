@@ -98,7 +98,7 @@ void OceanStageRouteRows(const OceanStage *st, OceanPass ph, const int64_t *pred
   for (i = 0; i < st->nrows; i++) OceanRouteRow(st->set, ph, predicted[i], &st->an.rows[i], &routes[i]);
 }
 
-/* The CUDA backend reduces the same on the device (OceanCudaCountRoutes). */
+/* The CUDA backend reduces the same on the device (OceanCudaRouteAndCount). */
 void OceanStageCountBins(const OceanStage *st, const OceanRoute *routes, OceanStats *s)
 {
   const int64_t nrows = st->nrows;

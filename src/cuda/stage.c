@@ -93,7 +93,8 @@ static OceanError OceanCudaAnalyzeStep(OceanContext ctx, OceanStage *st, const O
   return OCEAN_SUCCESS;
 }
 
-/* UPPER_BOUND routes by the upper bound, ESTIMATE by the sketches' estimate (both into run.p). */
+/* ESTIMATE routes by the sketches' estimate (into run.p); UPPER_BOUND by the rows' bounds, which the routing reads
+   from the shapes itself (no kernel here). */
 static OceanError OceanCudaPredictStep(OceanContext ctx, OceanStage *st, const OceanCSR *Ah, const OceanCSR *Bh)
 {
   OceanCudaDevice   dev = OceanCtxDev(ctx);
@@ -105,8 +106,7 @@ static OceanError OceanCudaPredictStep(OceanContext ctx, OceanStage *st, const O
   double            t0;
 
   (void)Ah;
-  if (st->dec.workflow != OCEAN_WORKFLOW_ESTIMATE)
-    return OceanCudaPredictRows(OCEAN_CUDA_PREDICT_UB, NULL, n, d->shapes, NULL, NULL, 0.0, s->p);
+  if (st->dec.workflow != OCEAN_WORKFLOW_ESTIMATE) return OCEAN_SUCCESS;
   t0 = OceanPhaseBegin(ctx, OCEAN_PHASE_ESTIMATE);
   OceanCall(OceanCudaTimerStart(dev));
   OceanCall(OceanDevAlloc(ctx, n, &s->estimate));
@@ -243,11 +243,11 @@ static OceanError OceanCudaFinish(OceanContext ctx, OceanStage *st)
   OceanStageSetHeavyCounts(st, &d->heavy); /* none with NARROW, which has its own pass */
   if (st->dec.workflow == OCEAN_WORKFLOW_NARROW) return OCEAN_SUCCESS;
   OceanCall(OceanDevAlloc(ctx, n, &d->exact));
-  OceanCall(OceanCudaRouteRows(&d->rp, OCEAN_PASS_NUMERIC, NULL, n, s->counts, d->shapes, d->exact));
   {
-    const OceanRoute *sets[2] = {s->routes, d->exact};
-    /* queued, read with the phase timers at the symbolic call's end: no wait here */
-    OceanCall(OceanCudaCountRoutes(dev, sets, 2, n, &d->route_hist));
+    /* the exact routes and the counts of both sets in one launch, queued, read with the phase timers at the symbolic
+       call's end: no wait here */
+    OceanCall(
+      OceanCudaRouteAndCount(dev, s->routes, &d->rp, OCEAN_PASS_NUMERIC, s->counts, d->shapes, d->exact, n, &d->route_hist));
     if (st->dec.workflow == OCEAN_WORKFLOW_ESTIMATE)
       OceanCall(OceanCudaEstimateError(dev, n, d->shapes, s->estimate, st->dec.coefficient, s->counts, &d->error_sums));
     d->stats_queued = 1;

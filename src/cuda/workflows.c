@@ -246,44 +246,47 @@ static OceanError OceanCudaFits(OceanContext ctx, const OceanStage *st, int64_t 
    5 us of host time on an H200); above it the slots' columns are freed before C's values are allocated. */
 #define OCEAN_CUDA_ONE_COMPACTION (1 << 22)
 
-/* UPPER_BOUND and ESTIMATE after the predictions in s->p: slots, numeric, fallback, compaction, sort.  *switched: 1
+/* UPPER_BOUND (routed by the rows' bounds) and ESTIMATE (by the predictions in s->p): slots, numeric, fallback,
+   compaction, sort.  *switched: 1
    when the slots would pass max_output_nnz, 2 when they would not fit the device memory (nothing done then). */
 OceanError OceanCudaOverAllocated(OceanContext ctx, OceanStage *st, OceanCudaStage *d, const OceanCudaRouteParams *rp,
                                   OceanDevCSR A, OceanDevCSR B, OceanCudaScratch *s, int *switched)
 {
-  OceanCudaDevice dev = OceanCtxDev(ctx);
-  OceanStats     *S   = &st->stats;
-  int64_t         total, nover = 0, retried, fb_total = 0;
-  int             unsorted = 0; /* global-hash rows written: C's rows need the sort */
-  const int       bounded  = st->dec.workflow == OCEAN_WORKFLOW_UPPER_BOUND;
-  double          t0;
+  OceanCudaDevice    dev = OceanCtxDev(ctx);
+  OceanStats        *S   = &st->stats;
+  int64_t            total, nover = 0, retried, fb_total = 0;
+  int                unsorted = 0; /* global-hash rows written: C's rows need the sort */
+  const int          bounded  = st->dec.workflow == OCEAN_WORKFLOW_UPPER_BOUND;
+  double             t0;
+  OceanCudaRowGroups groups;
+  OceanError         err = OCEAN_SUCCESS;
 
   *switched = 0;
-  OceanCall(OceanCudaRouteRows(rp, OCEAN_PASS_NUMERIC, NULL, st->nrows, s->p, d->shapes, s->routes));
-  /* upper bounds: every route's slot is its row's bound (OceanRouteRowBins with p = ub), so the total is the
-     analysis's and no row can overflow: two waits fewer */
-  OceanCall(OceanCudaScanSlots(dev, s->routes, st->nrows, s->offsets, bounded ? NULL : &total));
+  /* routes, slots and the rows grouped by bin, one wait (a small product: one launch); upper bounds: every route's
+     slot is its row's bound (OceanRouteRowBins with p = ub), so the total is the analysis's and no row can overflow */
+  OceanCall(OceanCudaPlanRows(dev, rp, OCEAN_PASS_NUMERIC, bounded ? NULL : s->p, d->shapes, st->nrows, s->routes,
+                              s->offsets, bounded ? NULL : &total, &groups));
   if (bounded) total = st->an.bound_total;
-  if (total > st->set->options.max_output_nnz) {
-    *switched = 1;
-    return OCEAN_SUCCESS;
+  if (total > st->set->options.max_output_nnz) *switched = 1;
+  else {
+    int fits = 1;
+    err      = OceanCudaFits(ctx, st, total * (int64_t)(sizeof(int32_t) + sizeof(double)), &fits);
+    if (!err && !fits) *switched = 2;
   }
-  {
-    int fits;
-    OceanCall(OceanCudaFits(ctx, st, total * (int64_t)(sizeof(int32_t) + sizeof(double)), &fits));
-    if (!fits) {
-      *switched = 2;
-      return OCEAN_SUCCESS;
-    }
+  if (err || *switched) {
+    OceanCudaRowGroupsFree(dev, &groups);
+    return err;
   }
   S->allocated_entries = total;
-  OceanCall(OceanDevAlloc(ctx, total, &s->bcols));
-  OceanCall(OceanDevAlloc(ctx, total, &s->bvals));
-
-  t0 = OceanPhaseBegin(ctx, OCEAN_PHASE_NUMERIC);
-  OceanCall(OceanCudaTimerStart(dev));
-  OceanCall(OceanCudaRunRows(dev, rp, A, B, d->shapes, s->routes, NULL, st->nrows, st->dec.bitmap_query, s->offsets,
-                             s->bcols, s->bvals, s->counts, s->flags, &unsorted));
+  t0                   = OceanPhaseBegin(ctx, OCEAN_PHASE_NUMERIC);
+  err                  = OceanDevAlloc(ctx, total, &s->bcols);
+  if (!err) err = OceanDevAlloc(ctx, total, &s->bvals);
+  if (!err) err = OceanCudaTimerStart(dev);
+  if (!err)
+    err = OceanCudaRunRowGroups(dev, rp, A, B, d->shapes, s->routes, &groups, st->dec.bitmap_query, s->offsets, s->bcols,
+                                s->bvals, s->counts, s->flags, &unsorted);
+  OceanCudaRowGroupsFree(dev, &groups);
+  OceanCall(err);
   OceanCall(OceanStageTimerStop(ctx, &S->t_numeric));
   (void)OceanPhaseEnd(ctx, OCEAN_PHASE_NUMERIC, 2.0 * (double)st->an.products, t0);
 
