@@ -169,9 +169,9 @@ OceanError OceanCudaRunRows(OceanCudaDevice dev, const OceanCudaRouteParams *rp,
 
 /* A product's rows routed and grouped by bin ahead of OceanCudaRunRowGroups: OceanCudaPlanRows routes rows 0..n-1
    (d_routes[row] = OceanRouteRowBins(..., d_p[row], ...), d_p NULL: the rows' upper bounds), scans their slots into
-   d_offsets[0..n] (*total = d_offsets[n]; NULL: not read back) and groups them, one wait (in one block up to
-   OCEAN_SMALL_ROWS rows: one launch).  Then OceanCudaRunRowGroups is OceanCudaRunRows over rows 0..n-1, and
-   OceanCudaRowGroupsFree gives the grouping's memory back. */
+   d_offsets[0..n] (*total = d_offsets[n]; NULL: not read back) and groups them, one wait (the scan and the grouping in
+   one block up to OCEAN_SMALL_ROWS rows: two launches).  Then OceanCudaRunRowGroups is OceanCudaRunRows over rows
+   0..n-1, and OceanCudaRowGroupsFree gives the grouping's memory back. */
 typedef struct {
   int64_t *grouped;              /* the rows, bin after bin (device) */
   int64_t  bins[OCEAN_NUM_BINS]; /* rows per bin */
