@@ -1,11 +1,10 @@
 /*
   ocean_known.cu - numeric-only products into a known structure of C (sorted rows from an earlier symbolic phase):
-  no analysis, no routes, no sort.  Every product's value is added at its column's position in C's row, found in
-  the row's columns held in shared memory (binary search; a hash table of them in BLOCK and BIG rows); rows are
-  grouped once by the length of C's row:
+  no analysis, no routes, no sort.  Every product's value is added at its column's position in C's row, found by
+  binary search in the row's columns held in shared memory; rows are grouped once by the length of C's row:
     SMALL   L <= 32, at most 64 products: 8 lanes per row, 32 rows per block
     WARP    L <= 32, at most 65536 products: a warp per row, 8 rows per block
-    BLOCK   L <= 1024, at most 65536 products: a block of 256 threads per row, 20 KB of shared memory
+    BLOCK   L <= 1024, at most 65536 products: a block of 256 threads per row, 12 KB of shared memory
     BIG     L <= the most the device's shared memory holds (12 bytes per entry), 1024 threads
     GLOBAL  longer rows        1024 threads; search in C's columns in global memory, atomics on C's values
   A product whose column is not in C's row (the operands' structure is not the symbolic phase's) raises a flag the
@@ -119,75 +118,26 @@ __global__ void __launch_bounds__(32 * OCEAN_KNOWN_WARPS) OceanKernelKnownWarp(O
   }
 }
 
-/* A row of C in shared memory for the BLOCK and BIG kernels: a hash table of its columns (keys, and each key's place in
-   the row), at most half full, so that a product's place takes about one probe instead of the log2(L) dependent
-   loads of a binary search; or, for a row whose table does not fit, its sorted columns. */
-struct OceanKnownRowTable {
-  const int32_t  *cols; /* sorted columns (no table) */
-  const int32_t  *keys; /* the table: -1 empty */
-  const uint16_t *place;
-  int64_t         L, cap;
-
-  __device__ __forceinline__ int64_t find(int32_t c) const
-  {
-    if (!keys) return OceanFindColumn(cols, L, c);
-    for (int64_t h = OceanHashSlot(c, cap);; h = h + 1 == cap ? 0 : h + 1) {
-      const int32_t k = keys[h];
-      if (k == c) return place[h];
-      if (k < 0) return -1;
-    }
-  }
-};
-
-/* The table's slots for a row of L entries: a power of two of at least twice L (and 64). */
-__device__ __forceinline__ int64_t OceanKnownTableSlots(int64_t L)
-{
-  int64_t cap = 64;
-  while (cap < 2 * L) cap <<= 1;
-  return cap;
-}
-#define OCEAN_KNOWN_TABLE_BYTES(L, cap) \
-  ((L) * (int64_t)sizeof(double) + (cap) * (int64_t)(sizeof(int32_t) + sizeof(uint16_t)))
-
-/* A block per row with the row's sums and its column table (OceanKnownRowTable) in shared memory (BLOCK and BIG). */
+/* A block per row with the row's columns and sums in shared memory (BLOCK and BIG). */
 template <int M>
 __global__ void OceanKernelKnownBlock(OceanKnownArgs a)
 {
   extern __shared__ double ocean_known_smem[];
 
   for (int64_t pos = blockIdx.x; pos < a.n; pos += gridDim.x) {
-    const int64_t      i = a.list[pos], cb = a.rowptr[i], L = a.rowptr[i + 1] - cb;
-    const int64_t      tb = a.A.rowptr[i], te = a.A.rowptr[i + 1];
-    const int          g    = OceanLanesPerEntry(a.shapes[i].products, te - tb);
-    double            *vals = ocean_known_smem;
-    const int64_t      cap  = OceanKnownTableSlots(L);
-    OceanKnownRowTable tab  = {NULL, NULL, NULL, L, cap};
-    if (L <= UINT16_MAX && OCEAN_KNOWN_TABLE_BYTES(L, cap) <= a.smem) {
-      int32_t  *keys  = (int32_t *)(vals + L);
-      uint16_t *place = (uint16_t *)(keys + cap);
-      for (int64_t j = threadIdx.x; j < cap; j += blockDim.x) keys[j] = -1;
-      for (int64_t j = threadIdx.x; j < L; j += blockDim.x) vals[j] = 0.0;
-      __syncthreads();
-      for (int64_t j = threadIdx.x; j < L; j += blockDim.x) { /* the row's columns are distinct */
-        const int32_t c = a.cols[cb + j];
-        int64_t       h = OceanHashSlot(c, cap);
-        while (atomicCAS(&keys[h], -1, c) != -1) h = h + 1 == cap ? 0 : h + 1;
-        place[h] = (uint16_t)j;
-      }
-      tab.keys  = keys;
-      tab.place = place;
-    } else {
-      int32_t *cols = (int32_t *)(vals + L);
-      for (int64_t j = threadIdx.x; j < L; j += blockDim.x) {
-        cols[j] = a.cols[cb + j];
-        vals[j] = 0.0;
-      }
-      tab.cols = cols;
+    const int64_t i = a.list[pos], cb = a.rowptr[i], L = a.rowptr[i + 1] - cb;
+    const int64_t tb = a.A.rowptr[i], te = a.A.rowptr[i + 1];
+    const int     g    = OceanLanesPerEntry(a.shapes[i].products, te - tb);
+    double       *vals = ocean_known_smem;
+    int32_t      *cols = (int32_t *)(vals + L);
+    for (int64_t j = threadIdx.x; j < L; j += blockDim.x) {
+      cols[j] = a.cols[cb + j];
+      vals[j] = 0.0;
     }
     __syncthreads();
     OceanGroupForProductsAt(a.A, a.B, tb, te, (int)threadIdx.x, (int)blockDim.x, g, M == OCEAN_KNOWN_VALUES,
                             [&](int32_t c, double v, int64_t t, int64_t u) {
-                              OceanKnownTake<M>(a, cb, tab.find(c), v, t, u, vals);
+                              OceanKnownTake<M>(a, cb, OceanFindColumn(cols, L, c), v, t, u, vals);
                             });
     __syncthreads();
     if (M == OCEAN_KNOWN_VALUES)
@@ -287,13 +237,13 @@ OceanError OceanKnownRun(OceanCudaDevice dev, const OceanCudaKnownPlan *plan, un
     case OCEAN_CUDA_KNOWN_WARP:
       OceanKernelKnownWarp<M><<<OceanGrid(n, OCEAN_KNOWN_WARPS), 32 * OCEAN_KNOWN_WARPS>>>(a);
       break;
-    case OCEAN_CUDA_KNOWN_BLOCK: /* room for the column table of the longest row */
-      a.smem = OCEAN_KNOWN_TABLE_BYTES(OCEAN_KNOWN_BLOCK_MAX, 2 * OCEAN_KNOWN_BLOCK_MAX);
-      OceanKernelKnownBlock<M><<<OceanGrid(n, 1), OCEAN_KNOWN_BLOCK_THREADS, (size_t)a.smem>>>(a);
+    case OCEAN_CUDA_KNOWN_BLOCK:
+      OceanKernelKnownBlock<M>
+        <<<OceanGrid(n, 1), OCEAN_KNOWN_BLOCK_THREADS, OCEAN_KNOWN_BLOCK_MAX * OCEAN_KNOWN_ENTRY_BYTES>>>(a);
       break;
-    case OCEAN_CUDA_KNOWN_BIG: /* the longest rows with sorted columns, the others with a table when it fits */
-      a.smem = plan->big_max * (int64_t)OCEAN_KNOWN_ENTRY_BYTES;
-      OceanKernelKnownBlock<M><<<OceanGrid(n, 1), OCEAN_KNOWN_BIG_THREADS, (size_t)a.smem>>>(a);
+    case OCEAN_CUDA_KNOWN_BIG:
+      OceanKernelKnownBlock<M>
+        <<<OceanGrid(n, 1), OCEAN_KNOWN_BIG_THREADS, (size_t)plan->big_max * OCEAN_KNOWN_ENTRY_BYTES>>>(a);
       break;
     default: OceanKernelKnownGlobal<M><<<OceanGrid(n, 1), OCEAN_KNOWN_BIG_THREADS>>>(a); break;
     }

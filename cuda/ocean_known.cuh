@@ -31,7 +31,6 @@ struct OceanKnownArgs {
   const int64_t       *eptr;   /* FILL: each entry's first product in the map (eptr32 instead when it is set) */
   const int32_t       *eptr32;
   int32_t             *aidx, *bidx; /* FILL: the map */
-  int64_t              smem;         /* BLOCK and BIG: the launch's dynamic shared memory, bytes */
 };
 
 /* What the kernels do with each product: add its value into the row's sums, or count it, or list it in the map. */
