@@ -64,6 +64,8 @@ OceanError OceanCudaCopyOnDeviceAt(void *d_dst, const void *d_src, size_t bytes,
 #define OceanCudaCopyOnDevice(d_dst, src, bytes) OceanCudaCopyOnDeviceAt(d_dst, src, bytes, __func__)
 /* d_out[i] = d_in[i] for count int32 row offsets (cuSPARSE's) into the int64 of OceanDevCSR, on the default stream. */
 OceanError OceanCudaWidenOffsets(int64_t count, const int32_t *d_in, int64_t *d_out);
+/* d_out[i] = d_in[i] narrowed to int32 (every offset must fit: the caller checks), returned when done. */
+OceanError OceanCudaNarrowOffsets(int64_t count, const int64_t *d_in, int32_t *d_out);
 /* Large copies (operands up, C down) through two pinned chunks of the context: the host copies one chunk (OpenMP
    threads) while the other is in flight.  Ordered on the default stream like the kernels; an upload returns when its
    last chunk is queued (the source may be reused at once).  Below a few MB they are plain cudaMemcpy. */

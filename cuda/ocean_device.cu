@@ -429,18 +429,28 @@ extern "C" OceanError OceanCudaCopyOnDeviceAt(void *d_dst, const void *d_src, si
   return OceanCudaWaitDefaultStream(where); /* the caller may hand d_dst to code on another stream at once */
 }
 
-static __global__ void OceanWidenKernel(int64_t count, const int32_t *__restrict__ in, int64_t *__restrict__ out)
+/* Row offsets between cuSPARSE's int32 and the int64 of OceanDevCSR (narrowing: the caller checked that they fit). */
+template <typename In, typename Out>
+static __global__ void OceanOffsetsKernel(int64_t count, const In *__restrict__ in, Out *__restrict__ out)
 {
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < count; i += (int64_t)gridDim.x * blockDim.x)
-    out[i] = in[i];
+    out[i] = (Out)in[i];
 }
 
 extern "C" OceanError OceanCudaWidenOffsets(int64_t count, const int32_t *d_in, int64_t *d_out)
 {
   if (count <= 0) return OCEAN_SUCCESS;
-  OceanWidenKernel<<<OceanGrid(count, OCEAN_THREADS), OCEAN_THREADS>>>(count, d_in, d_out);
-  OCEAN_CUDA_LAUNCHED("OceanWidenKernel");
+  OceanOffsetsKernel<<<OceanGrid(count, OCEAN_THREADS), OCEAN_THREADS>>>(count, d_in, d_out);
+  OCEAN_CUDA_LAUNCHED("widening row offsets");
   return OCEAN_SUCCESS;
+}
+
+extern "C" OceanError OceanCudaNarrowOffsets(int64_t count, const int64_t *d_in, int32_t *d_out)
+{
+  if (count <= 0) return OCEAN_SUCCESS;
+  OceanOffsetsKernel<<<OceanGrid(count, OCEAN_THREADS), OCEAN_THREADS>>>(count, d_in, d_out);
+  OCEAN_CUDA_LAUNCHED("narrowing row offsets");
+  return OceanCudaWaitDefaultStream(__func__); /* the caller may hand d_out to code on another stream at once */
 }
 
 static OceanError OceanStagingEnsure(OceanCudaDevice dev)

@@ -300,6 +300,10 @@ OceanError OceanProductGetC(OceanProduct prod, int64_t *nrows, int64_t *ncols, i
    backend's plan keeps what it has.  Numeric calls then go through OceanProductNumericInto, OceanProductGetC gives the
    row offsets only, and the next OceanProductSymbolic makes C anew. */
 OceanError OceanProductReleaseHostC(OceanProduct prod);
+/* C's structure copied into the caller's host arrays, either may be NULL: rowptr (nrows + 1 offsets), colidx (nnz
+   column indices).  A device plan copies straight from the device and keeps no host copy of its own: for a caller
+   whose matrix holds C's structure (no second copy, no second pass over it). */
+OceanError OceanProductGetCStructureInto(OceanProduct prod, int64_t *rowptr, int32_t *colidx);
 /* OceanProductNumeric with C's values written into values[0, nnz), in the structure colidx gives (the plan's C, row
    by row: what OceanProductGetC gave after the symbolic call).  Every plan takes it; a plan that kept its C copies
    the values out of it. */
@@ -336,6 +340,11 @@ OceanError OceanProductWidenDeviceOffsets(OceanProduct prod, int k, int64_t nrow
 /* The values of C (as OceanProductGetDeviceC gives them) copied into d_values, nnz doubles of device memory, e.g. the
    value array of a cuSPARSE matrix with C's structure; returns when the copy is done. */
 OceanError OceanProductCopyDeviceValues(OceanProduct prod, double *d_values);
+
+/* C (as OceanProductGetDeviceC gives it) copied into the caller's device CSR with int32 row offsets (cuSPARSE's,
+   PETSc's aijcusparse with 32-bit PetscInt): nrows + 1 offsets, nnz column indices and values; OCEAN_ERR_ARG when nnz
+   passes INT32_MAX.  Returns when the copies are done. */
+OceanError OceanProductCopyDeviceCSR32(OceanProduct prod, int32_t *d_rowptr, int32_t *d_colidx, double *d_values);
 
 typedef struct {
   OceanWorkflow workflow;          /* taken */

@@ -62,7 +62,10 @@ typedef struct _p_OceanBackendOps {
   /* count int32 device row offsets (cuSPARSE's) widened into *buf, from the context's memory, grown to count when *cap
      (its length) is less */
   OceanError (*offsets_widen)(OceanContext ctx, int64_t count, const int32_t *d_in, int64_t **buf, int64_t *cap);
+  /* count int64 device row offsets narrowed into the caller's int32 device array (each fits); returns when done */
+  OceanError (*offsets_narrow)(OceanContext ctx, int64_t count, const int64_t *d_in, int32_t *d_out);
   OceanError (*device_copy)(OceanContext ctx, void *d_dst, const void *d_src, size_t bytes); /* returns when done */
+  OceanError (*download)(OceanContext ctx, void *dst, const void *d_src, size_t bytes); /* to the host, when done */
   void (*device_release)(OceanContext ctx, void *d_ptr); /* what offsets_widen allocated */
 
   /* ---- device memory (all may be NULL) */

@@ -337,6 +337,48 @@ OceanError OceanProductGetC(OceanProduct prod, int64_t *nrows, int64_t *ncols, i
   return OCEAN_SUCCESS;
 }
 
+OceanError OceanProductGetCStructureInto(OceanProduct prod, int64_t *rowptr, int32_t *colidx)
+{
+  OceanStage *st;
+
+  OceanCheck(prod, OCEAN_ERR_ARG, "OceanProductGetCStructureInto: NULL plan");
+  st = OceanProductLastStage(prod);
+  OceanCheck(prod->has_symbolic && st->valid, OCEAN_ERR_STATE,
+             "OceanProductGetCStructureInto: %s plan has no product computed", OceanProductTypeName(prod->type));
+  OceanCheck(!colidx || !st->c_released, OCEAN_ERR_STATE,
+             "OceanProductGetCStructureInto: the %s plan released its C's columns (OceanProductReleaseHostC)",
+             OceanProductTypeName(prod->type));
+  OceanCall(OceanProductSync(prod));
+  if (st->host_structure) {
+    if (rowptr) memcpy(rowptr, st->rowptr, (size_t)(st->nrows + 1) * sizeof(int64_t));
+    if (colidx && st->nnz) memcpy(colidx, st->colidx, (size_t)st->nnz * sizeof(int32_t));
+    return OCEAN_SUCCESS;
+  }
+  {
+    const int64_t *rp;
+    const int32_t *ci;
+    const double  *v;
+    const double   t0 = OceanPhaseBegin(prod->ctx, OCEAN_PHASE_DOWNLOAD);
+    OceanError     err;
+
+    OceanCheck(prod->ctx->ops->device_c && prod->ctx->ops->download, OCEAN_ERR_STATE,
+               "OceanProductGetCStructureInto: the %s plan's C is neither on the host nor on a device",
+               OceanProductTypeName(prod->type)); /* cannot happen */
+    err = prod->ctx->ops->device_c(st, &rp, &ci, &v);
+    if (!err && rowptr) {
+      if (st->nrows) err = prod->ctx->ops->download(prod->ctx, rowptr, rp, (size_t)(st->nrows + 1) * sizeof(int64_t));
+      else rowptr[0] = 0;
+      if (!err) st->stats.downloaded_bytes += st->nrows ? (st->nrows + 1) * (int64_t)sizeof(int64_t) : 0;
+    }
+    if (!err && colidx) {
+      err = prod->ctx->ops->download(prod->ctx, colidx, ci, (size_t)st->nnz * sizeof(int32_t));
+      if (!err) st->stats.downloaded_bytes += st->nnz * (int64_t)sizeof(int32_t);
+    }
+    st->stats.t_download += OceanPhaseEnd(prod->ctx, OCEAN_PHASE_DOWNLOAD, 0.0, t0);
+    return err;
+  }
+}
+
 OceanError OceanProductReleaseHostC(OceanProduct prod)
 {
   OceanStage *st;
@@ -437,6 +479,28 @@ OceanError OceanProductCopyDeviceValues(OceanProduct prod, double *d_values)
   OceanCall(OceanProductGetDeviceC(prod, NULL, NULL, &nnz, &rp, &ci, &v));
   OceanCheck(d_values || nnz == 0, OCEAN_ERR_ARG, "OceanProductCopyDeviceValues: no destination for %lld values",
              (long long)nnz);
+  return prod->ctx->ops->device_copy(prod->ctx, d_values, v, (size_t)nnz * sizeof(double));
+}
+
+OceanError OceanProductCopyDeviceCSR32(OceanProduct prod, int32_t *d_rowptr, int32_t *d_colidx, double *d_values)
+{
+  const int64_t *rp;
+  const int32_t *ci;
+  const double  *v;
+  int64_t        m, nnz;
+
+  OceanCall(OceanProductGetDeviceC(prod, &m, NULL, &nnz, &rp, &ci, &v));
+  OceanCheck(nnz <= INT32_MAX, OCEAN_ERR_ARG,
+             "OceanProductCopyDeviceCSR32: C of the %s plan has %lld entries, more than int32 row offsets hold",
+             OceanProductTypeName(prod->type), (long long)nnz);
+  OceanCheck((d_rowptr || m == 0) && ((d_colidx && d_values) || nnz == 0), OCEAN_ERR_ARG,
+             "OceanProductCopyDeviceCSR32: no destination for C's %lld rows and %lld entries", (long long)m,
+             (long long)nnz);
+  OceanCheck(prod->ctx->ops->offsets_narrow, OCEAN_ERR_ARG,
+             "OceanProductCopyDeviceCSR32: the %s plan's context is a CPU context: it has no device memory",
+             OceanProductTypeName(prod->type));
+  if (m) OceanCall(prod->ctx->ops->offsets_narrow(prod->ctx, m + 1, rp, d_rowptr));
+  OceanCall(prod->ctx->ops->device_copy(prod->ctx, d_colidx, ci, (size_t)nnz * sizeof(int32_t)));
   return prod->ctx->ops->device_copy(prod->ctx, d_values, v, (size_t)nnz * sizeof(double));
 }
 

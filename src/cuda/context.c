@@ -201,6 +201,17 @@ OceanError OceanCudaOffsetsWiden(OceanContext ctx, int64_t count, const int32_t 
   return OceanCudaWidenOffsets(count, d_in, *buf);
 }
 
+OceanError OceanCudaOffsetsNarrow(OceanContext ctx, int64_t count, const int64_t *d_in, int32_t *d_out)
+{
+  (void)ctx;
+  return OceanCudaNarrowOffsets(count, d_in, d_out);
+}
+
+OceanError OceanCudaDeviceDownload(OceanContext ctx, void *dst, const void *d_src, size_t bytes)
+{
+  return OceanCudaDownloadStaged(OceanCtxDev(ctx), dst, d_src, bytes);
+}
+
 OceanError OceanCudaDeviceCopy(OceanContext ctx, void *d_dst, const void *d_src, size_t bytes)
 {
   (void)ctx;

@@ -159,7 +159,9 @@ OceanError OceanCudaMemoryTrim(OceanContext ctx);
 OceanError OceanCudaMirrorLimitSet(OceanContext ctx, int64_t bytes);
 OceanError OceanCudaMirrorsGet(OceanContext ctx, int64_t *bytes, int64_t *limit);
 OceanError OceanCudaOffsetsWiden(OceanContext ctx, int64_t count, const int32_t *d_in, int64_t **buf, int64_t *cap);
+OceanError OceanCudaOffsetsNarrow(OceanContext ctx, int64_t count, const int64_t *d_in, int32_t *d_out);
 OceanError OceanCudaDeviceCopy(OceanContext ctx, void *d_dst, const void *d_src, size_t bytes);
+OceanError OceanCudaDeviceDownload(OceanContext ctx, void *dst, const void *d_src, size_t bytes);
 void       OceanCudaDeviceRelease(OceanContext ctx, void *d_ptr);
 
 #endif

@@ -502,7 +502,9 @@ const OceanBackendOps OceanCudaBackendOps = {
   .mirror_limit_set  = OceanCudaMirrorLimitSet,
   .mirrors_get       = OceanCudaMirrorsGet,
   .offsets_widen     = OceanCudaOffsetsWiden,
+  .offsets_narrow    = OceanCudaOffsetsNarrow,
   .device_copy       = OceanCudaDeviceCopy,
+  .download          = OceanCudaDeviceDownload,
   .device_release    = OceanCudaDeviceRelease,
 };
 

@@ -1265,9 +1265,28 @@ static int TestReleasedC(OceanContext ctx)
       cols = (int32_t *)GenMalloc((size_t)(nnz ? nnz : 1) * sizeof(int32_t));
       vals = (double *)GenMalloc((size_t)(nnz ? nnz : 1) * sizeof(double));
       memcpy(cols, ci, (size_t)nnz * sizeof(int32_t));
+      { /* the structure copied into the caller's arrays: the plan's */
+        const int64_t *rp;
+        int64_t        m, *rows;
+        int32_t       *cols2 = (int32_t *)GenMalloc((size_t)(nnz ? nnz : 1) * sizeof(int32_t));
+        CALL(OceanProductGetC(prod, &m, NULL, NULL, &rp, NULL, NULL));
+        rows = (int64_t *)GenMalloc((size_t)(m + 1) * sizeof(int64_t));
+        CALL(OceanProductGetCStructureInto(prod, rows, cols2));
+        CHECK(!memcmp(rows, rp, (size_t)(m + 1) * sizeof(int64_t)) &&
+                !memcmp(cols2, cols, (size_t)nnz * sizeof(int32_t)),
+              "%s: OceanProductGetCStructureInto differs from OceanProductGetC", what);
+        if (release) { /* the row offsets are kept, the columns not */
+          CALL(OceanProductReleaseHostC(prod));
+          CALL(OceanProductGetCStructureInto(prod, rows, NULL));
+          CHECK(!memcmp(rows, rp, (size_t)(m + 1) * sizeof(int64_t)) &&
+                  OceanProductGetCStructureInto(prod, NULL, cols2) == OCEAN_ERR_STATE,
+                "%s: a released C's structure: row offsets not given, or columns given", what);
+        }
+        free(rows);
+        free(cols2);
+      }
       if (release) {
         const double *v;
-        CALL(OceanProductReleaseHostC(prod));
         CHECK(OceanProductGetC(prod, NULL, NULL, NULL, NULL, &ci, NULL) == OCEAN_ERR_STATE &&
                 OceanProductGetC(prod, NULL, NULL, NULL, NULL, NULL, &v) == OCEAN_ERR_STATE,
               "%s: the columns and values of a released C were given", what);

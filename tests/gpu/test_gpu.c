@@ -325,36 +325,74 @@ static int Upload(const GenCSR *M, DevMat *d, OceanCSR *c)
   return 0;
 }
 
-/* C's device arrays equal the plan's host copy, bitwise. */
+/* C's device arrays equal the plan's host copy, bitwise; so do the structure copied into the caller's host arrays
+   (OceanProductGetCStructureInto: here the plan already holds a host copy; straight from the device it is taken by the
+   PETSc suite's device matrices, its initial-no-uploads cases) and C copied into a device CSR with int32 row offsets
+   (OceanProductCopyDeviceCSR32). */
 static int CompareDeviceC(OceanProduct p)
 {
   int64_t        m, n, nnz, m2, n2, nnz2;
   const int64_t *drp, *rp;
   const int32_t *dci, *ci;
   const double  *dv, *v;
-  int64_t       *hrp;
-  int32_t       *hci;
-  double        *hv;
-  int            bad;
+  int64_t       *hrp, *srp;
+  int32_t       *hci, *sci, *hrp32, *drp32 = NULL, *dci32 = NULL;
+  double        *hv, *hv32, *dv32 = NULL;
+  int            bad = 0;
 
   CALL(OceanProductGetDeviceC(p, &m, &n, &nnz, &drp, &dci, &dv));
+  srp = malloc((size_t)(m + 1) * sizeof(int64_t));
+  sci = malloc((size_t)(nnz ? nnz : 1) * sizeof(int32_t));
+  if (OceanProductGetCStructureInto(p, srp, sci)) {
+    free(srp);
+    free(sci);
+    CHECK(0, "OceanProductGetCStructureInto: %s", OceanGetLastErrorMessage());
+  }
   CALL(OceanProductGetC(p, &m2, &n2, &nnz2, &rp, &ci, &v));
   CHECK(m == m2 && n == n2 && nnz == nnz2, "device C %lld x %lld (%lld), host C %lld x %lld (%lld)", (long long)m,
         (long long)n, (long long)nnz, (long long)m2, (long long)n2, (long long)nnz2);
-  hrp = malloc((size_t)(m + 1) * sizeof(int64_t));
-  hci = malloc((size_t)(nnz ? nnz : 1) * sizeof(int32_t));
-  hv  = malloc((size_t)(nnz ? nnz : 1) * sizeof(double));
-  bad = cudaMemcpy(hrp, drp, (size_t)(m + 1) * sizeof(int64_t), cudaMemcpyDeviceToHost) != cudaSuccess ||
+  hrp   = malloc((size_t)(m + 1) * sizeof(int64_t));
+  hci   = malloc((size_t)(nnz ? nnz : 1) * sizeof(int32_t));
+  hv    = malloc((size_t)(nnz ? nnz : 1) * sizeof(double));
+  hrp32 = malloc((size_t)(m + 1) * sizeof(int32_t));
+  hv32  = malloc((size_t)(nnz ? nnz : 1) * sizeof(double));
+  bad   = cudaMemcpy(hrp, drp, (size_t)(m + 1) * sizeof(int64_t), cudaMemcpyDeviceToHost) != cudaSuccess ||
         cudaMemcpy(hci, dci, (size_t)nnz * sizeof(int32_t), cudaMemcpyDeviceToHost) != cudaSuccess ||
         cudaMemcpy(hv, dv, (size_t)nnz * sizeof(double), cudaMemcpyDeviceToHost) != cudaSuccess;
   if (!bad)
     bad = 2 * (memcmp(hrp, rp, (size_t)(m + 1) * sizeof(int64_t)) || memcmp(hci, ci, (size_t)nnz * sizeof(int32_t)) ||
                memcmp(hv, v, (size_t)nnz * sizeof(double)));
+  if (!bad)
+    bad = 3 * (memcmp(srp, rp, (size_t)(m + 1) * sizeof(int64_t)) || memcmp(sci, ci, (size_t)nnz * sizeof(int32_t)));
+  if (!bad) {
+    bad = cudaMalloc((void **)&drp32, (size_t)(m + 1) * sizeof(int32_t)) != cudaSuccess ||
+          cudaMalloc((void **)&dci32, (size_t)(nnz ? nnz : 1) * sizeof(int32_t)) != cudaSuccess ||
+          cudaMalloc((void **)&dv32, (size_t)(nnz ? nnz : 1) * sizeof(double)) != cudaSuccess;
+    if (!bad) bad = 4 * (OceanProductCopyDeviceCSR32(p, drp32, dci32, dv32) != OCEAN_SUCCESS);
+    if (!bad)
+      bad = cudaMemcpy(hrp32, drp32, (size_t)(m + 1) * sizeof(int32_t), cudaMemcpyDeviceToHost) != cudaSuccess ||
+            cudaMemcpy(hci, dci32, (size_t)nnz * sizeof(int32_t), cudaMemcpyDeviceToHost) != cudaSuccess ||
+            cudaMemcpy(hv32, dv32, (size_t)nnz * sizeof(double), cudaMemcpyDeviceToHost) != cudaSuccess;
+    for (int64_t i = 0; !bad && i <= m; i++) bad = 5 * (hrp32[i] != rp[i]);
+    if (!bad)
+      bad = 5 * (memcmp(hci, ci, (size_t)nnz * sizeof(int32_t)) || memcmp(hv32, v, (size_t)nnz * sizeof(double)));
+  }
+  cudaFree(drp32);
+  cudaFree(dci32);
+  cudaFree(dv32);
   free(hrp);
   free(hci);
   free(hv);
+  free(hrp32);
+  free(hv32);
+  free(srp);
+  free(sci);
   CHECK(!bad, "%s",
-        bad == 1 ? "copying the device C failed" : "OceanProductGetDeviceC's arrays differ from OceanProductGetC's");
+        bad == 1   ? "copying the device C failed"
+        : bad == 2 ? "OceanProductGetDeviceC's arrays differ from OceanProductGetC's"
+        : bad == 3 ? "OceanProductGetCStructureInto's arrays differ from OceanProductGetC's"
+        : bad == 4 ? OceanGetLastErrorMessage()
+                   : "OceanProductCopyDeviceCSR32's arrays differ from OceanProductGetC's");
   return 0;
 }
 
