@@ -36,14 +36,29 @@ ifeq ($(OCEAN_HAVE_CUDA),yes)
   NVCCFLAGS := -std=c++17 -O3 -lineinfo $(OCEAN_CUDA_GENCODE) -Xcompiler -fPIC,-Wall,-fopenmp -Iinclude -Isrc -Icuda
 endif
 
+# C handed to aijcusparse on the device (src/mat/devicec.cu) reads PETSc's private cusparsematimpl.h: built only
+# against a CUDA PETSc whose source tree holds it, with PETSc's C++ compiler and dialect; elsewhere PETSc uploads C.
+OCEAN_PETSC_CONF_H := $(firstword $(foreach d,$(patsubst -I%,%,$(filter -I%,$(PETSC_CC_INCLUDES))),$(wildcard $(d)/petscconf.h)))
+OCEAN_PETSC_CUSPARSE_H := $(wildcard $(PETSC_DIR)/src/mat/impls/aij/seq/seqcusparse/cusparsematimpl.h)
+ifeq ($(origin OCEAN_CUSPARSE_DEVICE_C),undefined)
+  OCEAN_CUSPARSE_DEVICE_C := $(if $(and $(filter yes,$(OCEAN_HAVE_CUDA)),$(OCEAN_PETSC_CUSPARSE_H),$(OCEAN_PETSC_CONF_H)),$(shell grep -q 'define PETSC_HAVE_CUDA 1' $(OCEAN_PETSC_CONF_H) && echo yes),)
+endif
+ifeq ($(OCEAN_CUSPARSE_DEVICE_C),yes)
+  OCEAN_PETSC_CXX   := $(shell sed -n 's/^CUDA_CXX = //p' $(OCEAN_PETSC_VARIABLES))
+  OCEAN_PETSC_CXXSTD := $(filter -std=%,$(shell sed -n 's/^CUDAC_FLAGS = //p' $(OCEAN_PETSC_VARIABLES)))
+  PETSC_CU_OBJ      := $(BUILD)/src/mat/devicec.o
+  PETSC_CU_LINK     := -lcusparse
+  CFLAGS_PETSC      += -DOCEAN_HAVE_CUSPARSE_DEVICE_C
+endif
+
 .PHONY: lib info run test tests-build clean deps
 lib: $(LIBNAME)
 
 # -z nodelete: PETSc main dlcloses -dll_append libraries in PetscFinalize(); unloading the OpenMP runtime under its
 # idle worker threads made them crash at exit now and then
-$(LIBNAME): $(CORE_OBJ) $(PETSC_OBJ) $(CUDA_OBJ) | check-petsc
+$(LIBNAME): $(CORE_OBJ) $(PETSC_OBJ) $(PETSC_CU_OBJ) $(CUDA_OBJ) | check-petsc
 	@mkdir -p $(LIBDIR)
-	$(CC) -shared -fopenmp -Wl,--no-undefined -Wl,-z,nodelete -o $@ $^ $(PETSC_LINK) $(OCEAN_CUDA_LINK) -lm
+	$(CC) -shared -fopenmp -Wl,--no-undefined -Wl,-z,nodelete -o $@ $^ $(PETSC_LINK) $(PETSC_CU_LINK) $(OCEAN_CUDA_LINK) -lm
 
 $(BUILD)/src/mat/%.o: src/mat/%.c include/ocean.h include/petscmatocean.h $(SRC_HDR) | check-petsc
 	@mkdir -p $(dir $@)
@@ -64,6 +79,11 @@ $(BUILD)/cuda/%.o: cuda/%.cu include/ocean.h $(SRC_HDR) $(wildcard cuda/*.h) $(w
 	@mkdir -p $(dir $@)
 	$(OCEAN_NVCC) $(NVCCFLAGS) -c $< -o $@
 
+$(BUILD)/src/mat/devicec.o: src/mat/devicec.cu include/ocean.h $(CUDA_ARCH_STAMP) | check-petsc
+	@mkdir -p $(dir $@)
+	$(OCEAN_NVCC) $(if $(OCEAN_PETSC_CXX),-ccbin $(OCEAN_PETSC_CXX)) $(or $(OCEAN_PETSC_CXXSTD),-std=c++17) -O2 \
+	  $(OCEAN_CUDA_GENCODE) -Xcompiler -fPIC -Iinclude $(PETSC_CC_INCLUDES) -c $< -o $@
+
 .PHONY: check-petsc
 check-petsc:
 	@if [ "$(OCEAN_PETSC_FOUND)" != yes ]; then echo "PETSc $(OCEAN_PETSC_SOURCE)" >&2; exit 1; fi
@@ -73,6 +93,7 @@ info:
 	@echo "PETSc libdir : $(OCEAN_PETSC_LIBDIR)"
 	@echo "C compiler   : $(CC) ($(shell $(CC) --version 2>/dev/null | head -n 1))"
 	@echo "CUDA backend : $(OCEAN_HAVE_CUDA), $(OCEAN_CUDA_REASON)"
+	@echo "C on device  : $(or $(OCEAN_CUSPARSE_DEVICE_C),no) (aijcusparse's device copy of C made from the plan's)"
 	@echo "CUDA archs   : $(if $(filter yes,$(OCEAN_HAVE_CUDA)),$(addprefix sm_,$(OCEAN_CUDA_ARCHS)),none)"
 	@echo "MPI launcher : $(shell command -v mpiexec 2>/dev/null || echo not found)"
 	@echo "library      : $(LIBNAME)"

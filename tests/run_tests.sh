@@ -123,14 +123,18 @@ run_case seq/AB-mixed-ocean-aij  1 $P -product AB -gen_a lap3d -size_a 10 -type_
 run_case seq/PtAP-mixed-ocean-aij 1 $P -product PtAP -gen_a lap3d27 -size_a 8 \
   -gen_b agg -size_b 512 -degree_b 8 -type_b aij
 run_case seq/AB-reuse            1 $P -product AB -gen_a elast -size_a 6 -gen_b elast -size_b 6 -reuse
-# device matrices (-mat_ocean_device_matrices in PETSC_OPTIONS, a CUDA PETSc and a device): after a MatScale on the
-# device the numeric products copy nothing between host and device (PETSc's own copy counters)
-for p in AB PtAP; do
+# device matrices (-mat_ocean_device_matrices in PETSC_OPTIONS, a CUDA PETSc and a device), PETSc's own copy
+# counters: after a MatScale on the device the numeric products copy nothing between host and device; the symbolic
+# products, operands on the device, upload nothing (C's device copy made from the plan's on the device: a CUDA PETSc
+# from its source tree, make info's "C on device: yes"), only C's structure comes to the host
+for c in AB-reuse-no-copies PtAP-reuse-no-copies AB-initial-no-uploads AtB-initial-no-uploads PtAP-initial-no-uploads; do
+  p=${c%%-*}
   if [[ "${PETSC_OPTIONS:-}" == *-mat_ocean_device_matrices* ]]; then
-    if [ $p = AB ]; then g="-gen_b elast -size_b 6"; else g="-gen_b agg -size_b 648 -degree_b 6"; fi
-    run_case seq/$p-reuse-no-copies 1 $P -product $p -gen_a elast -size_a 6 $g -reuse -expect_no_copies
+    if [ $p = PtAP ]; then g="-gen_b agg -size_b 648 -degree_b 6"; else g="-gen_b elast -size_b 6"; fi
+    if [[ $c == *no-copies ]]; then x=-expect_no_copies; else x=-expect_no_uploads; fi
+    run_case seq/$c 1 $P -product $p -gen_a elast -size_a 6 $g -reuse $x
   else
-    skip_test seq/$p-reuse-no-copies || echo "skip seq/$p-reuse-no-copies: needs -mat_ocean_device_matrices in PETSC_OPTIONS"
+    skip_test seq/$c || echo "skip seq/$c: needs -mat_ocean_device_matrices in PETSC_OPTIONS"
   fi
 done
 # with the CUDA backend: numeric reuse without the product map (the search in C's rows); the CPU backend ignores it

@@ -92,6 +92,14 @@ PETSC_INTERN Mat_OceanParent  MatOceanParents[2];
 PETSC_INTERN int              MatOceanKind_Private(Mat M);
 PETSC_INTERN Mat_OceanParent *MatOceanParentOf(Mat M);
 PETSC_INTERN PetscBool        MatOceanIsDeviceAIJ_Private(Mat A);
+#if defined(OCEAN_HAVE_CUSPARSE_DEVICE_C)
+/* A new device C's aijcusparse copy made from the plan's C on the device (devicec.cu; *done PETSC_FALSE: PETSc's
+   upload makes it instead). */
+PETSC_INTERN PetscErrorCode MatOceanSetDeviceC_Private(Mat C, OceanProduct plan, PetscBool *done);
+/* C's nnz column indices from the plan straight into its preallocated host AIJ (what MatSeqAIJSetColumnIndices does,
+   without the caller's copy). */
+PETSC_INTERN PetscErrorCode MatOceanSetColumnsFromPlan_Private(Mat C, OceanProduct plan, int64_t nnz);
+#endif
 
 PETSC_INTERN PetscErrorCode MatConvert_SeqAIJ_SeqAIJOcean(Mat, MatType, MatReuse, Mat *);
 PETSC_INTERN PetscErrorCode MatConvert_MPIAIJ_MPIAIJOcean(Mat, MatType, MatReuse, Mat *);

@@ -281,8 +281,10 @@ static PetscErrorCode MatOceanLogCopies(MatProductData_SeqAIJOcean *data)
 }
 
 /* C's structure into the PETSc matrix: exact preallocation, then every column index in one copy
-   (MatSeqAIJSetColumnIndices: each row full, no insertion, no per-row call). */
-static PetscErrorCode MatOceanSetCStructure(Mat C, int64_t m, int64_t nnz, const int64_t *ci, const int32_t *cj)
+   (MatSeqAIJSetColumnIndices: each row full, no insertion, no per-row call), or, cj NULL, straight from the plan into
+   C's own array (MatOceanSetColumnsFromPlan_Private: no host copy in between). */
+static PetscErrorCode MatOceanSetCStructure(Mat C, OceanProduct plan, int64_t m, int64_t nnz, const int64_t *ci,
+                                            const int32_t *cj)
 {
   PetscInt *rowlen, *j;
 
@@ -291,12 +293,21 @@ static PetscErrorCode MatOceanSetCStructure(Mat C, int64_t m, int64_t nnz, const
   for (int64_t r = 0; r < m; r++) rowlen[r] = (PetscInt)(ci[r + 1] - ci[r]);
   PetscCall(MatSeqAIJSetPreallocation(C, 0, rowlen));
   PetscCall(PetscFree(rowlen));
-  if (sizeof(PetscInt) != sizeof(int32_t)) {
-    PetscCall(PetscMalloc1(nnz, &j));
-    for (int64_t e = 0; e < nnz; e++) j[e] = (PetscInt)cj[e];
-  } else j = (PetscInt *)cj; /* only read */
-  PetscCall(MatSeqAIJSetColumnIndices(C, j));
-  if ((void *)j != (const void *)cj) PetscCall(PetscFree(j));
+  if (!cj) {
+#if defined(OCEAN_HAVE_CUSPARSE_DEVICE_C)
+    PetscCall(MatOceanSetColumnsFromPlan_Private(C, plan, nnz));
+#else
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_PLIB, "Product matrix of type %s: no column indices",
+            ((PetscObject)C)->type_name);
+#endif
+  } else {
+    if (sizeof(PetscInt) != sizeof(int32_t)) {
+      PetscCall(PetscMalloc1(nnz, &j));
+      for (int64_t e = 0; e < nnz; e++) j[e] = (PetscInt)cj[e];
+    } else j = (PetscInt *)cj; /* only read */
+    PetscCall(MatSeqAIJSetColumnIndices(C, j));
+    if ((void *)j != (const void *)cj) PetscCall(PetscFree(j));
+  }
 #if defined(PETSC_HAVE_CUDA)
   /* the host holds the new structure: a device copy from before (a symbolic phase again) is stale */
   if (MatOceanIsDeviceAIJ_Private(C)) C->offloadmask = PETSC_OFFLOAD_CPU;
@@ -305,33 +316,51 @@ static PetscErrorCode MatOceanSetCStructure(Mat C, int64_t m, int64_t nnz, const
 }
 
 /* Copy the plan's C into the PETSc matrix: structure and values (symbolic) or values only (numeric).  A device C
-   whose values the plan holds on the device gets only the structure on the host, as PETSc's own device products do:
-   its device copy is made from it and the values written there. */
+   whose values the plan holds on the device gets only the structure on the host, as PETSc's own device products do;
+   its device copy is made from the plan's on the device where this build can (MatOceanSetDeviceC_Private), else by
+   PETSc from the host structure, the values then written in place. */
 static PetscErrorCode MatOceanSetC(Mat C, MatProductData_SeqAIJOcean *data, PetscBool structure)
 {
   const PetscBool device_values = MatOceanDeviceValuesPossible(C, data);
-  int64_t         m, n, nnz;
+  int64_t         m, n, nnz, *ci_own = NULL;
   const int64_t  *ci;
-  const int32_t  *cj;
+  const int32_t  *cj = NULL;
   const double   *cv = NULL;
   PetscLogEvent   ev;
-  PetscBool       on_device;
+  PetscBool       on_device = PETSC_FALSE, direct = PETSC_FALSE;
 
   PetscFunctionBegin;
   PetscCall(MatOceanEventsBegin_Private(NULL, NULL, &ev));
   PetscCall(PetscLogEventBegin(ev, C, 0, 0, 0));
-  if (structure || !device_values) { /* the values come to the host only when they cannot go into C's device CSR */
+#if defined(OCEAN_HAVE_CUSPARSE_DEVICE_C)
+  direct = (PetscBool)(structure && device_values);
+#endif
+  if (direct) { /* the row offsets to the host, the columns later straight into C's array */
+    PetscCallOcean(OceanProductGetDeviceC(data->plan, &m, &n, &nnz, NULL, NULL, NULL));
+    PetscCall(PetscMalloc1(m + 1, &ci_own));
+    PetscCallOcean(OceanProductGetCStructureInto(data->plan, ci_own, NULL));
+    ci = ci_own;
+  } else if (structure || !device_values) /* the values come to the host only when they cannot go to the device */
     PetscCallOcean(OceanProductGetC(data->plan, &m, &n, &nnz, &ci, &cj, device_values ? NULL : &cv));
+  if (structure || !device_values)
     PetscCheck(nnz <= PETSC_MAX_INT, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE,
                "The product has %" PetscInt64_FMT " nonzeros, more than PetscInt holds", (PetscInt64)nnz);
-  }
   if (structure) {
-    PetscCall(MatOceanSetCStructure(C, m, nnz, ci, cj));
+    PetscCall(MatOceanSetCStructure(C, data->plan, m, nnz, ci, cj));
     PetscCall(MatAssemblyBegin(C, MAT_FINAL_ASSEMBLY));
     PetscCall(MatAssemblyEnd(C, MAT_FINAL_ASSEMBLY));
   }
-  /* a device C: PETSc makes its device copy from the host structure (its host values unset), the values go in place */
-  PetscCall(MatOceanSetDeviceValues(C, data, &on_device));
+  PetscCall(PetscFree(ci_own));
+#if defined(OCEAN_HAVE_CUSPARSE_DEVICE_C)
+  if (direct) {
+    PetscCall(MatOceanSetDeviceC_Private(C, data->plan, &on_device));
+    if (on_device) {
+      C->transupdated = PETSC_FALSE;
+      PetscCall(PetscObjectStateIncrease((PetscObject)C));
+    }
+  }
+#endif
+  if (!on_device) PetscCall(MatOceanSetDeviceValues(C, data, &on_device));
   PetscCheck(on_device == device_values, PETSC_COMM_SELF, PETSC_ERR_PLIB,
              "Product matrix of type %s: device values expected %d, written %d", ((PetscObject)C)->type_name,
              (int)device_values, (int)on_device);

@@ -6,13 +6,16 @@ static const char help[] =
   "  -expect_row_chunks (on the CUDA backend C made in several chunks of rows, on the CPU in none)\n"
   "  -expect_heavy_levels L (heavy rows through the multisplit, L levels deep)\n"
   "  -reuse (MatScale and new values, numeric only)  -sparsity_change  -sketch_reuse\n"
-  "  -expect_no_copies (with -reuse and device matrices: no host-device copy in the numeric product after MatScale)\n";
+  "  -expect_no_copies (with -reuse and device matrices: no host-device copy in the numeric product after MatScale)\n"
+  "  -expect_no_uploads (device matrices: the initial product copies nothing to the device, its operands being "
+  "there)\n";
 
 #include "oceantest.h"
 
 typedef struct {
   char      product[16], api[16], workflow[32];
   PetscBool reuse, sparsity_change, sketch_reuse, expect_overflow, expect_ocean, expect_row_chunks, expect_no_copies;
+  PetscBool expect_no_uploads;
   PetscInt  expect_heavy_levels;
   PetscInt  maij_dof, stage;
 } TestOptions;
@@ -52,20 +55,18 @@ static MatProductType ProductType(const char *name)
   return MATPRODUCT_AB;
 }
 
-/* PETSc's counts of host-to-device and device-to-host copies so far, once A, B and C are checked to be device matrices
-   (aijcusparse-based: they compose MatCUSPARSESetFormat_C). */
-static PetscErrorCode CopyCounts(Mat A, Mat B, Mat C, PetscLogDouble copies[2])
+/* PETSc's counts of host-to-device and device-to-host copies so far, once the n matrices are checked to be device
+   matrices (aijcusparse-based: they compose MatCUSPARSESetFormat_C). */
+static PetscErrorCode CopyCounts(const char *option, PetscInt n, const Mat M[], PetscLogDouble copies[2])
 {
-  Mat M[3] = {A, B, C};
-
   PetscFunctionBeginUser;
-  for (int k = 0; k < 3; k++) {
+  for (PetscInt k = 0; k < n; k++) {
     PetscErrorCode (*f)(void) = NULL;
     MatType type;
     PetscCall(MatGetType(M[k], &type));
     PetscCall(PetscObjectQueryFunction((PetscObject)M[k], "MatCUSPARSESetFormat_C", &f));
     PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG,
-               "-expect_no_copies: %s (%s) is not a device matrix: run with -mat_ocean_device_matrices on a CUDA PETSc",
+               "%s: %s (%s) is not a device matrix: run with -mat_ocean_device_matrices on a CUDA PETSc", option,
                k == 0   ? "A"
                : k == 1 ? "B"
                         : "C",
@@ -76,8 +77,25 @@ static PetscErrorCode CopyCounts(Mat A, Mat B, Mat C, PetscLogDouble copies[2])
   copies[1] = petsc_gtoc_ct;
 #else
   (void)copies;
-  SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "-expect_no_copies needs a PETSc with a device");
+  SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "%s needs a PETSc with a device", option);
 #endif
+  PetscFunctionReturn(0);
+}
+
+/* The operands' device copies made before the product (a MatMult needs them), so that it finds them there. */
+static PetscErrorCode OperandsToDevice(Mat A, Mat B)
+{
+  Mat M[2] = {A, B};
+
+  PetscFunctionBeginUser;
+  for (int k = 0; k < 2; k++) {
+    Vec x, y;
+    PetscCall(MatCreateVecs(M[k], &x, &y));
+    PetscCall(VecSet(x, 1.0));
+    PetscCall(MatMult(M[k], x, y));
+    PetscCall(VecDestroy(&x));
+    PetscCall(VecDestroy(&y));
+  }
   PetscFunctionReturn(0);
 }
 
@@ -124,6 +142,59 @@ static PetscErrorCode Check(TestOptions *o, Mat A, Mat B, Mat C, const char *wha
   PetscFunctionBeginUser;
   PetscCall(OceanTestReference(ProductType(o->product), A, B, &R, &Bound));
   PetscCall(OceanTestCompare(C, R, Bound, what));
+  PetscCall(MatDestroy(&R));
+  PetscCall(MatDestroy(&Bound));
+  PetscFunctionReturn(0);
+}
+
+/* y = C x on C's own (device) MatMult against the reference's, x with distinct entries: C's device copy holds the
+   product, not only what its host copy says. */
+static PetscErrorCode CheckMult(TestOptions *o, Mat A, Mat B, Mat C)
+{
+  Mat                R, Bound;
+  Vec                x, y, xr, yr, yb;
+  const PetscScalar *ya, *yra, *yba;
+  PetscInt           n, lo, hi;
+  PetscReal          worst = 0.0;
+  MatType            type;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatGetType(C, &type));
+  PetscCall(OceanTestReference(ProductType(o->product), A, B, &R, &Bound));
+  PetscCall(MatCreateVecs(C, &x, &y));
+  PetscCall(MatCreateVecs(R, &xr, &yr));
+  PetscCall(VecDuplicate(yr, &yb));
+  PetscCall(VecGetOwnershipRange(x, &lo, &hi));
+  for (PetscInt i = lo; i < hi; i++) {
+    PetscCall(VecSetValue(x, i, 1.0 + (PetscScalar)(i % 7) / 8.0, INSERT_VALUES));
+    PetscCall(VecSetValue(xr, i, 1.0 + (PetscScalar)(i % 7) / 8.0, INSERT_VALUES));
+  }
+  PetscCall(VecAssemblyBegin(x));
+  PetscCall(VecAssemblyEnd(x));
+  PetscCall(VecAssemblyBegin(xr));
+  PetscCall(VecAssemblyEnd(xr));
+  PetscCall(MatMult(C, x, y));
+  PetscCall(MatMult(R, xr, yr));
+  PetscCall(MatMult(Bound, xr, yb)); /* |A||B| |x|: the size of each entry's sum */
+  PetscCall(VecGetLocalSize(y, &n));
+  PetscCall(VecGetArrayRead(y, &ya));
+  PetscCall(VecGetArrayRead(yr, &yra));
+  PetscCall(VecGetArrayRead(yb, &yba));
+  for (PetscInt i = 0; i < n; i++) {
+    const PetscReal err = PetscAbsScalar(ya[i] - yra[i]), scale = PetscMax(PetscAbsScalar(yba[i]), 1e-300);
+    worst = PetscMax(worst, err / scale);
+  }
+  PetscCall(VecRestoreArrayRead(y, &ya));
+  PetscCall(VecRestoreArrayRead(yr, &yra));
+  PetscCall(VecRestoreArrayRead(yb, &yba));
+  PetscCheck(worst <= 1e-12, PETSC_COMM_SELF, PETSC_ERR_PLIB,
+             "MatMult of the product (%s) differs from the reference's by %g relative to |A||B||x|", type,
+             (double)worst);
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&y));
+  PetscCall(VecDestroy(&xr));
+  PetscCall(VecDestroy(&yr));
+  PetscCall(VecDestroy(&yb));
   PetscCall(MatDestroy(&R));
   PetscCall(MatDestroy(&Bound));
   PetscFunctionReturn(0);
@@ -217,6 +288,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-expect_row_chunks", &o.expect_row_chunks, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-expect_ocean", &o.expect_ocean, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-expect_no_copies", &o.expect_no_copies, NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-expect_no_uploads", &o.expect_no_uploads, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-maij_dof", &o.maij_dof, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-expect_heavy_levels", &o.expect_heavy_levels, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-expect_stage", &o.stage, NULL));
@@ -232,9 +304,25 @@ int main(int argc, char **argv)
     B = Bm;
   }
 
-  PetscCall(MatOceanGetCounters(&c0));
-  PetscCall(RunProduct(&o, A, B, MAT_INITIAL_MATRIX, &C));
-  PetscCall(MatOceanGetCounters(&c1));
+  {
+    PetscLogDouble copies[2] = {0, 0};
+    Mat            M[2]      = {A, B};
+
+    if (o.expect_no_uploads) {
+      PetscCall(OperandsToDevice(A, B));
+      PetscCall(CopyCounts("-expect_no_uploads", 2, M, copies));
+    }
+    PetscCall(MatOceanGetCounters(&c0));
+    PetscCall(RunProduct(&o, A, B, MAT_INITIAL_MATRIX, &C));
+    PetscCall(MatOceanGetCounters(&c1));
+#if defined(PETSC_HAVE_DEVICE)
+    /* C's structure comes to the host (a host AIJ structure, as PETSc's own device products make), nothing goes up */
+    PetscCheck(!o.expect_no_uploads || petsc_ctog_ct == copies[0], PETSC_COMM_SELF, PETSC_ERR_PLIB,
+               "the initial product copied %g times to the device (expected none; %g times to the host)",
+               (double)(petsc_ctog_ct - copies[0]), (double)(petsc_gtoc_ct - copies[1]));
+#endif
+  }
+  if (o.expect_no_uploads) PetscCall(CheckMult(&o, A, B, C)); /* before any host read of C's values */
   PetscCall(Check(&o, A, B, C, "initial product"));
   if (o.expect_ocean) {
     PetscCall(CheckCounter(comm, c0.symbolic, c1.symbolic, 1, "initial product"));
@@ -246,7 +334,10 @@ int main(int argc, char **argv)
 
     PetscCall(MatScale(A, 2.0)); /* on the device, for device matrices */
     PetscCall(MatOceanGetCounters(&c0));
-    if (o.expect_no_copies) PetscCall(CopyCounts(A, B, C, copies));
+    if (o.expect_no_copies) {
+      Mat M[3] = {A, B, C};
+      PetscCall(CopyCounts("-expect_no_copies", 3, M, copies));
+    }
     PetscCall(RunProduct(&o, A, B, MAT_REUSE_MATRIX, &C));
     if (o.expect_no_copies) PetscCall(CheckNoCopies(copies));
     PetscCall(MatOceanGetCounters(&c1));
