@@ -504,6 +504,31 @@ __global__ void __launch_bounds__(OCEAN_SMALL_THREADS)
   OceanBlockGroupBins(bin_of, n, NULL, grouped, counts);
 }
 
+/* The frame of the one-block planning kernels (OceanKernelGroupSmall, OceanKernelScanGroupSmall): the grouped rows
+   (n) and ncounts counters allocated, the kernel launched by launch(grouped, d_counts), the counters read back into
+   h_counts (one wait).  *d_grouped is set only on success. */
+template <typename Launch>
+static OceanError OceanCudaOneBlockGroups(OceanCudaDevice dev, int64_t n, int ncounts, const char *what, Launch launch,
+                                          int64_t **d_grouped, unsigned long long *h_counts)
+{
+  unsigned long long *d_counts = NULL;
+  int64_t            *grouped  = NULL;
+  OceanError          err;
+
+  *d_grouped = NULL;
+  if ((err = OceanCudaAlloc(dev, (size_t)n * sizeof(int64_t), (void **)&grouped)) ||
+      (err = OceanCudaAlloc(dev, (size_t)ncounts * sizeof(unsigned long long), (void **)&d_counts)))
+    goto done;
+  launch(grouped, d_counts);
+  if ((err = OceanCudaCheck(cudaGetLastError(), what))) goto done;
+  err = OceanCudaReadback(dev, h_counts, d_counts, (size_t)ncounts * sizeof(unsigned long long));
+done:
+  OceanCudaFree(dev, d_counts);
+  if (err) OceanCudaFree(dev, grouped);
+  else *d_grouped = grouped;
+  return err;
+}
+
 static OceanError OceanCudaGroupRows(OceanCudaDevice dev, const OceanRoute *d_routes, const int64_t *d_list, int64_t n,
                                      int64_t **d_grouped, int64_t bin_rows[OCEAN_NUM_BINS])
 {
@@ -514,24 +539,15 @@ static OceanError OceanCudaGroupRows(OceanCudaDevice dev, const OceanRoute *d_ro
   memset(bin_rows, 0, sizeof(int64_t) * OCEAN_NUM_BINS);
   if (n == 0) return OCEAN_SUCCESS;
   if (n <= OCEAN_SMALL_ROWS) {
-    unsigned long long *d_counts = NULL, h_counts[OCEAN_NUM_BINS];
-    int64_t            *grouped  = NULL;
-    if ((err = OceanCudaAlloc(dev, (size_t)n * sizeof(int64_t), (void **)&grouped)) ||
-        (err = OceanCudaAlloc(dev, sizeof(h_counts), (void **)&d_counts))) {
-      OceanCudaFree(dev, grouped);
-      return err;
-    }
-    OceanKernelGroupSmall<<<1, OCEAN_SMALL_THREADS>>>(d_list, n, d_routes, grouped, d_counts);
-    err = OceanCudaCheck(cudaGetLastError(), "grouping rows by bin (one block): launch");
-    if (!err) err = OceanCudaReadback(dev, h_counts, d_counts, sizeof(h_counts));
-    OceanCudaFree(dev, d_counts);
-    if (err) {
-      OceanCudaFree(dev, grouped);
-      return err;
-    }
-    for (int b = 0; b < OCEAN_NUM_BINS; b++) bin_rows[b] = (int64_t)h_counts[b];
-    *d_grouped = grouped;
-    return OCEAN_SUCCESS;
+    unsigned long long h_counts[OCEAN_NUM_BINS];
+    err = OceanCudaOneBlockGroups(
+      dev, n, OCEAN_NUM_BINS, "grouping rows by bin (one block): launch",
+      [&](int64_t *grouped, unsigned long long *d_counts) {
+        OceanKernelGroupSmall<<<1, OCEAN_SMALL_THREADS>>>(d_list, n, d_routes, grouped, d_counts);
+      },
+      d_grouped, h_counts);
+    for (int b = 0; !err && b < OCEAN_NUM_BINS; b++) bin_rows[b] = (int64_t)h_counts[b];
+    return err;
   }
   if ((err = OceanCudaAlloc(dev, (size_t)n, (void **)&keys))) return err;
   OceanKernelBinKeys<<<OceanGrid(n, OCEAN_THREADS), OCEAN_THREADS>>>(d_list, n, d_routes, keys);
@@ -784,8 +800,8 @@ extern "C" OceanError OceanCudaPlanRows(OceanCudaDevice dev, const OceanCudaRout
                                         const int64_t *d_p, const OceanRowShape *d_shapes, int64_t n,
                                         OceanRoute *d_routes, int64_t *d_offsets, int64_t *total, OceanCudaRowGroups *g)
 {
-  unsigned long long *d_counts = NULL, h_counts[OCEAN_NUM_BINS + 1];
-  OceanError          err;
+  unsigned long long h_counts[OCEAN_NUM_BINS + 1]; /* the bins' rows and the slots' total */
+  OceanError         err;
 
   memset(g, 0, sizeof(*g));
   if (n == 0) {
@@ -797,18 +813,16 @@ extern "C" OceanError OceanCudaPlanRows(OceanCudaDevice dev, const OceanCudaRout
     if ((err = OceanCudaScanSlots(dev, d_routes, n, d_offsets, total))) return err;
     return OceanCudaGroupRows(dev, d_routes, NULL, n, &g->grouped, g->bins);
   }
-  if ((err = OceanCudaAlloc(dev, (size_t)n * sizeof(int64_t), (void **)&g->grouped)) ||
-      (err = OceanCudaAlloc(dev, sizeof(h_counts), (void **)&d_counts)))
-    goto done;
-  OceanKernelScanGroupSmall<<<1, OCEAN_SMALL_THREADS>>>(d_routes, n, d_offsets, g->grouped, d_counts);
-  if ((err = OceanCudaCheck(cudaGetLastError(), "scan and grouping of the rows (one block): launch"))) goto done;
-  if ((err = OceanCudaReadback(dev, h_counts, d_counts, sizeof(h_counts)))) goto done; /* the bins and the total */
+  err = OceanCudaOneBlockGroups(
+    dev, n, OCEAN_NUM_BINS + 1, "scan and grouping of the rows (one block): launch",
+    [&](int64_t *grouped, unsigned long long *d_counts) {
+      OceanKernelScanGroupSmall<<<1, OCEAN_SMALL_THREADS>>>(d_routes, n, d_offsets, grouped, d_counts);
+    },
+    &g->grouped, h_counts);
+  if (err) return err;
   for (int b = 0; b < OCEAN_NUM_BINS; b++) g->bins[b] = (int64_t)h_counts[b];
   if (total) *total = (int64_t)h_counts[OCEAN_NUM_BINS];
-done:
-  OceanCudaFree(dev, d_counts);
-  if (err) OceanCudaRowGroupsFree(dev, g);
-  return err;
+  return OCEAN_SUCCESS;
 }
 
 extern "C" OceanError OceanCudaRunRowGroups(OceanCudaDevice dev, const OceanCudaRouteParams *rp, OceanDevCSR A,
