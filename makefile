@@ -37,11 +37,13 @@ ifeq ($(OCEAN_HAVE_CUDA),yes)
 endif
 
 # C handed to aijcusparse on the device (src/mat/devicec.cu) reads PETSc's private cusparsematimpl.h: built only
-# against a CUDA PETSc whose source tree holds it, with PETSc's C++ compiler and dialect; elsewhere PETSc uploads C.
+# against a CUDA PETSc whose source tree holds it, of a version whose structures it was written for (3.25 on), with
+# PETSc's C++ compiler and dialect; elsewhere (or with OCEAN_CUSPARSE_DEVICE_C=no) PETSc uploads C.
 OCEAN_PETSC_CONF_H := $(firstword $(foreach d,$(patsubst -I%,%,$(filter -I%,$(PETSC_CC_INCLUDES))),$(wildcard $(d)/petscconf.h)))
 OCEAN_PETSC_CUSPARSE_H := $(wildcard $(PETSC_DIR)/src/mat/impls/aij/seq/seqcusparse/cusparsematimpl.h)
 ifeq ($(origin OCEAN_CUSPARSE_DEVICE_C),undefined)
-  OCEAN_CUSPARSE_DEVICE_C := $(if $(and $(filter yes,$(OCEAN_HAVE_CUDA)),$(OCEAN_PETSC_CUSPARSE_H),$(OCEAN_PETSC_CONF_H)),$(shell grep -q 'define PETSC_HAVE_CUDA 1' $(OCEAN_PETSC_CONF_H) && echo yes),)
+  OCEAN_PETSC_AT_LEAST_3_25 := $(filter 3.25,$(firstword $(shell printf '%s\n' 3.25 $(OCEAN_PETSC_VERSION) | sort -V)))
+  OCEAN_CUSPARSE_DEVICE_C := $(if $(and $(filter yes,$(OCEAN_HAVE_CUDA)),$(OCEAN_PETSC_CUSPARSE_H),$(OCEAN_PETSC_CONF_H),$(OCEAN_PETSC_AT_LEAST_3_25)),$(shell grep -q 'define PETSC_HAVE_CUDA 1' $(OCEAN_PETSC_CONF_H) && echo yes),)
 endif
 ifeq ($(OCEAN_CUSPARSE_DEVICE_C),yes)
   OCEAN_PETSC_CXX   := $(shell sed -n 's/^CUDA_CXX = //p' $(OCEAN_PETSC_VARIABLES))
@@ -93,7 +95,7 @@ info:
 	@echo "PETSc libdir : $(OCEAN_PETSC_LIBDIR)"
 	@echo "C compiler   : $(CC) ($(shell $(CC) --version 2>/dev/null | head -n 1))"
 	@echo "CUDA backend : $(OCEAN_HAVE_CUDA), $(OCEAN_CUDA_REASON)"
-	@echo "C on device  : $(or $(OCEAN_CUSPARSE_DEVICE_C),no) (aijcusparse's device copy of C made from the plan's)"
+	@echo "C on device  : $(or $(OCEAN_CUSPARSE_DEVICE_C),no) (yes: a product's C gets its aijcusparse device copy on the device; no: PETSc uploads it)"
 	@echo "CUDA archs   : $(if $(filter yes,$(OCEAN_HAVE_CUDA)),$(addprefix sm_,$(OCEAN_CUDA_ARCHS)),none)"
 	@echo "MPI launcher : $(shell command -v mpiexec 2>/dev/null || echo not found)"
 	@echo "library      : $(LIBNAME)"
