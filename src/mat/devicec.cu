@@ -152,10 +152,20 @@ PetscErrorCode MatOceanSetDeviceC_Private(Mat C, OceanProduct plan, PetscBool *d
 
   PetscFunctionBegin;
   *done = PETSC_FALSE;
-  /* a device copy from before (a symbolic phase again on this C) is PETSc's to free: its upload replaces it */
-  if (!cusp || C->factortype != MAT_FACTOR_NONE || cusp->format != MAT_CUSPARSE_CSR || cusp->mat ||
-      cusp->matTranspose || c->compressedrow.use || C->boundtocpu)
+  if (!cusp || C->factortype != MAT_FACTOR_NONE || cusp->format != MAT_CUSPARSE_CSR || C->boundtocpu)
     PetscFunctionReturn(PETSC_SUCCESS);
+  /* a device copy from before (a symbolic phase again on this C) is PETSc's to free: its upload replaces it */
+  if (cusp->mat || cusp->matTranspose) {
+    PetscCall(PetscInfo(C, "petsc-ocean: C has a device copy from before: PETSc makes the new one by an upload\n"));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  if (c->compressedrow.use) {
+    PetscCall(PetscInfo(C,
+                        "petsc-ocean: C in compressed rows (%" PetscInt_FMT " of %" PetscInt_FMT
+                        " rows with entries): PETSc makes its device copy by an upload\n",
+                        c->compressedrow.nrows, m));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   MatOceanCallCore(OceanProductGetDeviceC(plan, &nrows, NULL, &nnz, NULL, NULL, NULL));
   PetscCheck(nrows == m && nnz == c->nz, PETSC_COMM_SELF, PETSC_ERR_PLIB,
              "Product matrix of type %s: the plan's C has %" PetscInt64_FMT " rows and %" PetscInt64_FMT
