@@ -66,6 +66,11 @@ OceanError OceanCudaCopyOnDeviceAt(void *d_dst, const void *d_src, size_t bytes,
 OceanError OceanCudaWidenOffsets(int64_t count, const int32_t *d_in, int64_t *d_out);
 /* d_out[i] = d_in[i] narrowed to int32 (every offset must fit: the caller checks), returned when done. */
 OceanError OceanCudaNarrowOffsets(int64_t count, const int64_t *d_in, int32_t *d_out);
+/* The m rows' offsets compressed to the rows with entries (PETSc's compressed-row form): rindex[k] the k-th row with
+   entries, offsets (kept + 1, int32) its start; OCEAN_ERR_STATE unless exactly kept rows have entries.  Returns when
+   done. */
+OceanError OceanCudaCompressRows(OceanCudaDevice dev, int64_t m, const int64_t *d_rowptr, int64_t kept,
+                                 int32_t *d_rindex, int32_t *d_offsets);
 /* Large copies (operands up, C down) through two pinned chunks of the context: the host copies one chunk (OpenMP
    threads) while the other is in flight.  Ordered on the default stream like the kernels; an upload returns when its
    last chunk is queued (the source may be reused at once).  Below a few MB they are plain cudaMemcpy. */

@@ -63,6 +63,56 @@ done:
   return err;
 }
 
+__global__ void OceanKernelRowHasEntries(int64_t m, const int64_t *rowptr, int64_t *flags)
+{
+  OCEAN_GRID_STRIDE(i, m) flags[i] = rowptr[i + 1] > rowptr[i];
+}
+
+__global__ void OceanKernelCompressRows(int64_t m, const int64_t *rowptr, const int64_t *pos, int32_t *rindex,
+                                        int32_t *offsets)
+{
+  OCEAN_GRID_STRIDE(i, m)
+  if (rowptr[i + 1] > rowptr[i]) {
+    rindex[pos[i]]  = (int32_t)i;
+    offsets[pos[i]] = (int32_t)rowptr[i];
+  }
+  if (blockIdx.x == 0 && threadIdx.x == 0) offsets[pos[m]] = (int32_t)rowptr[m];
+}
+
+/* The rows of a CSR with entries, in order (PETSc's compressed rows): rindex[k] = i, offsets[k] = rowptr[i] as int32,
+   offsets[kept] = rowptr[m]; OCEAN_ERR_STATE unless exactly `kept` rows have entries.  Returns when done. */
+extern "C" OceanError OceanCudaCompressRows(OceanCudaDevice dev, int64_t m, const int64_t *d_rowptr, int64_t kept,
+                                            int32_t *d_rindex, int32_t *d_offsets)
+{
+  int64_t   *flags = NULL, *pos = NULL, total = 0;
+  OceanError err;
+
+  if (m == 0) { /* no rows (and perhaps no row offsets): one offset, 0 */
+    if (kept)
+      return OceanSetError(OCEAN_ERR_STATE, "compressed rows: no rows, %lld with entries expected", (long long)kept);
+    OCEAN_CUDA_TRY(cudaMemsetAsync(d_offsets, 0, sizeof(int32_t), 0));
+    return OceanCudaCheck(cudaStreamSynchronize(0), "compressed rows");
+  }
+  if ((err = OceanCudaAlloc(dev, (size_t)m * sizeof(int64_t), (void **)&flags)) ||
+      (err = OceanCudaAlloc(dev, (size_t)(m + 1) * sizeof(int64_t), (void **)&pos)))
+    goto done;
+  OceanKernelRowHasEntries<<<OceanGrid(m, OCEAN_THREADS), OCEAN_THREADS>>>(m, d_rowptr, flags);
+  if ((err = OceanCudaCheck(cudaGetLastError(), "rows with entries: launch"))) goto done;
+  if ((err = OceanCudaScanCounts(dev, NULL, m, flags, pos, NULL, &total))) goto done; /* waits for the total */
+  if (total != kept) {
+    err = OceanSetError(OCEAN_ERR_STATE, "compressed rows: %lld of the %lld rows have entries, %lld expected",
+                        (long long)total, (long long)m, (long long)kept);
+    goto done;
+  }
+  OceanKernelCompressRows<<<OceanGrid(m, OCEAN_THREADS), OCEAN_THREADS>>>(m, d_rowptr, pos, d_rindex, d_offsets);
+  if ((err = OceanCudaCheck(cudaGetLastError(), "compressed rows: launch"))) goto done;
+  err = OceanCudaCheck(cudaStreamSynchronize(0), "compressed rows"); /* the caller may use them on another stream */
+done:
+  OceanCudaFree(dev, flags);
+  OceanCudaFree(dev, pos);
+  return err;
+}
+
 __global__ void OceanKernelSlots(const OceanRoute *routes, int64_t n, int64_t *slots)
 {
   OCEAN_GRID_STRIDE(i, n) slots[i] = routes[i].slot;

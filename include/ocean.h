@@ -345,6 +345,11 @@ OceanError OceanProductCopyDeviceValues(OceanProduct prod, double *d_values);
    PETSc's aijcusparse with 32-bit PetscInt): nrows + 1 offsets, nnz column indices and values; OCEAN_ERR_ARG when nnz
    passes INT32_MAX.  Returns when the copies are done. */
 OceanError OceanProductCopyDeviceCSR32(OceanProduct prod, int32_t *d_rowptr, int32_t *d_colidx, double *d_values);
+/* The same in compressed rows (PETSc's aijcusparse form for a C with many empty rows): only C's kept rows with
+   entries, their indices into d_rindex (kept) and their offsets into d_rowptr (kept + 1); OCEAN_ERR_STATE unless
+   exactly kept rows of C have entries. */
+OceanError OceanProductCopyDeviceCompressedCSR32(OceanProduct prod, int64_t kept, int32_t *d_rindex, int32_t *d_rowptr,
+                                                 int32_t *d_colidx, double *d_values);
 
 typedef struct {
   OceanWorkflow workflow;          /* taken */

@@ -64,6 +64,10 @@ typedef struct _p_OceanBackendOps {
   OceanError (*offsets_widen)(OceanContext ctx, int64_t count, const int32_t *d_in, int64_t **buf, int64_t *cap);
   /* count int64 device row offsets narrowed into the caller's int32 device array (each fits); returns when done */
   OceanError (*offsets_narrow)(OceanContext ctx, int64_t count, const int64_t *d_in, int32_t *d_out);
+  /* the m rows' int64 device offsets compressed to the kept rows with entries: their indices and int32 offsets
+     (kept + 1) into the caller's device arrays (OCEAN_ERR_STATE unless exactly kept rows have entries) */
+  OceanError (*rows_compress)(OceanContext ctx, int64_t m, const int64_t *d_rowptr, int64_t kept, int32_t *d_rindex,
+                              int32_t *d_offsets);
   OceanError (*device_copy)(OceanContext ctx, void *d_dst, const void *d_src, size_t bytes); /* returns when done */
   OceanError (*download)(OceanContext ctx, void *dst, const void *d_src, size_t bytes); /* to the host, when done */
   void (*device_release)(OceanContext ctx, void *d_ptr); /* what offsets_widen allocated */

@@ -482,26 +482,48 @@ OceanError OceanProductCopyDeviceValues(OceanProduct prod, double *d_values)
   return prod->ctx->ops->device_copy(prod->ctx, d_values, v, (size_t)nnz * sizeof(double));
 }
 
-OceanError OceanProductCopyDeviceCSR32(OceanProduct prod, int32_t *d_rowptr, int32_t *d_colidx, double *d_values)
+/* C's row offsets narrowed (kept < 0) or compressed to its rows with entries (kept of them, their indices into
+   d_rindex), then its columns and values, into the caller's int32 device CSR. */
+static OceanError OceanProductCopyDeviceC32(OceanProduct prod, int64_t kept, int32_t *d_rindex, int32_t *d_rowptr,
+                                            int32_t *d_colidx, double *d_values)
 {
+  const char    *name = kept < 0 ? "OceanProductCopyDeviceCSR32" : "OceanProductCopyDeviceCompressedCSR32";
   const int64_t *rp;
   const int32_t *ci;
   const double  *v;
   int64_t        m, nnz;
 
   OceanCall(OceanProductGetDeviceC(prod, &m, NULL, &nnz, &rp, &ci, &v));
-  OceanCheck(nnz <= INT32_MAX, OCEAN_ERR_ARG,
-             "OceanProductCopyDeviceCSR32: C of the %s plan has %lld entries, more than int32 row offsets hold",
-             OceanProductTypeName(prod->type), (long long)nnz);
-  OceanCheck((d_rowptr || m == 0) && ((d_colidx && d_values) || nnz == 0), OCEAN_ERR_ARG,
-             "OceanProductCopyDeviceCSR32: no destination for C's %lld rows and %lld entries", (long long)m,
-             (long long)nnz);
-  OceanCheck(prod->ctx->ops->offsets_narrow, OCEAN_ERR_ARG,
-             "OceanProductCopyDeviceCSR32: the %s plan's context is a CPU context: it has no device memory",
+  OceanCheck(nnz <= INT32_MAX && m <= INT32_MAX, OCEAN_ERR_ARG,
+             "%s: C of the %s plan has %lld rows and %lld entries, more than int32 indices hold", name,
+             OceanProductTypeName(prod->type), (long long)m, (long long)nnz);
+  OceanCheck(kept <= m, OCEAN_ERR_ARG, "%s: %lld rows with entries asked for, C has %lld rows", name, (long long)kept,
+             (long long)m);
+  OceanCheck(d_rowptr && (kept < 0 || d_rindex || kept == 0) && ((d_colidx && d_values) || nnz == 0), OCEAN_ERR_ARG,
+             "%s: no destination for C's %lld rows and %lld entries", name, (long long)m, (long long)nnz);
+  OceanCheck(prod->ctx->ops->offsets_narrow && prod->ctx->ops->rows_compress, OCEAN_ERR_ARG,
+             "%s: the %s plan's context is a CPU context: it has no device memory", name,
              OceanProductTypeName(prod->type));
-  if (m) OceanCall(prod->ctx->ops->offsets_narrow(prod->ctx, m + 1, rp, d_rowptr));
+  if (kept >= 0) OceanCall(prod->ctx->ops->rows_compress(prod->ctx, m, rp, kept, d_rindex, d_rowptr));
+  else if (m) OceanCall(prod->ctx->ops->offsets_narrow(prod->ctx, m + 1, rp, d_rowptr));
+  else OceanCall(prod->ctx->ops->rows_compress(prod->ctx, 0, rp, 0, NULL, d_rowptr)); /* one offset, 0 */
   OceanCall(prod->ctx->ops->device_copy(prod->ctx, d_colidx, ci, (size_t)nnz * sizeof(int32_t)));
   return prod->ctx->ops->device_copy(prod->ctx, d_values, v, (size_t)nnz * sizeof(double));
+}
+
+OceanError OceanProductCopyDeviceCSR32(OceanProduct prod, int32_t *d_rowptr, int32_t *d_colidx, double *d_values)
+{
+  OceanCheck(prod, OCEAN_ERR_ARG, "OceanProductCopyDeviceCSR32: NULL plan");
+  return OceanProductCopyDeviceC32(prod, -1, NULL, d_rowptr, d_colidx, d_values);
+}
+
+OceanError OceanProductCopyDeviceCompressedCSR32(OceanProduct prod, int64_t kept, int32_t *d_rindex, int32_t *d_rowptr,
+                                                 int32_t *d_colidx, double *d_values)
+{
+  OceanCheck(prod, OCEAN_ERR_ARG, "OceanProductCopyDeviceCompressedCSR32: NULL plan");
+  OceanCheck(kept >= 0, OCEAN_ERR_ARG, "OceanProductCopyDeviceCompressedCSR32: %lld rows with entries",
+             (long long)kept);
+  return OceanProductCopyDeviceC32(prod, kept, d_rindex, d_rowptr, d_colidx, d_values);
 }
 
 OceanError OceanProductSetOperandMemType(OceanProduct prod, OceanMemoryType mtype)

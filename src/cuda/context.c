@@ -207,6 +207,12 @@ OceanError OceanCudaOffsetsNarrow(OceanContext ctx, int64_t count, const int64_t
   return OceanCudaNarrowOffsets(count, d_in, d_out);
 }
 
+OceanError OceanCudaRowsCompress(OceanContext ctx, int64_t m, const int64_t *d_rowptr, int64_t kept, int32_t *d_rindex,
+                                 int32_t *d_offsets)
+{
+  return OceanCudaCompressRows(OceanCtxDev(ctx), m, d_rowptr, kept, d_rindex, d_offsets);
+}
+
 OceanError OceanCudaDeviceDownload(OceanContext ctx, void *dst, const void *d_src, size_t bytes)
 {
   return OceanCudaDownloadStaged(OceanCtxDev(ctx), dst, d_src, bytes);

@@ -162,6 +162,8 @@ OceanError OceanCudaOffsetsWiden(OceanContext ctx, int64_t count, const int32_t 
 OceanError OceanCudaOffsetsNarrow(OceanContext ctx, int64_t count, const int64_t *d_in, int32_t *d_out);
 OceanError OceanCudaDeviceCopy(OceanContext ctx, void *d_dst, const void *d_src, size_t bytes);
 OceanError OceanCudaDeviceDownload(OceanContext ctx, void *dst, const void *d_src, size_t bytes);
+OceanError OceanCudaRowsCompress(OceanContext ctx, int64_t m, const int64_t *d_rowptr, int64_t kept, int32_t *d_rindex,
+                                 int32_t *d_offsets);
 void       OceanCudaDeviceRelease(OceanContext ctx, void *d_ptr);
 
 #endif

@@ -503,6 +503,7 @@ const OceanBackendOps OceanCudaBackendOps = {
   .mirrors_get       = OceanCudaMirrorsGet,
   .offsets_widen     = OceanCudaOffsetsWiden,
   .offsets_narrow    = OceanCudaOffsetsNarrow,
+  .rows_compress     = OceanCudaRowsCompress,
   .device_copy       = OceanCudaDeviceCopy,
   .download          = OceanCudaDeviceDownload,
   .device_release    = OceanCudaDeviceRelease,

@@ -6,7 +6,7 @@
 
   It reads PETSc's private cusparsematimpl.h, present in a PETSc source tree (PETSC_DIR of a CUDA build): the makefile
   compiles this file only there (OCEAN_HAVE_CUSPARSE_DEVICE_C), and every case it does not take (a C with a device
-  copy already, compressed rows, 64-bit indices, complex scalars) is left to PETSc's upload.  C's host structure
+  copy already, 64-bit indices, complex scalars) is left to PETSc's upload.  C's host structure
   (PETSc's AIJ needs one) takes its column indices straight from the plan into its own array.
   No kernel here: the copies are the core's (OceanProductCopyDeviceCSR32, OceanProductGetCStructureInto).
 */
@@ -64,24 +64,28 @@ PetscErrorCode MatOceanSetColumnsFromPlan_Private(Mat C, OceanProduct plan, int6
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* A CSR mult structure as PETSc's upload makes one (CSR format, zero-based, general), empty arrays of C's sizes. */
-static PetscErrorCode MatOceanNewMultStruct(Mat C, PetscInt m, PetscInt nnz, Mat_SeqAIJCUSPARSEMultStruct **out)
+/* A CSR mult structure as PETSc's upload makes one (CSR format, zero-based, general), empty arrays of C's sizes: mc
+   rows (those with entries where C is in compressed rows, their indices in cprowIndices). */
+static PetscErrorCode MatOceanNewMultStruct(Mat C, PetscInt mc, PetscBool compressed, PetscInt nnz,
+                                            Mat_SeqAIJCUSPARSEMultStruct **out)
 {
-  Mat_SeqAIJCUSPARSEMultStruct *ms  = new Mat_SeqAIJCUSPARSEMultStruct;
-  CsrMatrix                    *csr = new CsrMatrix;
+  Mat_SeqAIJCUSPARSEMultStruct *ms = new Mat_SeqAIJCUSPARSEMultStruct;
+  CsrMatrix                    *csr;
 
   PetscFunctionBegin;
-  ms->mat          = csr;
+  ms->mat          = NULL;
   ms->descr        = NULL;
   ms->cprowIndices = NULL;
   ms->alpha_one = ms->beta_zero = ms->beta_one = NULL;
-  csr->num_rows                                = m;
-  csr->num_cols                                = C->cmap->n;
-  csr->num_entries                             = nnz;
-  csr->row_offsets                             = new THRUSTINTARRAY(m + 1);
-  csr->column_indices                          = new THRUSTINTARRAY(nnz);
-  csr->values                                  = new THRUSTARRAY(nnz);
-  *out                                         = ms;
+  *out                                         = ms; /* from here on the caller frees what exists */
+  ms->mat = csr       = new CsrMatrix();             /* vectors NULL until made */
+  csr->num_rows       = mc;
+  csr->num_cols       = C->cmap->n;
+  csr->num_entries    = nnz;
+  csr->row_offsets    = new THRUSTINTARRAY(mc + 1);
+  csr->column_indices = new THRUSTINTARRAY(nnz);
+  csr->values         = new THRUSTARRAY(nnz);
+  if (compressed) ms->cprowIndices = new THRUSTINTARRAY(mc);
   PetscCallCUSPARSE(cusparseCreateMatDescr(&ms->descr));
   PetscCallCUSPARSE(cusparseSetMatIndexBase(ms->descr, CUSPARSE_INDEX_BASE_ZERO));
   PetscCallCUSPARSE(cusparseSetMatType(ms->descr, CUSPARSE_MATRIX_TYPE_GENERAL));
@@ -104,6 +108,7 @@ static void MatOceanFreeMultStruct(Mat_SeqAIJCUSPARSEMultStruct *ms)
   (void)cudaFree(ms->alpha_one);
   (void)cudaFree(ms->beta_zero);
   (void)cudaFree(ms->beta_one);
+  delete ms->cprowIndices;
   if (csr) {
     delete csr->row_offsets;
     delete csr->column_indices;
@@ -113,27 +118,35 @@ static void MatOceanFreeMultStruct(Mat_SeqAIJCUSPARSEMultStruct *ms)
   delete ms;
 }
 
-/* The mult structure of C filled from the plan (*out set as soon as it exists, for the caller to free on an error). */
-static PetscErrorCode MatOceanBuildDeviceC(Mat C, OceanProduct plan, PetscInt m, PetscInt nnz,
-                                           Mat_SeqAIJCUSPARSEMultStruct **out)
+/* The mult structure of C filled from the plan (*out set as soon as it exists, for the caller to free on an error);
+   C in compressed rows (mc of its rows hold entries) gets them compressed on the device as PETSc's host structure
+   lists them, and *work the work vector PETSc's MatMult then uses. */
+static PetscErrorCode MatOceanBuildDeviceC(Mat C, OceanProduct plan, PetscInt mc, PetscBool compressed, PetscInt nnz,
+                                           Mat_SeqAIJCUSPARSEMultStruct **out, THRUSTARRAY **work)
 {
   CsrMatrix *csr;
 
   PetscFunctionBegin;
   try {
-    PetscCall(MatOceanNewMultStruct(C, m, nnz, out));
+    PetscCall(MatOceanNewMultStruct(C, mc, compressed, nnz, out));
+    if (compressed) *work = new THRUSTARRAY(mc);
   } catch (const std::exception &e) {
     SETERRQ(PETSC_COMM_SELF, PETSC_ERR_MEM,
             "Product matrix of type %s: its device CSR of %" PetscInt_FMT " rows and %" PetscInt_FMT
             " entries could not be made: %s",
-            ((PetscObject)C)->type_name, m, nnz, e.what());
+            ((PetscObject)C)->type_name, mc, nnz, e.what());
   }
   csr = (CsrMatrix *)(*out)->mat;
-  MatOceanCallCore(OceanProductCopyDeviceCSR32(plan, csr->row_offsets->data().get(), csr->column_indices->data().get(),
-                                               csr->values->data().get()));
+  if (compressed)
+    MatOceanCallCore(OceanProductCopyDeviceCompressedCSR32(
+      plan, mc, (*out)->cprowIndices->data().get(), csr->row_offsets->data().get(), csr->column_indices->data().get(),
+      csr->values->data().get()));
+  else
+    MatOceanCallCore(OceanProductCopyDeviceCSR32(plan, csr->row_offsets->data().get(),
+                                                 csr->column_indices->data().get(), csr->values->data().get()));
   /* cuSPARSE refuses a descriptor of zero rows */
-  if (m)
-    PetscCallCUSPARSE(cusparseCreateCsr(&(*out)->matDescr, m, C->cmap->n, nnz, csr->row_offsets->data().get(),
+  if (mc)
+    PetscCallCUSPARSE(cusparseCreateCsr(&(*out)->matDescr, mc, C->cmap->n, nnz, csr->row_offsets->data().get(),
                                         csr->column_indices->data().get(), csr->values->data().get(),
                                         CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -143,10 +156,13 @@ static PetscErrorCode MatOceanBuildDeviceC(Mat C, OceanProduct plan, PetscInt m,
    PETSC_FALSE, and nothing changed, where PETSc's upload has to make it instead. */
 PetscErrorCode MatOceanSetDeviceC_Private(Mat C, OceanProduct plan, PetscBool *done)
 {
-  Mat_SeqAIJCUSPARSE           *cusp = (Mat_SeqAIJCUSPARSE *)C->spptr;
-  Mat_SeqAIJ                   *c    = (Mat_SeqAIJ *)C->data;
-  Mat_SeqAIJCUSPARSEMultStruct *ms   = NULL;
-  const PetscInt                m    = C->rmap->n;
+  Mat_SeqAIJCUSPARSE           *cusp       = (Mat_SeqAIJCUSPARSE *)C->spptr;
+  Mat_SeqAIJ                   *c          = (Mat_SeqAIJ *)C->data;
+  Mat_SeqAIJCUSPARSEMultStruct *ms         = NULL;
+  const PetscInt                m          = C->rmap->n;
+  const PetscBool               compressed = c->compressedrow.use;
+  THRUSTARRAY                  *work       = NULL;
+  PetscInt                      mc;
   int64_t                       nrows, nnz;
   PetscErrorCode                ierr;
 
@@ -159,26 +175,25 @@ PetscErrorCode MatOceanSetDeviceC_Private(Mat C, OceanProduct plan, PetscBool *d
     PetscCall(PetscInfo(C, "petsc-ocean: C has a device copy from before: PETSc makes the new one by an upload\n"));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  if (c->compressedrow.use) {
-    PetscCall(PetscInfo(C,
-                        "petsc-ocean: C in compressed rows (%" PetscInt_FMT " of %" PetscInt_FMT
-                        " rows with entries): PETSc makes its device copy by an upload\n",
-                        c->compressedrow.nrows, m));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
   MatOceanCallCore(OceanProductGetDeviceC(plan, &nrows, NULL, &nnz, NULL, NULL, NULL));
   PetscCheck(nrows == m && nnz == c->nz, PETSC_COMM_SELF, PETSC_ERR_PLIB,
              "Product matrix of type %s: the plan's C has %" PetscInt64_FMT " rows and %" PetscInt64_FMT
              " entries, the matrix %" PetscInt_FMT " and %" PetscInt_FMT,
              ((PetscObject)C)->type_name, (PetscInt64)nrows, (PetscInt64)nnz, m, c->nz);
-  ierr = MatOceanBuildDeviceC(C, plan, m, (PetscInt)nnz, &ms);
+  /* many empty rows (an off-diagonal block's product): PETSc's assembly chose compressed rows, the device copy follows
+   */
+  mc   = compressed ? c->compressedrow.nrows : m;
+  ierr = MatOceanBuildDeviceC(C, plan, mc, compressed, (PetscInt)nnz, &ms, &work);
   if (ierr) {
     if (ms) MatOceanFreeMultStruct(ms);
+    delete work;
     PetscCall(ierr);
   }
   PetscCallCUSPARSE(cusparseSetPointerMode(cusp->handle, CUSPARSE_POINTER_MODE_DEVICE));
-  cusp->mat          = ms;
-  cusp->nrows        = m;
+  cusp->mat = ms;
+  delete cusp->workVector;
+  cusp->workVector   = work; /* NULL unless compressed, as PETSc's upload leaves it */
+  cusp->nrows        = mc;
   cusp->nonzerostate = C->nonzerostate;
   C->offloadmask     = PETSC_OFFLOAD_GPU;
   *done              = PETSC_TRUE;

@@ -377,6 +377,27 @@ static int CompareDeviceC(OceanProduct p)
     if (!bad)
       bad = 5 * (memcmp(hci, ci, (size_t)nnz * sizeof(int32_t)) || memcmp(hv32, v, (size_t)nnz * sizeof(double)));
   }
+  if (!bad) { /* compressed rows: the rows with entries in order, their offsets; a wrong count refused */
+    int64_t  kept = 0, k = 0;
+    int32_t *drix = NULL, *hrix = malloc((size_t)(m ? m : 1) * sizeof(int32_t));
+    for (int64_t i = 0; i < m; i++) kept += rp[i + 1] > rp[i];
+    bad = cudaMalloc((void **)&drix, (size_t)(m ? m : 1) * sizeof(int32_t)) != cudaSuccess;
+    if (!bad) bad = 6 * (OceanProductCopyDeviceCompressedCSR32(p, kept, drix, drp32, dci32, dv32) != OCEAN_SUCCESS);
+    if (!bad)
+      bad = cudaMemcpy(hrix, drix, (size_t)kept * sizeof(int32_t), cudaMemcpyDeviceToHost) != cudaSuccess ||
+            cudaMemcpy(hrp32, drp32, (size_t)(kept + 1) * sizeof(int32_t), cudaMemcpyDeviceToHost) != cudaSuccess;
+    for (int64_t i = 0; !bad && i < m; i++)
+      if (rp[i + 1] > rp[i]) {
+        bad = 7 * (hrix[k] != i || hrp32[k] != rp[i]);
+        k++;
+      }
+    if (!bad) bad = 7 * (hrp32[kept] != rp[m]);
+    if (!bad && m) /* a count within the rows, but not theirs */
+      bad = 8 * (OceanProductCopyDeviceCompressedCSR32(p, kept < m ? kept + 1 : kept - 1, drix, drp32, dci32, dv32) !=
+                 OCEAN_ERR_STATE);
+    cudaFree(drix);
+    free(hrix);
+  }
   cudaFree(drp32);
   cudaFree(dci32);
   cudaFree(dv32);
@@ -388,11 +409,13 @@ static int CompareDeviceC(OceanProduct p)
   free(srp);
   free(sci);
   CHECK(!bad, "%s",
-        bad == 1   ? "copying the device C failed"
-        : bad == 2 ? "OceanProductGetDeviceC's arrays differ from OceanProductGetC's"
-        : bad == 3 ? "OceanProductGetCStructureInto's arrays differ from OceanProductGetC's"
-        : bad == 4 ? OceanGetLastErrorMessage()
-                   : "OceanProductCopyDeviceCSR32's arrays differ from OceanProductGetC's");
+        bad == 1               ? "copying the device C failed"
+        : bad == 2             ? "OceanProductGetDeviceC's arrays differ from OceanProductGetC's"
+        : bad == 3             ? "OceanProductGetCStructureInto's arrays differ from OceanProductGetC's"
+        : bad == 4 || bad == 6 ? OceanGetLastErrorMessage()
+        : bad == 5             ? "OceanProductCopyDeviceCSR32's arrays differ from OceanProductGetC's"
+        : bad == 7 ? "OceanProductCopyDeviceCompressedCSR32's rows or offsets differ from OceanProductGetC's"
+                   : "OceanProductCopyDeviceCompressedCSR32 took a wrong count of rows with entries");
   return 0;
 }
 
