@@ -180,8 +180,7 @@ PetscErrorCode MatOceanSetDeviceC_Private(Mat C, OceanProduct plan, PetscBool *d
              "Product matrix of type %s: the plan's C has %" PetscInt64_FMT " rows and %" PetscInt64_FMT
              " entries, the matrix %" PetscInt_FMT " and %" PetscInt_FMT,
              ((PetscObject)C)->type_name, (PetscInt64)nrows, (PetscInt64)nnz, m, c->nz);
-  /* many empty rows (an off-diagonal block's product): PETSc's assembly chose compressed rows, the device copy follows
-   */
+  /* compressed rows where PETSc's assembly chose them (many empty rows: an off-diagonal block's product) */
   mc   = compressed ? c->compressedrow.nrows : m;
   ierr = MatOceanBuildDeviceC(C, plan, mc, compressed, (PetscInt)nnz, &ms, &work);
   if (ierr) {
