@@ -81,10 +81,11 @@ $(BUILD)/cuda/%.o: cuda/%.cu include/ocean.h $(SRC_HDR) $(wildcard cuda/*.h) $(w
 	@mkdir -p $(dir $@)
 	$(OCEAN_NVCC) $(NVCCFLAGS) -c $< -o $@
 
-$(BUILD)/src/mat/devicec.o: src/mat/devicec.cu include/ocean.h $(CUDA_ARCH_STAMP) | check-petsc
+$(BUILD)/src/mat/devicec.o: src/mat/devicec.cu include/ocean.h include/petscmatocean.h src/mat/matocean.h \
+                            $(CUDA_ARCH_STAMP) | check-petsc
 	@mkdir -p $(dir $@)
 	$(OCEAN_NVCC) $(if $(OCEAN_PETSC_CXX),-ccbin $(OCEAN_PETSC_CXX)) $(or $(OCEAN_PETSC_CXXSTD),-std=c++17) -O2 \
-	  $(OCEAN_CUDA_GENCODE) -Xcompiler -fPIC -Iinclude $(PETSC_CC_INCLUDES) -c $< -o $@
+	  $(OCEAN_CUDA_GENCODE) -Xcompiler -fPIC -DOCEAN_HAVE_CUSPARSE_DEVICE_C -Iinclude -Isrc $(PETSC_CC_INCLUDES) -c $< -o $@
 
 .PHONY: check-petsc
 check-petsc:

@@ -5,50 +5,16 @@
   the CSR of C's Mat_SeqAIJCUSPARSE, built as PETSc's own upload builds it, so nothing crosses to the device.
 
   It reads PETSc's private cusparsematimpl.h, present in a PETSc source tree (PETSC_DIR of a CUDA build): the makefile
-  compiles this file only there (OCEAN_HAVE_CUSPARSE_DEVICE_C), and every case it does not take (a C with a device
-  copy already, 64-bit indices, complex scalars) is left to PETSc's upload.  C's host structure
+  compiles this file only there, and matocean.h keeps it to the plan's int32 indices and double values
+  (OCEAN_DEVICE_C_HANDOVER); a C with a device copy already is left to PETSc's upload.  C's host structure
   (PETSc's AIJ needs one) takes its column indices straight from the plan into its own array.
   No kernel here: the copies are the core's (OceanProductCopyDeviceCSR32, OceanProductGetCStructureInto).
 */
-#include <petscmat.h>
+#include "mat/matocean.h"
+#if defined(OCEAN_DEVICE_C_HANDOVER)
 #include <../src/mat/impls/aij/seq/aij.h>
 #include <../src/mat/impls/aij/seq/seqcusparse/cusparsematimpl.h>
-#include <new>
-#include "ocean.h"
 
-PETSC_INTERN PetscErrorCode MatOceanSetDeviceC_Private(Mat C, OceanProduct plan, PetscBool *done);
-PETSC_INTERN PetscErrorCode MatOceanSetColumnsFromPlan_Private(Mat C, OceanProduct plan, int64_t nnz);
-
-#define MatOceanCallCore(call) \
-  do { \
-    const OceanError oerr_ = (call); \
-    PetscCheck(oerr_ == OCEAN_SUCCESS, PETSC_COMM_SELF, PETSC_ERR_LIB, "petsc-ocean: %s: %s", OceanErrorString(oerr_), \
-               OceanGetLastErrorMessage()); \
-  } while (0)
-
-#if defined(PETSC_USE_64BIT_INDICES) || defined(PETSC_USE_COMPLEX) || !defined(PETSC_USE_REAL_DOUBLE)
-PetscErrorCode MatOceanSetDeviceC_Private(Mat C, OceanProduct plan, PetscBool *done)
-{
-  (void)C;
-  (void)plan;
-  *done = PETSC_FALSE; /* the plan's C has int32 indices and double values: PETSc uploads a converted copy */
-  return PETSC_SUCCESS;
-}
-
-PetscErrorCode MatOceanSetColumnsFromPlan_Private(Mat C, OceanProduct plan, int64_t nnz)
-{
-  int32_t  *cj;
-  PetscInt *j;
-
-  PetscFunctionBegin;
-  PetscCall(PetscMalloc2(nnz, &cj, nnz, &j));
-  MatOceanCallCore(OceanProductGetCStructureInto(plan, NULL, cj));
-  for (int64_t e = 0; e < nnz; e++) j[e] = (PetscInt)cj[e];
-  PetscCall(MatSeqAIJSetColumnIndices(C, j));
-  PetscCall(PetscFree2(cj, j));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-#else
 PetscErrorCode MatOceanSetColumnsFromPlan_Private(Mat C, OceanProduct plan, int64_t nnz)
 {
   Mat_SeqAIJ *c = (Mat_SeqAIJ *)C->data;
@@ -57,7 +23,7 @@ PetscErrorCode MatOceanSetColumnsFromPlan_Private(Mat C, OceanProduct plan, int6
   PetscCheck(c->maxnz == nnz, PETSC_COMM_SELF, PETSC_ERR_PLIB,
              "Product matrix of type %s: %" PetscInt_FMT " entries preallocated for C's %" PetscInt64_FMT,
              ((PetscObject)C)->type_name, c->maxnz, (PetscInt64)nnz);
-  if (nnz) MatOceanCallCore(OceanProductGetCStructureInto(plan, NULL, (int32_t *)c->j));
+  if (nnz) PetscCallOcean(OceanProductGetCStructureInto(plan, NULL, (int32_t *)c->j));
   /* as MatSeqAIJSetColumnIndices leaves it: every row full */
   c->nz = c->maxnz;
   for (PetscInt i = 0; i < C->rmap->n; i++) c->ilen[i] = c->imax[i];
@@ -138,12 +104,12 @@ static PetscErrorCode MatOceanBuildDeviceC(Mat C, OceanProduct plan, PetscInt mc
   }
   csr = (CsrMatrix *)(*out)->mat;
   if (compressed)
-    MatOceanCallCore(OceanProductCopyDeviceCompressedCSR32(
-      plan, mc, (*out)->cprowIndices->data().get(), csr->row_offsets->data().get(), csr->column_indices->data().get(),
-      csr->values->data().get()));
+    PetscCallOcean(OceanProductCopyDeviceCompressedCSR32(plan, mc, (*out)->cprowIndices->data().get(),
+                                                         csr->row_offsets->data().get(),
+                                                         csr->column_indices->data().get(), csr->values->data().get()));
   else
-    MatOceanCallCore(OceanProductCopyDeviceCSR32(plan, csr->row_offsets->data().get(),
-                                                 csr->column_indices->data().get(), csr->values->data().get()));
+    PetscCallOcean(OceanProductCopyDeviceCSR32(plan, csr->row_offsets->data().get(), csr->column_indices->data().get(),
+                                               csr->values->data().get()));
   /* cuSPARSE refuses a descriptor of zero rows */
   if (mc)
     PetscCallCUSPARSE(cusparseCreateCsr(&(*out)->matDescr, mc, C->cmap->n, nnz, csr->row_offsets->data().get(),
@@ -175,7 +141,7 @@ PetscErrorCode MatOceanSetDeviceC_Private(Mat C, OceanProduct plan, PetscBool *d
     PetscCall(PetscInfo(C, "petsc-ocean: C has a device copy from before: PETSc makes the new one by an upload\n"));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  MatOceanCallCore(OceanProductGetDeviceC(plan, &nrows, NULL, &nnz, NULL, NULL, NULL));
+  PetscCallOcean(OceanProductGetDeviceC(plan, &nrows, NULL, &nnz, NULL, NULL, NULL));
   PetscCheck(nrows == m && nnz == c->nz, PETSC_COMM_SELF, PETSC_ERR_PLIB,
              "Product matrix of type %s: the plan's C has %" PetscInt64_FMT " rows and %" PetscInt64_FMT
              " entries, the matrix %" PetscInt_FMT " and %" PetscInt_FMT,

@@ -92,9 +92,13 @@ PETSC_INTERN Mat_OceanParent  MatOceanParents[2];
 PETSC_INTERN int              MatOceanKind_Private(Mat M);
 PETSC_INTERN Mat_OceanParent *MatOceanParentOf(Mat M);
 PETSC_INTERN PetscBool        MatOceanIsDeviceAIJ_Private(Mat A);
-#if defined(OCEAN_HAVE_CUSPARSE_DEVICE_C)
-/* A new device C's aijcusparse copy made from the plan's C on the device (devicec.cu; *done PETSC_FALSE: PETSc's
-   upload makes it instead). */
+/* C handed to aijcusparse on the device (devicec.cu): built against a CUDA PETSc's source tree (the makefile's
+   OCEAN_HAVE_CUSPARSE_DEVICE_C), for the plan's int32 indices and double values; elsewhere PETSc uploads C. */
+#if defined(OCEAN_HAVE_CUSPARSE_DEVICE_C) && !defined(PETSC_USE_64BIT_INDICES) && !defined(PETSC_USE_COMPLEX) && \
+  defined(PETSC_USE_REAL_DOUBLE)
+#define OCEAN_DEVICE_C_HANDOVER 1
+/* A new device C's aijcusparse copy made from the plan's C on the device (*done PETSC_FALSE: PETSc's upload makes it
+   instead). */
 PETSC_INTERN PetscErrorCode MatOceanSetDeviceC_Private(Mat C, OceanProduct plan, PetscBool *done);
 /* C's nnz column indices from the plan straight into its preallocated host AIJ (what MatSeqAIJSetColumnIndices does,
    without the caller's copy). */

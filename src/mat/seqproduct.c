@@ -294,7 +294,7 @@ static PetscErrorCode MatOceanSetCStructure(Mat C, OceanProduct plan, int64_t m,
   PetscCall(MatSeqAIJSetPreallocation(C, 0, rowlen));
   PetscCall(PetscFree(rowlen));
   if (!cj) {
-#if defined(OCEAN_HAVE_CUSPARSE_DEVICE_C)
+#if defined(OCEAN_DEVICE_C_HANDOVER)
     PetscCall(MatOceanSetColumnsFromPlan_Private(C, plan, nnz));
 #else
     SETERRQ(PETSC_COMM_SELF, PETSC_ERR_PLIB, "Product matrix of type %s: no column indices",
@@ -332,7 +332,7 @@ static PetscErrorCode MatOceanSetC(Mat C, MatProductData_SeqAIJOcean *data, Pets
   PetscFunctionBegin;
   PetscCall(MatOceanEventsBegin_Private(NULL, NULL, &ev));
   PetscCall(PetscLogEventBegin(ev, C, 0, 0, 0));
-#if defined(OCEAN_HAVE_CUSPARSE_DEVICE_C)
+#if defined(OCEAN_DEVICE_C_HANDOVER)
   direct = (PetscBool)(structure && device_values);
 #endif
   if (direct) { /* the row offsets to the host, the columns later straight into C's array */
@@ -351,7 +351,7 @@ static PetscErrorCode MatOceanSetC(Mat C, MatProductData_SeqAIJOcean *data, Pets
     PetscCall(MatAssemblyEnd(C, MAT_FINAL_ASSEMBLY));
   }
   PetscCall(PetscFree(ci_own));
-#if defined(OCEAN_HAVE_CUSPARSE_DEVICE_C)
+#if defined(OCEAN_DEVICE_C_HANDOVER)
   if (direct) {
     PetscCall(MatOceanSetDeviceC_Private(C, data->plan, &on_device));
     if (on_device) {
