@@ -9,6 +9,8 @@
               bound, first column: what the analysis would have found) and the totals; OceanCudaCompact makes C
     known     numeric reuse: the values straight into C's known row (its columns checked)
   Summation order: each warp in the order of its entries, then the warps in order (the tests allow 1e-12 |A||B|).
+  A team's warps take its row's entries in turns of up to 32 each, so that a row of 100 entries in a team of 32 has
+  each warp walk 4 entries, not 4 warps walk 32.
 */
 #include <cuda_runtime.h>
 #include "ocean_cuda.h"
@@ -72,14 +74,18 @@ __global__ void OceanKernelNarrow(OceanNarrowArgs a)
     }
     __syncwarp();
     if (i < a.A.nrows) {
-      const int64_t a1 = a.A.rowptr[i + 1];
-      for (int64_t chunk = a.A.rowptr[i] + (int64_t)wt * 32; chunk < a1; chunk += (int64_t)team * 32) {
-        /* each lane loads one of the warp's next 32 entries and the bounds of its row of B; then the warp walks them */
+      const int64_t a0 = a.A.rowptr[i], a1 = a.A.rowptr[i + 1];
+      /* the team's warps take the row's entries in turns of `span` each (up to 32, one per lane), so that every warp
+         of the team has a share: a warp walks its turn's entries one after another */
+      const int64_t share = (a1 - a0 + team - 1) / team;
+      const int     span  = (int)(share < 1 ? 1 : share < 32 ? share : 32);
+      for (int64_t chunk = a0 + (int64_t)wt * span; chunk < a1; chunk += (int64_t)team * span) {
+        /* each lane loads one of the warp's next entries and the bounds of its row of B; then the warp walks them */
         const int64_t e  = chunk + lane;
         int64_t       bs = 0, be = 0;
         double        x   = 0.0;
-        const int     cnt = (int)(a1 - chunk < 32 ? a1 - chunk : 32);
-        if (e < a1) {
+        const int     cnt = (int)(a1 - chunk < span ? a1 - chunk : span);
+        if (lane < cnt) {
           const int32_t k = a.A.colidx[e];
           x               = a.A.values[e];
           bs              = a.B.rowptr[k];
