@@ -253,6 +253,8 @@ typedef struct {
   int64_t  *eptr;             /* nnz + 1: entry e's products are [eptr[e], eptr[e + 1]) ... */
   int32_t  *eptr32;           /* ... or this instead (32 bits) when the products number fewer than 2^31 */
   int32_t  *aidx, *bidx;      /* products (padded to a multiple of 4): their entries of A and of B */
+  int       side_by_side; /* both parts, and every entry of C outside the walked rows has listed products: the entry
+                             kernel then writes only those, and the walked rows' kernel runs beside it */
 } OceanCudaProductMap;
 /* Made by the plan's rows in two parts (positions of the walked rows; count per entry, then list, for the others);
    A and B need fewer than 2^31 entries.  Nothing is kept and no error raised when the map would take more than

@@ -384,6 +384,7 @@ typedef struct {
   int64_t downloaded_bytes; /* bytes of C copied to the host since the last call began (OceanProductGetC) */
   int64_t reuse_map_bytes;  /* numeric-only call (CUDA): the bytes of the product map it summed through (0: it
                                searched C's rows; OceanOptions.reuse_map_max_bytes) */
+  int     reuse_map_side_by_side; /* ... and its two parts (walked rows, rows listed by entry) ran on two streams */
   /* heavy rows (OCEAN_ACC_MULTISPLIT) of the call's numeric pass, the same on every backend */
   int64_t heavy_rows, heavy_products; /* rows and their intermediate products */
   int64_t heavy_chunks;               /* chunks summed (light chunks of every level, all chunks of the last) */

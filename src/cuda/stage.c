@@ -371,7 +371,8 @@ static OceanError OceanCudaStageNumeric_Private(OceanContext ctx, OceanStage *st
             ? OceanCudaNumericMap(dev, &d->known, &d->map, A, B, d->shapes, d->c_rowptr, d->c_values, d->check)
             : OceanCudaNumericKnown(dev, &d->known, A, B, d->shapes, d->c_rowptr, d->c_colidx, d->c_values, d->check);
   }
-  st->stats.reuse_map_bytes = d->map.bytes;
+  st->stats.reuse_map_bytes        = d->map.bytes;
+  st->stats.reuse_map_side_by_side = d->map.bytes && d->map.side_by_side;
   if (err == OCEAN_ERR_STATE) return OceanCudaOutsideC(st); /* found while making the map */
   OceanCall(err);
   d->check_pending = 1;

@@ -75,8 +75,9 @@ PetscErrorCode MatOceanStatsView(const OceanStats *s, PetscViewer viewer)
                            "%.3f MB\n",
                            1e-6 * (double)s->uploaded_bytes, 1e-6 * (double)s->downloaded_bytes));
   if (s->reuse_map_bytes)
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  numeric through the product map: %.3f MB (-mat_ocean_reuse_map_mb)\n",
-                                     1e-6 * (double)s->reuse_map_bytes));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  numeric through the product map: %.3f MB (-mat_ocean_reuse_map_mb)%s\n",
+                                     1e-6 * (double)s->reuse_map_bytes,
+                                     s->reuse_map_side_by_side ? ", its walked and listed rows on two streams" : ""));
   if (s->row_chunks)
     PetscCall(PetscViewerASCIIPrintf(
       viewer,

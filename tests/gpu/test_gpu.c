@@ -174,6 +174,8 @@ static int RepeatBitwise(OceanProduct p, const OceanCSR *a, const OceanCSR *b)
 
 /* reuse_map_max_bytes of the cases' options: 0 makes numeric reuse search C's rows (ReuseCases) */
 static int64_t case_reuse_map = -1;
+/* numeric calls whose product map ran its two parts side by side (the check after ReuseCases) */
+static int map_side_by_side_calls;
 /* the heavy-row options of the cases (CaseLong turns them off, CaseHeavy forces them) */
 static OceanHeavyMode case_heavy = OCEAN_HEAVY_AUTO;
 static int64_t        case_heavy_threshold, case_heavy_columns, case_heavy_per_level;
@@ -246,6 +248,11 @@ static int RunAB(const OceanOptions *o, GenCSR *A, GenCSR *B, int expect_overflo
                  (long long)st.reuse_map_bytes, (long long)o->reuse_map_max_bytes, OceanWorkflowName(st.workflow));
         goto out;
       }
+    }
+    map_side_by_side_calls += st.reuse_map_side_by_side;
+    if (st.reuse_map_side_by_side && !st.reuse_map_bytes) {
+      snprintf(msg, sizeof(msg), "numeric reuse: the map's parts side by side without a map");
+      goto out;
     }
     if (st.reuse_map_bytes && RepeatBitwise(pg, &a, &b)) goto out;
   }
@@ -1637,6 +1644,9 @@ int main(int argc, char **argv)
        CaseHeavy(&A, &B, OCEAN_WORKFLOW_ESTIMATE, 300, 64, 4, 3, 1));
   /* numeric reuse through the product map, then without it (the search in C's rows) */
   ReuseCases("");
+  /* the cases above hold rows of both parts of the map (rmat, short rows beside rows of 120000 products) */
+  CASE("AB product map: walked and listed rows side by side in the reuse cases",
+       (snprintf(msg, sizeof(msg), "no numeric call ran the parts side by side"), map_side_by_side_calls == 0));
   case_reuse_map = 0;
   ReuseCases(", search");
   case_reuse_map = -1;
