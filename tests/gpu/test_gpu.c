@@ -250,10 +250,6 @@ static int RunAB(const OceanOptions *o, GenCSR *A, GenCSR *B, int expect_overflo
       }
     }
     map_side_by_side_calls += st.reuse_map_side_by_side;
-    if (st.reuse_map_side_by_side && !st.reuse_map_bytes) {
-      snprintf(msg, sizeof(msg), "numeric reuse: the map's parts side by side without a map");
-      goto out;
-    }
     if (st.reuse_map_bytes && RepeatBitwise(pg, &a, &b)) goto out;
   }
   r = 0;
