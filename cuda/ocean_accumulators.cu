@@ -411,30 +411,27 @@ __global__ void OceanKernelKeyRows(const uint8_t *keys, const int64_t *list, int
     if (block_counts[k]) atomicAdd(&counts[k], (unsigned long long)block_counts[k]);
 }
 
-extern "C" OceanError OceanCudaGroupByKey(OceanCudaDevice dev, const uint8_t *d_keys, const int64_t *d_list, int64_t n,
-                                          int nkeys, int64_t **d_grouped, int64_t *counts)
+/* OceanCudaGroupByKey without its wait: the counts stay on the device in d_counts[0..nkeys-1] (zeroed here). */
+static OceanError OceanCudaGroupByKeyQueued(OceanCudaDevice dev, const uint8_t *d_keys, const int64_t *d_list, int64_t n,
+                                            int nkeys, int64_t **d_grouped, unsigned long long *d_counts)
 {
-  uint8_t            *skeys = NULL;
-  int64_t            *rows = NULL, *srows = NULL;
-  unsigned long long *d_counts = NULL, h_counts[256];
-  OceanTemp           temp(dev);
-  size_t              bytes = 0;
-  const int           bits  = nkeys > 1 ? 32 - __builtin_clz((unsigned)(nkeys - 1)) : 1;
-  OceanError          err;
-  int                 b;
+  uint8_t   *skeys = NULL;
+  int64_t   *rows = NULL, *srows = NULL;
+  OceanTemp  temp(dev);
+  size_t     bytes = 0;
+  const int  bits  = nkeys > 1 ? 32 - __builtin_clz((unsigned)(nkeys - 1)) : 1;
+  OceanError err;
 
   *d_grouped = NULL;
-  memset(counts, 0, sizeof(int64_t) * (size_t)nkeys);
   if (nkeys < 1 || nkeys > 256) return OceanSetError(OCEAN_ERR_ARG, "grouping rows: %d keys, 1 to 256 allowed", nkeys);
+  if ((err = OceanCudaCheck(cudaMemsetAsync(d_counts, 0, (size_t)nkeys * sizeof(unsigned long long), 0),
+                            "grouping rows: memset")))
+    return err;
   if (n == 0) return OCEAN_SUCCESS;
   if ((err = OceanCudaAlloc(dev, (size_t)n, (void **)&skeys)) ||
       (err = OceanCudaAlloc(dev, (size_t)n * sizeof(int64_t), (void **)&rows)) ||
-      (err = OceanCudaAlloc(dev, (size_t)n * sizeof(int64_t), (void **)&srows)) ||
-      (err = OceanCudaAlloc(dev, (size_t)nkeys * sizeof(unsigned long long), (void **)&d_counts)))
+      (err = OceanCudaAlloc(dev, (size_t)n * sizeof(int64_t), (void **)&srows)))
     goto done;
-  err = OceanCudaCheck(cudaMemsetAsync(d_counts, 0, (size_t)nkeys * sizeof(unsigned long long), 0),
-                       "grouping rows: memset");
-  if (err) goto done;
   OceanKernelKeyRows<<<OceanGrid(n, OCEAN_THREADS), OCEAN_THREADS>>>(d_keys, d_list, n, nkeys, rows, d_counts);
   /* a radix sort over the key's bits, stable: rows keep their order inside a group */
   if ((err = OceanCudaCheck(cub::DeviceRadixSort::SortPairs(NULL, bytes, d_keys, skeys, rows, srows, n, 0, bits),
@@ -443,15 +440,33 @@ extern "C" OceanError OceanCudaGroupByKey(OceanCudaDevice dev, const uint8_t *d_
       (err = OceanCudaCheck(cub::DeviceRadixSort::SortPairs(temp.ptr, bytes, d_keys, skeys, rows, srows, n, 0, bits),
                             "grouping rows: radix sort")))
     goto done;
-  if ((err = OceanCudaReadback(dev, h_counts, d_counts, (size_t)nkeys * sizeof(unsigned long long)))) goto done;
-  for (b = 0; b < nkeys; b++) counts[b] = (int64_t)h_counts[b];
   *d_grouped = srows;
   srows      = NULL;
-  err        = OCEAN_SUCCESS;
 done:
   OceanCudaFree(dev, skeys);
   OceanCudaFree(dev, rows);
   OceanCudaFree(dev, srows);
+  return err;
+}
+
+extern "C" OceanError OceanCudaGroupByKey(OceanCudaDevice dev, const uint8_t *d_keys, const int64_t *d_list, int64_t n,
+                                          int nkeys, int64_t **d_grouped, int64_t *counts)
+{
+  unsigned long long *d_counts = NULL, h_counts[256];
+  OceanError          err;
+
+  *d_grouped = NULL;
+  memset(counts, 0, sizeof(int64_t) * (size_t)(nkeys > 0 && nkeys <= 256 ? nkeys : 0));
+  if (nkeys < 1 || nkeys > 256) return OceanSetError(OCEAN_ERR_ARG, "grouping rows: %d keys, 1 to 256 allowed", nkeys);
+  if (n == 0) return OCEAN_SUCCESS;
+  if ((err = OceanCudaAlloc(dev, (size_t)nkeys * sizeof(unsigned long long), (void **)&d_counts))) return err;
+  err = OceanCudaGroupByKeyQueued(dev, d_keys, d_list, n, nkeys, d_grouped, d_counts);
+  if (!err) err = OceanCudaReadback(dev, h_counts, d_counts, (size_t)nkeys * sizeof(unsigned long long));
+  for (int b = 0; !err && b < nkeys; b++) counts[b] = (int64_t)h_counts[b];
+  if (err) {
+    OceanCudaFree(dev, *d_grouped);
+    *d_grouped = NULL;
+  }
   OceanCudaFree(dev, d_counts);
   return err;
 }
@@ -796,32 +811,63 @@ extern "C" void OceanCudaRowGroupsFree(OceanCudaDevice dev, OceanCudaRowGroups *
   g->grouped = NULL;
 }
 
+extern "C" OceanError OceanCudaPlanRowsQueued(OceanCudaDevice dev, const OceanCudaRouteParams *rp, OceanPass pass,
+                                              const int64_t *d_p, const OceanRowShape *d_shapes, int64_t n, int routed,
+                                              OceanRoute *d_routes, int64_t *d_offsets, unsigned long long *d_counts,
+                                              OceanCudaRowGroups *g)
+{
+  uint8_t   *keys = NULL;
+  OceanError err;
+
+  memset(g, 0, sizeof(*g));
+  if (n == 0) {
+    if ((err = OceanCudaCheck(cudaMemsetAsync(d_offsets, 0, sizeof(int64_t), 0), "planning rows: memset"))) return err;
+    return OceanCudaCheck(cudaMemsetAsync(d_counts, 0, (OCEAN_NUM_BINS + 1) * sizeof(unsigned long long), 0),
+                          "planning rows: memset");
+  }
+  if (!routed && (err = OceanCudaRouteRows(rp, pass, NULL, n, d_p, d_shapes, d_routes))) return err;
+  if (n <= OCEAN_SMALL_ROWS) { /* the scan and the grouping in one block */
+    if ((err = OceanCudaAlloc(dev, (size_t)n * sizeof(int64_t), (void **)&g->grouped))) return err;
+    OceanKernelScanGroupSmall<<<1, OCEAN_SMALL_THREADS>>>(d_routes, n, d_offsets, g->grouped, d_counts);
+    return OceanCudaCheck(cudaGetLastError(), "scan and grouping of the rows (one block): launch");
+  }
+  /* grid-wide scan and grouping; the slots' total copied beside the bins' counts */
+  if ((err = OceanCudaScanSlots(dev, d_routes, n, d_offsets, NULL))) return err;
+  if ((err = OceanCudaCheck(cudaMemcpyAsync(d_counts + OCEAN_NUM_BINS, d_offsets + n, sizeof(int64_t),
+                                            cudaMemcpyDeviceToDevice, 0),
+                            "planning rows: the slots' total")))
+    return err;
+  if ((err = OceanCudaAlloc(dev, (size_t)n, (void **)&keys))) return err;
+  OceanKernelBinKeys<<<OceanGrid(n, OCEAN_THREADS), OCEAN_THREADS>>>(NULL, n, d_routes, keys);
+  err = OceanCudaCheck(cudaGetLastError(), "grouping rows by bin: launch");
+  if (!err) err = OceanCudaGroupByKeyQueued(dev, keys, NULL, n, OCEAN_NUM_BINS, &g->grouped, d_counts);
+  OceanCudaFree(dev, keys);
+  return err;
+}
+
+extern "C" void OceanCudaRowGroupsTake(OceanCudaRowGroups *g, const unsigned long long *h_counts, int64_t *total)
+{
+  for (int b = 0; b < OCEAN_NUM_BINS; b++) g->bins[b] = (int64_t)h_counts[b];
+  if (total) *total = (int64_t)h_counts[OCEAN_NUM_BINS];
+}
+
 extern "C" OceanError OceanCudaPlanRows(OceanCudaDevice dev, const OceanCudaRouteParams *rp, OceanPass pass,
                                         const int64_t *d_p, const OceanRowShape *d_shapes, int64_t n,
                                         OceanRoute *d_routes, int64_t *d_offsets, int64_t *total, OceanCudaRowGroups *g)
 {
-  unsigned long long h_counts[OCEAN_NUM_BINS + 1]; /* the bins' rows and the slots' total */
-  OceanError         err;
+  unsigned long long *d_counts = NULL, h_counts[OCEAN_NUM_BINS + 1]; /* the bins' rows and the slots' total */
+  OceanError          err;
 
   memset(g, 0, sizeof(*g));
-  if (n == 0) {
-    if (total) *total = 0;
-    return OceanCudaCheck(cudaMemsetAsync(d_offsets, 0, sizeof(int64_t), 0), "planning rows: memset");
+  if ((err = OceanCudaAlloc(dev, sizeof(h_counts), (void **)&d_counts))) return err;
+  err = OceanCudaPlanRowsQueued(dev, rp, pass, d_p, d_shapes, n, 0, d_routes, d_offsets, d_counts, g);
+  if (!err) err = OceanCudaReadback(dev, h_counts, d_counts, sizeof(h_counts));
+  OceanCudaFree(dev, d_counts);
+  if (err) {
+    OceanCudaRowGroupsFree(dev, g);
+    return err;
   }
-  if ((err = OceanCudaRouteRows(rp, pass, NULL, n, d_p, d_shapes, d_routes))) return err;
-  if (n > OCEAN_SMALL_ROWS) { /* grid-wide scan and grouping */
-    if ((err = OceanCudaScanSlots(dev, d_routes, n, d_offsets, total))) return err;
-    return OceanCudaGroupRows(dev, d_routes, NULL, n, &g->grouped, g->bins);
-  }
-  err = OceanCudaOneBlockGroups(
-    dev, n, OCEAN_NUM_BINS + 1, "scan and grouping of the rows (one block): launch",
-    [&](int64_t *grouped, unsigned long long *d_counts) {
-      OceanKernelScanGroupSmall<<<1, OCEAN_SMALL_THREADS>>>(d_routes, n, d_offsets, grouped, d_counts);
-    },
-    &g->grouped, h_counts);
-  if (err) return err;
-  for (int b = 0; b < OCEAN_NUM_BINS; b++) g->bins[b] = (int64_t)h_counts[b];
-  if (total) *total = (int64_t)h_counts[OCEAN_NUM_BINS];
+  OceanCudaRowGroupsTake(g, h_counts, total);
   return OCEAN_SUCCESS;
 }
 

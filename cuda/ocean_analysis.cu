@@ -69,11 +69,12 @@ __device__ static inline void OceanBlockAddTotals(unsigned long long q, unsigned
 }
 
 /* products, span, first column and upper bound of every row of A*B, and the totals of products, bounds and rows with
-   products added into totals[0..2] (zeroed by OceanKernelRowRange); LANES threads per row (1 or 32), blocks of
-   OCEAN_THREADS */
+   products added into totals[0..2] (zeroed by OceanKernelRowRange); with routes, each row's numeric route by its upper
+   bound (OceanKernelRoute's, d_p NULL); LANES threads per row (1 or 32), blocks of OCEAN_THREADS */
 template <int LANES>
 __global__ void OceanKernelRowShapes(OceanDevCSR A, OceanDevCSR B, const int32_t *first, const int32_t *last,
-                                     OceanRowShape *shapes, uint8_t *nonempty, unsigned long long *totals)
+                                     OceanRowShape *shapes, uint8_t *nonempty, unsigned long long *totals,
+                                     OceanCudaRouteParams rp, OceanRoute *routes)
 {
   const int          lane  = LANES == 1 ? 0 : threadIdx.x & 31;
   unsigned long long q_sum = 0, ub_sum = 0, nq_sum = 0;
@@ -101,6 +102,11 @@ __global__ void OceanKernelRowShapes(OceanDevCSR A, OceanDevCSR B, const int32_t
       r.colmin   = q ? lo : 0;
       r.ub       = OceanMin64(OceanMin64(q, r.span), B.ncols);
       shapes[i]  = r;
+      if (routes) {
+        OceanRoute route;
+        OceanRouteRowBins(rp.bins, rp.warp, rp.load, OCEAN_PASS_NUMERIC, r.ub, &r, &route);
+        routes[i] = route;
+      }
       q_sum += (unsigned long long)q;
       ub_sum += (unsigned long long)r.ub;
       nq_sum += q > 0;
@@ -119,30 +125,31 @@ __global__ void OceanKernelRowShapes(OceanDevCSR A, OceanDevCSR B, const int32_t
 
 extern "C" OceanError OceanCudaAnalyzeRows(OceanCudaDevice dev, OceanDevCSR A, int64_t nnz_a, OceanDevCSR B,
                                            int64_t nnz_b, OceanRowShape *d_shapes, uint8_t *d_nonempty,
-                                           int64_t *products, int64_t *bound_total, int64_t *nonempty_rows)
+                                           unsigned long long *d_totals, const OceanCudaRouteParams *rp,
+                                           OceanRoute *d_routes)
 {
-  int32_t            *first = NULL, *last = NULL;
-  unsigned long long *totals = NULL, h[3];
-  OceanError          err;
+  int32_t             *first = NULL, *last = NULL;
+  OceanCudaRouteParams none;
+  OceanError           err;
 
-  *products = *bound_total = *nonempty_rows = 0;
-  if (A.nrows == 0) return OCEAN_SUCCESS;
+  if (!rp) {
+    memset(&none, 0, sizeof(none));
+    d_routes = NULL;
+  }
+
+  if (A.nrows == 0)
+    return OceanCudaCheck(cudaMemsetAsync(d_totals, 0, 3 * sizeof(unsigned long long), 0), "analysis: memset");
   if ((err = OceanCudaAlloc(dev, (size_t)OceanMax64(B.nrows, 1) * sizeof(int32_t), (void **)&first)) ||
-      (err = OceanCudaAlloc(dev, (size_t)OceanMax64(B.nrows, 1) * sizeof(int32_t), (void **)&last)) ||
-      (err = OceanCudaAlloc(dev, sizeof(h), (void **)&totals)))
+      (err = OceanCudaAlloc(dev, (size_t)OceanMax64(B.nrows, 1) * sizeof(int32_t), (void **)&last)))
     goto done;
-  /* two launches and one readback: the launches, not the work, are a small product's cost */
-  OCEAN_LAUNCH_PER_ROW(OceanKernelRowRange, B.nrows, nnz_b, B, first, last, totals);
-  OCEAN_LAUNCH_PER_ROW(OceanKernelRowShapes, A.nrows, nnz_a, A, B, first, last, d_shapes, d_nonempty, totals);
-  if ((err = OceanCudaCheck(cudaGetLastError(), "analysis kernels: launch"))) goto done;
-  if ((err = OceanCudaReadback(dev, h, totals, sizeof(h)))) goto done;
-  *products      = (int64_t)h[0];
-  *bound_total   = (int64_t)h[1];
-  *nonempty_rows = (int64_t)h[2];
+  /* two launches, no wait: the launches and waits, not the work, are a small product's cost */
+  OCEAN_LAUNCH_PER_ROW(OceanKernelRowRange, B.nrows, nnz_b, B, first, last, d_totals);
+  OCEAN_LAUNCH_PER_ROW(OceanKernelRowShapes, A.nrows, nnz_a, A, B, first, last, d_shapes, d_nonempty, d_totals,
+                       rp ? *rp : none, d_routes);
+  err = OceanCudaCheck(cudaGetLastError(), "analysis kernels: launch");
 done:
-  OceanCudaFree(dev, first);
+  OceanCudaFree(dev, first); /* the pool hands them out again in stream order */
   OceanCudaFree(dev, last);
-  OceanCudaFree(dev, totals);
   return err;
 }
 
@@ -246,7 +253,6 @@ extern "C" OceanError OceanCudaSampleCounts(OceanDevCSR A, OceanDevCSR B, const 
 
 /* ------------------------------------------------------------------------------------------------ statistics */
 
-#define OCEAN_HIST_SIZE (OCEAN_NUM_BINS + OCEAN_CUDA_NUM_ACC)
 
 /* The second set's routes, made in the counting launch: routed[row] = OceanRouteRowBins(..., p[row], shapes[row]). */
 struct OceanCudaRouteOnTheWay {
@@ -263,9 +269,9 @@ struct OceanCudaRouteOnTheWay {
 __global__ void OceanKernelCountRoutes(const OceanRoute *counted, OceanCudaRouteOnTheWay way, int64_t n,
                                        unsigned long long *hist_all)
 {
-  unsigned long long *hist = hist_all + blockIdx.y * OCEAN_HIST_SIZE;
-  __shared__ unsigned int h[OCEAN_HIST_SIZE];
-  for (int b = threadIdx.x; b < OCEAN_HIST_SIZE; b += blockDim.x) h[b] = 0;
+  unsigned long long *hist = hist_all + blockIdx.y * OCEAN_CUDA_HIST_SIZE;
+  __shared__ unsigned int h[OCEAN_CUDA_HIST_SIZE];
+  for (int b = threadIdx.x; b < OCEAN_CUDA_HIST_SIZE; b += blockDim.x) h[b] = 0;
   __syncthreads();
   OCEAN_GRID_STRIDE(i, n)
   {
@@ -279,22 +285,23 @@ __global__ void OceanKernelCountRoutes(const OceanRoute *counted, OceanCudaRoute
     atomicAdd(&h[OCEAN_NUM_BINS + (r.acc < OCEAN_CUDA_NUM_ACC ? r.acc : 0)], 1u);
   }
   __syncthreads();
-  for (int b = threadIdx.x; b < OCEAN_HIST_SIZE; b += blockDim.x)
+  for (int b = threadIdx.x; b < OCEAN_CUDA_HIST_SIZE; b += blockDim.x)
     if (h[b]) atomicAdd(&hist[b], (unsigned long long)h[b]);
 }
 
 extern "C" OceanError OceanCudaRouteAndCount(OceanCudaDevice dev, const OceanRoute *d_counted,
                                              const OceanCudaRouteParams *rp, OceanPass pass, const int64_t *d_p,
                                              const OceanRowShape *d_shapes, OceanRoute *d_routed, int64_t n,
-                                             const unsigned long long **hist)
+                                             unsigned long long hist[OCEAN_CUDA_ROUTE_SETS * OCEAN_CUDA_HIST_SIZE])
 {
   unsigned long long *d_hist = NULL;
-  const size_t        bytes  = (size_t)OCEAN_CUDA_ROUTE_SETS * OCEAN_HIST_SIZE * sizeof(unsigned long long);
+  const size_t        bytes  = (size_t)OCEAN_CUDA_ROUTE_SETS * OCEAN_CUDA_HIST_SIZE * sizeof(unsigned long long);
   OceanError          err;
-  void               *h = NULL;
 
-  *hist = NULL;
-  if (n == 0) return OCEAN_SUCCESS;
+  if (n == 0) {
+    memset(hist, 0, bytes);
+    return OCEAN_SUCCESS;
+  }
   if ((err = OceanCudaAlloc(dev, bytes, (void **)&d_hist))) return err;
   if ((err = OceanCudaCheck(cudaMemsetAsync(d_hist, 0, bytes, 0), "route counts: memset"))) goto done;
   /* at most 4096 blocks: per-block counts of at most ~2^32 rows each would need n > 2^44 rows to wrap */
@@ -304,8 +311,7 @@ extern "C" OceanError OceanCudaRouteAndCount(OceanCudaDevice dev, const OceanRou
     OceanKernelCountRoutes<<<dim3(grid, OCEAN_CUDA_ROUTE_SETS), OCEAN_THREADS>>>(d_counted, way, n, d_hist);
   }
   if ((err = OceanCudaCheck(cudaGetLastError(), "routes and their counts: launch"))) goto done;
-  if ((err = OceanCudaReadbackDeferred(dev, d_hist, bytes, &h))) goto done; /* both sets at once */
-  *hist = (const unsigned long long *)h;
+  err = OceanCudaReadbackDeferred(dev, d_hist, bytes, hist); /* both sets at once */
 done:
   OceanCudaFree(dev, d_hist); /* the pool hands it out again in stream order, after the copy */
   return err;
@@ -316,9 +322,9 @@ extern "C" void OceanCudaRouteCountsFrom(const unsigned long long *hist, int nse
   memset(counts, 0, sizeof(*counts) * (size_t)nsets);
   if (!hist) return;
   for (int k = 0; k < nsets; k++) {
-    for (int b = 0; b < OCEAN_NUM_BINS; b++) counts[k].bins[b] = (int64_t)hist[k * OCEAN_HIST_SIZE + b];
+    for (int b = 0; b < OCEAN_NUM_BINS; b++) counts[k].bins[b] = (int64_t)hist[k * OCEAN_CUDA_HIST_SIZE + b];
     for (int b = 0; b < OCEAN_CUDA_NUM_ACC; b++)
-      counts[k].acc[b] = (int64_t)hist[k * OCEAN_HIST_SIZE + OCEAN_NUM_BINS + b];
+      counts[k].acc[b] = (int64_t)hist[k * OCEAN_CUDA_HIST_SIZE + OCEAN_NUM_BINS + b];
   }
 }
 
@@ -341,16 +347,15 @@ __global__ void OceanKernelEstimateError(int64_t n, const OceanRowShape *shapes,
 
 extern "C" OceanError OceanCudaEstimateError(OceanCudaDevice dev, int64_t n, const OceanRowShape *d_shapes,
                                              const double *d_estimate, double coefficient, const int64_t *d_counts,
-                                             const OceanCudaErrorSum **sums)
+                                             OceanCudaErrorSum *sums)
 {
   OceanCudaErrorSum *d_res = NULL;
   double            *term  = NULL;
-  void              *h     = NULL;
   OceanTemp          temp(dev);
   size_t             bytes = 0;
   OceanError         err;
 
-  *sums = NULL;
+  memset(sums, 0, sizeof(*sums));
   if (n == 0) return OCEAN_SUCCESS;
   if ((err = OceanCudaAlloc(dev, sizeof(*d_res), (void **)&d_res)) ||
       (err = OceanCudaAlloc(dev, (size_t)n * sizeof(double), (void **)&term)))
@@ -363,8 +368,7 @@ extern "C" OceanError OceanCudaEstimateError(OceanCudaDevice dev, int64_t n, con
       (err = temp.get(bytes)) ||
       (err = OceanCudaCheck(cub::DeviceReduce::Sum(temp.ptr, bytes, term, &d_res->sum, n), "estimate error: sum")))
     goto done;
-  if ((err = OceanCudaReadbackDeferred(dev, d_res, sizeof(*d_res), &h))) goto done;
-  *sums = (const OceanCudaErrorSum *)h;
+  err = OceanCudaReadbackDeferred(dev, d_res, sizeof(*d_res), sums);
 done:
   OceanCudaFree(dev, d_res);
   OceanCudaFree(dev, term);

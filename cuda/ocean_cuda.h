@@ -88,6 +88,8 @@ OceanError OceanCudaReadbackWordsAt(OceanCudaDevice dev, int n, const void *cons
    caller, the host time since the previous wait ended, the wait): where a product's fixed costs go.  Mark starts a
    section (a product phase) and prints the section before it. */
 void OceanCudaTraceWait(const char *where, double wait_began);
+/* The host's waits for the device so far (each of those OceanCudaTraceWait sees, traced or not). */
+int64_t OceanCudaWaits(void);
 void OceanCudaTraceMark(const char *what);
 /* Phase timers (CUDA events): Stop sets *seconds at once when sync is set, else at the next OceanCudaTimersRead (one
    wait for all), which must come while *seconds is still valid.  At most OCEAN_CUDA_TIMERS wait at a time (a Start
@@ -97,17 +99,21 @@ OceanError OceanCudaTimerStart(OceanCudaDevice dev);
 OceanError OceanCudaTimerStop(OceanCudaDevice dev, double *seconds, int sync);
 OceanError OceanCudaTimersRead(OceanCudaDevice dev);
 /* A readback without a wait, for results nothing needs before the next OceanCudaTimersRead (statistics): d_src's bytes
-   are copied behind the queued work into pinned memory at *host, which holds them from that OceanCudaTimersRead's
-   return until the next deferred readback after it.  At most OCEAN_CUDA_DEFERRED_BYTES between two reads. */
-#define OCEAN_CUDA_DEFERRED_BYTES 4096
-OceanError OceanCudaReadbackDeferred(OceanCudaDevice dev, const void *d_src, size_t bytes, void **host);
+   are copied behind the queued work into pinned memory and from there to dst by that OceanCudaTimersRead, which must
+   come while dst is still valid.  Up to OCEAN_CUDA_DEFERRED_COPIES copies of OCEAN_CUDA_DEFERRED_BYTES in all wait
+   together; one more reads them first. */
+#define OCEAN_CUDA_DEFERRED_BYTES  4096
+#define OCEAN_CUDA_DEFERRED_COPIES 16
+OceanError OceanCudaReadbackDeferred(OceanCudaDevice dev, const void *d_src, size_t bytes, void *dst);
 
-/* ---- analysis (cuda/ocean_analysis.cu): per-row shapes of A*B, d_nonempty[row] = (products > 0), the totals of
-   products, of the per-row upper bounds and of the rows with products (one readback).  nnz_a, nnz_b: the operands'
-   nonzeros (long rows get a warp each). */
+/* ---- analysis (cuda/ocean_analysis.cu): per-row shapes of A*B, d_nonempty[row] = (products > 0), and d_totals[0..2]
+   the totals of products, of the per-row upper bounds and of the rows with products, queued (no wait: the caller
+   reads the totals with whatever else it needs); with rp, d_routes[row] = the row's numeric route by its upper bound
+   (OceanCudaRouteRows with d_p NULL) in the same launch.  nnz_a, nnz_b: the operands' nonzeros (long rows get a warp
+   each). */
 OceanError OceanCudaAnalyzeRows(OceanCudaDevice dev, OceanDevCSR A, int64_t nnz_a, OceanDevCSR B, int64_t nnz_b,
-                                OceanRowShape *d_shapes, uint8_t *d_nonempty, int64_t *products, int64_t *bound_total,
-                                int64_t *nonempty_rows);
+                                OceanRowShape *d_shapes, uint8_t *d_nonempty, unsigned long long *d_totals,
+                                const OceanCudaRouteParams *rp, OceanRoute *d_routes);
 /* The CR sample (OceanAnalysisSampleSelect's rows): d_sample[j] = d_nonempty_rows[OceanSampleIndex(j, nq, ns)],
    j < ns, where d_nonempty_rows lists the nq rows with products in order. */
 OceanError OceanCudaSampleRows(const int64_t *d_nonempty_rows, int64_t nq, int64_t ns, int64_t *d_sample);
@@ -127,16 +133,18 @@ typedef struct {
 } OceanCudaRouteCounts;
 /* d_routed[row] = OceanRouteRowBins(..., d_p[row], d_shapes[row]) for rows 0..n-1 and, in the same launch, the rows per
    bin and per accumulator (exact integer counts) of the OCEAN_CUDA_ROUTE_SETS sets d_counted and d_routed, read back
-   deferred (OceanCudaReadbackDeferred) into *hist; after the next OceanCudaTimersRead, OceanCudaRouteCountsFrom makes
-   the counts of it (hist NULL: all zero). */
+   deferred (OceanCudaReadbackDeferred) into the host's hist (zeroed at once when n is 0); after the next
+   OceanCudaTimersRead, OceanCudaRouteCountsFrom makes the counts of it (hist NULL: all zero). */
 #define OCEAN_CUDA_ROUTE_SETS 2
+#define OCEAN_CUDA_HIST_SIZE  (OCEAN_NUM_BINS + OCEAN_CUDA_NUM_ACC)
 OceanError OceanCudaRouteAndCount(OceanCudaDevice dev, const OceanRoute *d_counted, const OceanCudaRouteParams *rp,
                                   OceanPass pass, const int64_t *d_p, const OceanRowShape *d_shapes,
-                                  OceanRoute *d_routed, int64_t n, const unsigned long long **hist);
+                                  OceanRoute *d_routed, int64_t n,
+                                  unsigned long long hist[OCEAN_CUDA_ROUTE_SETS * OCEAN_CUDA_HIST_SIZE]);
 void       OceanCudaRouteCountsFrom(const unsigned long long *hist, int nsets, OceanCudaRouteCounts *counts);
 /* OceanStats.estimate_mean_rel_error = sum / rows (0 without rows): the mean over rows with d_counts[row] > 0 of
    OceanEstimateRelError(OceanPredictFromEstimate(d_estimate[row], coefficient, shape), coefficient, d_counts[row]),
-   read back deferred into *sums (NULL when n is 0).  The terms are the CPU's bitwise; their sum is a CUB tree sum
+   read back deferred into the host's *sums (zeroed at once when n is 0).  The terms are the CPU's bitwise; their sum is a CUB tree sum
    (the CPU's is serial: last bits may differ). */
 typedef struct {
   double             sum;
@@ -144,7 +152,7 @@ typedef struct {
 } OceanCudaErrorSum;
 OceanError OceanCudaEstimateError(OceanCudaDevice dev, int64_t n, const OceanRowShape *d_shapes,
                                   const double *d_estimate, double coefficient, const int64_t *d_counts,
-                                  const OceanCudaErrorSum **sums);
+                                  OceanCudaErrorSum *sums);
 
 /* ---- predictions, per row (d_list NULL: rows 0..n-1, else the listed rows; cuda/ocean_analysis.cu) */
 typedef enum {
@@ -178,7 +186,9 @@ OceanError OceanCudaRunRows(OceanCudaDevice dev, const OceanCudaRouteParams *rp,
    (d_routes[row] = OceanRouteRowBins(..., d_p[row], ...), d_p NULL: the rows' upper bounds), scans their slots into
    d_offsets[0..n] (*total = d_offsets[n]; NULL: not read back) and groups them, one wait (the scan and the grouping in
    one block up to OCEAN_SMALL_ROWS rows: two launches).  Then OceanCudaRunRowGroups is OceanCudaRunRows over rows
-   0..n-1, and OceanCudaRowGroupsFree gives the grouping's memory back. */
+   0..n-1, and OceanCudaRowGroupsFree gives the grouping's memory back.  OceanCudaPlanRowsQueued is the same without
+   the wait (and without the routing when routed: d_routes are made): the bins' rows and the slots' total stay on the
+   device in d_counts[0..OCEAN_NUM_BINS] until OceanCudaRowGroupsTake takes them from their copy on the host. */
 typedef struct {
   int64_t *grouped;              /* the rows, bin after bin (device) */
   int64_t  bins[OCEAN_NUM_BINS]; /* rows per bin */
@@ -186,6 +196,11 @@ typedef struct {
 OceanError OceanCudaPlanRows(OceanCudaDevice dev, const OceanCudaRouteParams *rp, OceanPass pass, const int64_t *d_p,
                              const OceanRowShape *d_shapes, int64_t n, OceanRoute *d_routes, int64_t *d_offsets,
                              int64_t *total, OceanCudaRowGroups *g);
+OceanError OceanCudaPlanRowsQueued(OceanCudaDevice dev, const OceanCudaRouteParams *rp, OceanPass pass,
+                                   const int64_t *d_p, const OceanRowShape *d_shapes, int64_t n, int routed,
+                                   OceanRoute *d_routes, int64_t *d_offsets, unsigned long long *d_counts,
+                                   OceanCudaRowGroups *g);
+void       OceanCudaRowGroupsTake(OceanCudaRowGroups *g, const unsigned long long *h_counts, int64_t *total);
 OceanError OceanCudaRunRowGroups(OceanCudaDevice dev, const OceanCudaRouteParams *rp, OceanDevCSR A, OceanDevCSR B,
                                  const OceanRowShape *d_shapes, const OceanRoute *d_routes, const OceanCudaRowGroups *g,
                                  int bitmap_query, const int64_t *d_offsets, int32_t *d_cols, double *d_vals,

@@ -57,9 +57,15 @@ extern "C" OceanError OceanCudaDeviceProfile(int device, OceanDeviceProfile *pro
 
 /* ------------------------------------------------------------------------------------------------ wait trace */
 
-static int    ocean_trace = -1; /* OCEAN_CUDA_TRACE, read at the first wait */
-static double ocean_trace_last, ocean_trace_section, ocean_trace_waited;
-static int    ocean_trace_waits;
+static int     ocean_trace = -1; /* OCEAN_CUDA_TRACE, read at the first wait */
+static double  ocean_trace_last, ocean_trace_section, ocean_trace_waited;
+static int     ocean_trace_waits;
+static int64_t ocean_waits; /* every wait, traced or not (OceanCudaWaits) */
+
+extern "C" int64_t OceanCudaWaits(void)
+{
+  return ocean_waits;
+}
 
 static double OceanCudaTraceNow(void)
 {
@@ -81,6 +87,7 @@ static int OceanCudaTracing(void)
 extern "C" void OceanCudaTraceWait(const char *where, double wait_began)
 {
   double now;
+  ocean_waits++;
   if (!OceanCudaTracing()) return;
   now = OceanCudaTraceNow();
   fprintf(stderr, "ocean-trace   %-34s host %8.1f us  wait %8.1f us\n", where, 1e6 * (wait_began - ocean_trace_last),
@@ -137,11 +144,16 @@ struct _p_OceanCudaDevice {
   cudaEvent_t      ev0[OCEAN_CUDA_TIMERS], ev1[OCEAN_CUDA_TIMERS]; /* the timers' start and stop events */
   double          *timed[OCEAN_CUDA_TIMERS];                       /* where each stopped timer's seconds go */
   int              timers;                                         /* stopped timers not yet read */
-  void            *pinned; /* staging buffer of OceanCudaReadback (cudaMallocHost) */
+  void            *pinned;        /* staging buffer of OceanCudaReadback (cudaHostAlloc, mapped) */
+  void            *pinned_device; /* ... its address on the device */
   size_t           pinned_size;
   unsigned char   *deferred; /* OceanCudaReadbackDeferred's copies (cudaMallocHost, OCEAN_CUDA_DEFERRED_BYTES) */
   size_t           deferred_used;
-  int              deferred_queued; /* copies queued since the last OceanCudaTimersRead */
+  int              deferred_queued; /* copies queued since the last OceanCudaTimersRead, each to deliver: */
+  struct {
+    size_t at, bytes; /* its place in deferred */
+    void  *dst;       /* where OceanCudaTimersRead copies it */
+  } deferred_copy[OCEAN_CUDA_DEFERRED_COPIES];
   void            *staging[2];      /* the chunks of the staged copies (cudaMallocHost, OCEAN_STAGING_CHUNK each) */
   cudaEvent_t      staged[2];       /* the last copy out of / into each chunk */
   OceanCudaReclaim reclaim;         /* frees the owner's cached device memory when cudaMalloc fails (optional) */
@@ -536,9 +548,13 @@ static OceanError OceanPinnedReserve(OceanCudaDevice dev, size_t bytes)
   if (dev->pinned) cudaFreeHost(dev->pinned);
   dev->pinned      = NULL;
   dev->pinned_size = 0;
-  OCEAN_CUDA_TRY(cudaMallocHost(&p, size));
+  OCEAN_CUDA_TRY(cudaHostAlloc(&p, size, cudaHostAllocMapped));
   dev->pinned      = p;
   dev->pinned_size = size;
+  if (cudaHostGetDevicePointer(&dev->pinned_device, p, 0) != cudaSuccess) { /* then the readbacks copy */
+    (void)cudaGetLastError();
+    dev->pinned_device = NULL;
+  }
   return OCEAN_SUCCESS;
 }
 
@@ -555,16 +571,33 @@ extern "C" OceanError OceanCudaReadbackAt(OceanCudaDevice dev, void *dst, const 
   return OCEAN_SUCCESS;
 }
 
+struct OceanWords {
+  const uint64_t *src[16];
+};
+
+/* words[k] = *w.src[k], written straight into the pinned buffer (mapped into the device's address space) */
+__global__ void OceanKernelGatherWords(OceanWords w, int n, uint64_t *words)
+{
+  if ((int)threadIdx.x < n) words[threadIdx.x] = *w.src[threadIdx.x];
+}
+
 extern "C" OceanError OceanCudaReadbackWordsAt(OceanCudaDevice dev, int n, const void *const *d_src, void *const *dst,
                                                const char *where)
 {
+  OceanWords w;
   OceanError err;
 
   if (n < 0 || n > 16) return OceanSetError(OCEAN_ERR_ARG, "readback of %d words: 0 to 16 allowed", n);
   if (n == 0) return OCEAN_SUCCESS;
   if ((err = OceanPinnedReserve(dev, (size_t)n * sizeof(uint64_t)))) return err;
-  for (int k = 0; k < n; k++)
-    OCEAN_CUDA_TRY(cudaMemcpyAsync((uint64_t *)dev->pinned + k, d_src[k], sizeof(uint64_t), cudaMemcpyDeviceToHost, 0));
+  if (dev->pinned_device) { /* one launch instead of a copy per word (H100: 9.7 against 13.9 us for four words, waits
+                               included) */
+    for (int k = 0; k < n; k++) w.src[k] = (const uint64_t *)d_src[k];
+    OceanKernelGatherWords<<<1, 32>>>(w, n, (uint64_t *)dev->pinned_device);
+    OCEAN_CUDA_TRY(cudaGetLastError());
+  } else
+    for (int k = 0; k < n; k++)
+      OCEAN_CUDA_TRY(cudaMemcpyAsync((uint64_t *)dev->pinned + k, d_src[k], sizeof(uint64_t), cudaMemcpyDeviceToHost, 0));
   if ((err = OceanCudaWaitDefaultStream(where))) return err;
   for (int k = 0; k < n; k++) memcpy(dst[k], (uint64_t *)dev->pinned + k, sizeof(uint64_t));
   return OCEAN_SUCCESS;
@@ -593,15 +626,18 @@ extern "C" OceanError OceanCudaTimersRead(OceanCudaDevice dev)
 {
   const int n = dev->timers;
   double    t0;
+  const int copies = dev->deferred_queued;
 
-  dev->timers = 0;
-  if (n == 0 && !dev->deferred_queued) return OCEAN_SUCCESS;
+  dev->timers          = 0;
+  dev->deferred_queued = 0;
+  if (n == 0 && !copies) return OCEAN_SUCCESS;
   t0 = OceanCudaWaitBegins();
   /* deferred copies may follow the last timer on the stream */
-  if (dev->deferred_queued) OCEAN_CUDA_TRY(cudaStreamSynchronize(0));
+  if (copies) OCEAN_CUDA_TRY(cudaStreamSynchronize(0));
   else OCEAN_CUDA_TRY(cudaEventSynchronize(dev->ev1[n - 1]));
-  dev->deferred_queued = 0;
   OceanCudaTraceWait("OceanCudaTimersRead", t0);
+  for (int k = 0; k < copies; k++)
+    memcpy(dev->deferred_copy[k].dst, dev->deferred + dev->deferred_copy[k].at, dev->deferred_copy[k].bytes);
   for (int k = 0; k < n; k++) {
     float ms = 0;
     OCEAN_CUDA_TRY(cudaEventElapsedTime(&ms, dev->ev0[k], dev->ev1[k]));
@@ -610,18 +646,27 @@ extern "C" OceanError OceanCudaTimersRead(OceanCudaDevice dev)
   return OCEAN_SUCCESS;
 }
 
-extern "C" OceanError OceanCudaReadbackDeferred(OceanCudaDevice dev, const void *d_src, size_t bytes, void **host)
+extern "C" OceanError OceanCudaReadbackDeferred(OceanCudaDevice dev, const void *d_src, size_t bytes, void *dst)
 {
-  const size_t at = ((dev->deferred_queued ? dev->deferred_used : 0) + 15) / 16 * 16;
+  int    k;
+  size_t at;
 
-  *host = NULL;
+  if (bytes > OCEAN_CUDA_DEFERRED_BYTES)
+    return OceanSetError(OCEAN_ERR_ARG, "deferred readback of %zu bytes: at most %d", bytes, OCEAN_CUDA_DEFERRED_BYTES);
   if (!dev->deferred) OCEAN_CUDA_TRY(cudaMallocHost((void **)&dev->deferred, OCEAN_CUDA_DEFERRED_BYTES));
-  if (at + bytes > OCEAN_CUDA_DEFERRED_BYTES)
-    return OceanSetError(OCEAN_ERR_STATE, "deferred readback of %zu bytes: %zu of %d already queued", bytes, at,
-                         OCEAN_CUDA_DEFERRED_BYTES);
+  k  = dev->deferred_queued;
+  at = ((k ? dev->deferred_used : 0) + 15) / 16 * 16;
+  if (k == OCEAN_CUDA_DEFERRED_COPIES || at + bytes > OCEAN_CUDA_DEFERRED_BYTES) { /* full: delivered first */
+    OceanError err = OceanCudaTimersRead(dev);
+    if (err) return err;
+    k  = 0;
+    at = 0;
+  }
   OCEAN_CUDA_TRY(cudaMemcpyAsync(dev->deferred + at, d_src, bytes, cudaMemcpyDeviceToHost, 0));
-  dev->deferred_used   = at + bytes;
-  dev->deferred_queued = 1;
-  *host                = dev->deferred + at;
+  dev->deferred_copy[k].at    = at;
+  dev->deferred_copy[k].bytes = bytes;
+  dev->deferred_copy[k].dst   = dst;
+  dev->deferred_used          = at + bytes;
+  dev->deferred_queued        = k + 1;
   return OCEAN_SUCCESS;
 }

@@ -385,6 +385,8 @@ typedef struct {
   int64_t reuse_map_bytes;  /* numeric-only call (CUDA): the bytes of the product map it summed through (0: it
                                searched C's rows; OceanOptions.reuse_map_max_bytes) */
   int     reuse_map_side_by_side; /* ... and its two parts (walked rows, rows listed by entry) ran on two streams */
+  int64_t host_waits; /* CUDA: the times the last call's host waited for the device (a symbolic call: from its analysis
+                         to its return, device memory allocations included; 0 on the CPU) */
   /* heavy rows (OCEAN_ACC_MULTISPLIT) of the call's numeric pass, the same on every backend */
   int64_t heavy_rows, heavy_products; /* rows and their intermediate products */
   int64_t heavy_chunks;               /* chunks summed (light chunks of every level, all chunks of the last) */

@@ -25,6 +25,7 @@ static void OceanCudaStageDestroy(OceanContext ctx, OceanStage *st)
     OceanDevFree(ctx, d->c_values);
     OceanDevFree(ctx, d->shapes);
     OceanDevFree(ctx, d->exact);
+    OceanCudaRowGroupsFree(OceanCtxDev(ctx), &d->plan);
     OceanCudaKnownPlanDestroy(OceanCtxDev(ctx), &d->known);
     OceanCudaProductMapDestroy(OceanCtxDev(ctx), &d->map);
     OceanDevFree(ctx, d->check);
@@ -44,7 +45,8 @@ static OceanError OceanCudaSymbolicBegin(OceanContext ctx, OceanStage *st, const
   OceanCudaMirrorsCallBegin(ctx);
   OceanCudaStageDestroy(ctx, st);
   OceanCall(OceanCalloc(1, &d, "CUDA stage"));
-  st->dev = d;
+  st->dev         = d;
+  d->waits_before = OceanCudaWaits();
   OceanCudaRouteParamsGet(st, &d->rp);
   d->rp.heavy       = &d->heavy;
   d->rp.heavy_times = d->heavy_times;
@@ -200,18 +202,21 @@ static OceanError OceanCudaCheckStats(OceanStage *st)
   return OCEAN_SUCCESS;
 }
 
-/* The statistics OceanCudaFinish queued (route counts, estimate error), after a wait for them. */
+/* The symbolic call's phase times and the statistics OceanCudaQueueRowStats queued (route counts, estimate error),
+   after a wait for them; before a numeric call on the stage changes its statistics. */
 static OceanError OceanCudaTakeStats(OceanContext ctx, OceanStage *st)
 {
   OceanCudaStage      *d = (OceanCudaStage *)st->dev;
   OceanStats          *S = &st->stats;
-  OceanCudaRouteCounts rcs[2];
+  OceanCudaRouteCounts rcs[OCEAN_CUDA_ROUTE_SETS];
   int                  b;
 
-  if (!d || !d->stats_queued) return OCEAN_SUCCESS;
+  if (!d || !d->symbolic_queued) return OCEAN_SUCCESS;
   OceanCall(OceanCudaTimersRead(OceanCtxDev(ctx)));
+  d->symbolic_queued = 0;
+  if (!d->stats_queued) return OCEAN_SUCCESS;
   d->stats_queued = 0;
-  OceanCudaRouteCountsFrom(d->route_hist, 2, rcs);
+  OceanCudaRouteCountsFrom(d->route_hist, OCEAN_CUDA_ROUTE_SETS, rcs);
   d->exact_counts = rcs[1];
   for (b = 0; b < OCEAN_NUM_BINS; b++) S->rows_per_bin[b] = rcs[0].bins[b];
   S->dense_rows         = rcs[0].acc[OCEAN_ACC_DENSE];
@@ -222,10 +227,9 @@ static OceanError OceanCudaTakeStats(OceanContext ctx, OceanStage *st)
   S->t_heavy_histogram  = d->heavy_times[1];
   S->t_heavy_split      = d->heavy_times[2];
   S->t_heavy_accumulate = d->heavy_times[3];
-  if (d->error_sums)
-    S->estimate_mean_rel_error = d->error_sums->rows ? d->error_sums->sum / (double)d->error_sums->rows : 0.0;
-  d->route_hist = NULL;
-  d->error_sums = NULL;
+  if (d->error_sums_queued)
+    S->estimate_mean_rel_error = d->error_sums.rows ? d->error_sums.sum / (double)d->error_sums.rows : 0.0;
+  d->error_sums_queued = 0;
   return OCEAN_SUCCESS;
 }
 
@@ -234,7 +238,6 @@ static OceanError OceanCudaTakeStats(OceanContext ctx, OceanStage *st)
    against their host sums.  The NARROW pass did all of it itself. */
 static OceanError OceanCudaFinish(OceanContext ctx, OceanStage *st)
 {
-  OceanCudaDevice    dev = OceanCtxDev(ctx);
   OceanCudaStage    *d   = (OceanCudaStage *)st->dev;
   OceanCudaScratch  *s   = &d->run;
   OceanStageScratch *t   = &st->tmp;
@@ -242,18 +245,11 @@ static OceanError OceanCudaFinish(OceanContext ctx, OceanStage *st)
 
   OceanStageSetHeavyCounts(st, &d->heavy); /* none with NARROW, which has its own pass */
   if (st->dec.workflow == OCEAN_WORKFLOW_NARROW) return OCEAN_SUCCESS;
-  OceanCall(OceanDevAlloc(ctx, n, &d->exact));
-  {
-    /* the exact routes and the counts of both sets in one launch, queued, read with the phase timers at the symbolic
-       call's end: no wait here */
-    OceanCall(
-      OceanCudaRouteAndCount(dev, s->routes, &d->rp, OCEAN_PASS_NUMERIC, s->counts, d->shapes, d->exact, n, &d->route_hist));
-    if (st->dec.workflow == OCEAN_WORKFLOW_ESTIMATE)
-      OceanCall(OceanCudaEstimateError(dev, n, d->shapes, s->estimate, st->dec.coefficient, s->counts, &d->error_sums));
-    d->stats_queued = 1;
-  }
+  /* the over-allocating workflows queued them before the wait for C's size */
+  if (!d->stats_queued) OceanCall(OceanCudaQueueRowStats(ctx, st, d, s));
   st->host_structure = st->host_values = d->row_chunks > 0; /* row chunks: C is on the host, and only there */
   if (!st->set->options.record_rows) return OCEAN_SUCCESS;
+  d->symbolic_queued = 1;
   OceanCall(OceanCudaTakeStats(ctx, st)); /* the check below compares them */
 
   /* record_rows: to the host, the per-row arrays the row records are made of (C stays on the device) */
@@ -284,14 +280,20 @@ static OceanError OceanCudaFinish(OceanContext ctx, OceanStage *st)
   return OceanCudaCheckStats(st);
 }
 
+/* The call ends with its work queued: the phase times and statistics are taken by the first wait for the stage
+   (OceanCudaStageComplete: C on the host, the statistics asked for) and the scratch goes back to the pool, which hands
+   it out again in stream order. */
 static void OceanCudaSymbolicEnd(OceanContext ctx, OceanStage *st, OceanError *err)
 {
-  /* the phase times and the queued statistics, while the stage's statistics exist */
-  OceanError terr = OceanCudaTimersRead(OceanCtxDev(ctx));
+  OceanCudaStage *d = (OceanCudaStage *)st->dev;
 
-  if (!terr && !*err) terr = OceanCudaTakeStats(ctx, st);
-  if (!*err) *err = terr;
-  if (st->dev) OceanCudaScratchFree(ctx, &((OceanCudaStage *)st->dev)->run);
+  if (d) {
+    OceanCudaScratchFree(ctx, &d->run);
+    OceanCudaRowGroupsFree(OceanCtxDev(ctx), &d->plan);
+    d->planned            = 0;
+    d->symbolic_queued    = 1;
+    st->stats.host_waits = OceanCudaWaits() - d->waits_before;
+  }
   if (*err) OceanCudaStageDestroy(ctx, st);
   OceanCudaTraceMark("symbolic phase ends");
 }
@@ -332,6 +334,7 @@ static OceanError OceanCudaStageNumeric_Private(OceanContext ctx, OceanStage *st
   OceanError      err;
 
   OceanCheck(d && d->c_rowptr, OCEAN_ERR_STATE, "%s: numeric without a device symbolic phase", st->name);
+  OceanCall(OceanCudaTakeStats(ctx, st)); /* the symbolic call's exact route counts, unless a wait took them */
   OceanCall(OceanCudaTimerStart(dev));
   st->host_values = 0;
   OceanCall(OceanCudaOperand(ctx, st, d, 0, Ah, 1, &A));
@@ -388,6 +391,7 @@ static OceanError OceanCudaStageComplete(OceanContext ctx, OceanStage *st)
   int             outside = 0;
 
   OceanCall(OceanCudaTimersRead(OceanCtxDev(ctx)));
+  OceanCall(OceanCudaTakeStats(ctx, st));
   if (!d || !d->check_pending) return OCEAN_SUCCESS;
   OceanCall(OceanCudaReadback(OceanCtxDev(ctx), &outside, d->check, sizeof(outside)));
   if (outside) return OceanCudaOutsideC(st);
@@ -397,7 +401,8 @@ static OceanError OceanCudaStageComplete(OceanContext ctx, OceanStage *st)
 
 static OceanError OceanCudaStageNumeric(OceanContext ctx, OceanStage *st, const OceanCSR *Ah, const OceanCSR *Bh)
 {
-  OceanError err;
+  const int64_t waits_before = OceanCudaWaits();
+  OceanError    err;
 
   OceanCudaTraceMark("numeric phase begins");
   OceanCudaMirrorsCallBegin(ctx);
@@ -407,6 +412,7 @@ static OceanError OceanCudaStageNumeric(OceanContext ctx, OceanStage *st, const 
     const OceanError cerr = OceanCudaStageComplete(ctx, st);
     if (!err) err = cerr;
   }
+  st->stats.host_waits = OceanCudaWaits() - waits_before;
   OceanCudaTraceMark("numeric phase ends");
   return err;
 }

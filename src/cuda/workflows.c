@@ -106,12 +106,28 @@ static OceanError OceanCudaCheckSample(OceanContext ctx, OceanStage *st, const i
   return err;
 }
 
+/* Whether the analysis also plans the rows by their upper bounds (routes, slots, rows grouped by bin), read back in its
+   one wait: when the upper bound is forced or likely.  The guess of the products, nnz(A) x nnz(B) / rows(B), is
+   exact for B's rows of equal length; a wrong guess costs the plan's launches, a missed one the wait it would save. */
+static int OceanCudaPlanWithAnalysis(const OceanStage *st, const OceanCudaStage *d, OceanDevCSR A, OceanDevCSR B)
+{
+  const OceanOptions *o = &st->set->options;
+  double              guess;
+
+  if (A.nrows == 0 || o->workflow == OCEAN_WORKFLOW_UPPER_BOUND) return 1;
+  if (o->workflow != OCEAN_WORKFLOW_AUTO) return 0;
+  guess = (double)d->nnz[0] * (double)d->nnz[1] / (double)(B.nrows > 0 ? B.nrows : 1);
+  return guess <= (double)o->small_bound || guess < o->ub_products_per_row * (double)A.nrows;
+}
+
 /*
   The analysis on the device: shapes (kept in d->shapes; copied to st->an.rows only with record_rows), the totals of
-  products, bounds and rows with products (one readback), the rows with products listed (CUB select), the sample
-  (OceanSampleIndex over them), its exact counts (a shared hash table a row, OceanCudaSampleCounts), and to the host
-  only the sample's ns (products, nnz) pairs: two waits.  When a sampled row is too large for that kernel's table, the
-  sample is counted again by its routes (symbolic accumulators, p = ub): three more waits, for such samples only.
+  products, bounds and rows with products and, when OceanCudaPlanWithAnalysis says so, the upper bound's plan
+  (d->plan, taken by OceanCudaOverAllocated): one readback for both.  Then, when the selection needs a sample, the rows
+  with products listed (CUB select), the sample (OceanSampleIndex over them), its exact counts (a shared hash table a
+  row, OceanCudaSampleCounts), and to the host only the sample's ns (products, nnz) pairs: one more wait.  When a
+  sampled row is too large for that kernel's table, the sample is counted again by its routes (symbolic accumulators,
+  p = ub): three more waits, for such samples only.
 */
 OceanError OceanCudaAnalyze(OceanContext ctx, OceanStage *st, OceanCudaStage *d, const OceanCudaRouteParams *rp,
                             OceanDevCSR A, OceanDevCSR B, OceanCudaScratch *s)
@@ -127,9 +143,30 @@ OceanError OceanCudaAnalyze(OceanContext ctx, OceanStage *st, OceanCudaStage *d,
   an->nrows = A.nrows;
   OceanAnalysisSampleReset(an);
   OceanCall(OceanDevAlloc(ctx, A.nrows, &d->shapes));
-  /* s->cflags: the rows with products (the symbolic counts below reuse it as their overflow flags) */
-  OceanCall(
-    OceanCudaAnalyzeRows(dev, A, d->nnz[0], B, d->nnz[1], d->shapes, s->cflags, &an->products, &an->bound_total, &nq));
+  {
+    /* words[0..2]: the totals; words[3..]: the plan's rows per bin and slots */
+    const int           plan = OceanCudaPlanWithAnalysis(st, d, A, B);
+    unsigned long long *d_words = NULL, words[3 + OCEAN_NUM_BINS + 1];
+
+    OceanCall(OceanDevAlloc(ctx, 3 + OCEAN_NUM_BINS + 1, &d_words));
+    /* s->cflags: the rows with products (the symbolic counts below reuse it as their overflow flags) */
+    err = OceanCudaAnalyzeRows(dev, A, d->nnz[0], B, d->nnz[1], d->shapes, s->cflags, d_words, plan ? rp : NULL,
+                               s->routes);
+    if (!err && plan)
+      err = OceanCudaPlanRowsQueued(dev, rp, OCEAN_PASS_NUMERIC, NULL, d->shapes, A.nrows, A.nrows > 0, s->routes,
+                                    s->offsets, d_words + 3, &d->plan);
+    if (!err) err = OceanCudaReadback(dev, words, d_words, (size_t)(plan ? 3 + OCEAN_NUM_BINS + 1 : 3) * sizeof(words[0]));
+    OceanDevFree(ctx, d_words);
+    if (err) {
+      OceanCudaRowGroupsFree(dev, &d->plan);
+      return err;
+    }
+    an->products    = (int64_t)words[0];
+    an->bound_total = (int64_t)words[1];
+    nq              = (int64_t)words[2];
+    if (plan) OceanCudaRowGroupsTake(&d->plan, words + 3, NULL);
+    d->planned = plan;
+  }
   OceanAnalysisFinishRows(an, d->nnz[0]);
   if (record) {
     OceanCall(OceanMalloc(A.nrows, &an->rows, "analysis: rows"));
@@ -194,6 +231,25 @@ OceanError OceanCudaGetSketches(OceanContext ctx, const OceanCSR *Bh, int64_t b_
   e->last_use     = ++ctx->cache_clock;
   *sketches       = e->sketches;
   ctx->sketches_built++;
+  return OCEAN_SUCCESS;
+}
+
+/* The exact routes for numeric-only reuse (d->exact, from the exact counts s->counts) and the statistics over rows
+   reduced on the device (rows per bin and accumulator of the run's routes and of the exact ones, the estimate's
+   error), queued: read with the phase timers by the first wait for the stage (OceanCudaTakeStats). */
+OceanError OceanCudaQueueRowStats(OceanContext ctx, OceanStage *st, OceanCudaStage *d, OceanCudaScratch *s)
+{
+  OceanCudaDevice dev = OceanCtxDev(ctx);
+  const int64_t   n   = st->nrows;
+
+  OceanCall(OceanDevAlloc(ctx, n, &d->exact));
+  OceanCall(
+    OceanCudaRouteAndCount(dev, s->routes, &d->rp, OCEAN_PASS_NUMERIC, s->counts, d->shapes, d->exact, n, d->route_hist));
+  if (st->dec.workflow == OCEAN_WORKFLOW_ESTIMATE) {
+    OceanCall(OceanCudaEstimateError(dev, n, d->shapes, s->estimate, st->dec.coefficient, s->counts, &d->error_sums));
+    d->error_sums_queued = 1;
+  }
+  d->stats_queued = 1;
   return OCEAN_SUCCESS;
 }
 
@@ -262,10 +318,17 @@ OceanError OceanCudaOverAllocated(OceanContext ctx, OceanStage *st, OceanCudaSta
   OceanError         err = OCEAN_SUCCESS;
 
   *switched = 0;
-  /* routes, slots and the rows grouped by bin, one wait (a small product: one launch); upper bounds: every route's
-     slot is its row's bound (OceanRouteRowBins with p = ub), so the total is the analysis's and no row can overflow */
-  OceanCall(OceanCudaPlanRows(dev, rp, OCEAN_PASS_NUMERIC, bounded ? NULL : s->p, d->shapes, st->nrows, s->routes,
-                              s->offsets, bounded ? NULL : &total, &groups));
+  /* routes, slots and the rows grouped by bin: the analysis's plan, or one wait (a small product: one launch); upper
+     bounds: every route's slot is its row's bound (OceanRouteRowBins with p = ub), so the total is the analysis's and
+     no row can overflow */
+  if (bounded && d->planned) groups = d->plan;
+  else {
+    OceanCudaRowGroupsFree(dev, &d->plan);
+    OceanCall(OceanCudaPlanRows(dev, rp, OCEAN_PASS_NUMERIC, bounded ? NULL : s->p, d->shapes, st->nrows, s->routes,
+                                s->offsets, bounded ? NULL : &total, &groups));
+  }
+  memset(&d->plan, 0, sizeof(d->plan));
+  d->planned = 0;
   if (bounded) total = st->an.bound_total;
   if (total > st->set->options.max_output_nnz) *switched = 1;
   else {
@@ -313,6 +376,9 @@ OceanError OceanCudaOverAllocated(OceanContext ctx, OceanStage *st, OceanCudaSta
     OceanCall(OceanStageTimerStop(ctx, &S->t_fallback));
     (void)OceanPhaseEnd(ctx, OCEAN_PHASE_FALLBACK, 0.0, t0);
   }
+  /* the counts are final: the exact routes and the row statistics queued ahead of the wait for C's size, so that their
+     launches overlap the numeric pass */
+  OceanCall(OceanCudaQueueRowStats(ctx, st, d, s));
 
   t0 = OceanPhaseBegin(ctx, OCEAN_PHASE_COMPACT);
   OceanCall(OceanCudaTimerStart(dev));

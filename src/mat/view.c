@@ -60,9 +60,11 @@ PetscErrorCode MatOceanStatsView(const OceanStats *s, PetscViewer viewer)
   PetscCall(PetscViewerASCIIPrintf(
     viewer,
     "  overflow rows %" PetscInt64_FMT ", symbolic retries %" PetscInt64_FMT ", allocated entries %" PetscInt64_FMT
-    " (%.2fx nnz C); symbolic calls %" PetscInt64_FMT ", numeric calls %" PetscInt64_FMT "\n",
+    " (%.2fx nnz C); symbolic calls %" PetscInt64_FMT ", numeric calls %" PetscInt64_FMT
+    ", host waits for the device in the last call %" PetscInt64_FMT "\n",
     s->overflow_rows, s->symbolic_retry_rows, s->allocated_entries,
-    s->nnz_c ? (double)s->allocated_entries / (double)s->nnz_c : 0.0, s->symbolic_calls, s->numeric_calls));
+    s->nnz_c ? (double)s->allocated_entries / (double)s->nnz_c : 0.0, s->symbolic_calls, s->numeric_calls,
+    s->host_waits));
   PetscCall(PetscViewerASCIIPrintf(viewer,
                                    "  time (ms): analysis %.3f estimate %.3f symbolic %.3f numeric %.3f fallback %.3f "
                                    "compact %.3f transpose %.3f upload %.3f download %.3f\n",

@@ -730,6 +730,104 @@ static int CaseNoRecord(GenCSR *A, GenCSR *B, int workflow, int registers, doubl
   return r;
 }
 
+/* A small product's waits (device operands, no records, the pool warm from a first plan): its symbolic call waits
+   twice (the analysis read back with the upper bound's plan, then C's size; its statistics come with the next wait),
+   a numeric-only call not at all once the first two have grouped C's rows and made the product map, and C and the
+   decisions are the CPU's. */
+static int RunSmallWaits(GenCSR *A)
+{
+  OceanProduct pg = NULL, pc = NULL;
+  OceanOptions o;
+  OceanStats   s;
+  OceanCSR     a, ga;
+  DevMat       dA;
+  int          k, r = 1;
+
+  memset(&dA, 0, sizeof(dA));
+  Options(&o, -1, 0, 0);
+  o.record_rows         = 0;
+  o.reuse_map_max_bytes = -1;
+  CALL(OceanContextSetOptions(gpu, &o));
+  CALL(OceanContextSetOptions(cpu, &o));
+  a = GenView(A);
+  if (Upload(A, &dA, &ga)) goto out;
+  CALL(OceanProductCreate(cpu, OCEAN_PRODUCT_AB, &pc));
+  CALL(OceanProductSymbolic(pc, &a, &a));
+  for (k = 0; k < 2; k++) {
+    OceanProductDestroy(&pg);
+    CALL(OceanProductCreate(gpu, OCEAN_PRODUCT_AB, &pg));
+    CALL(OceanProductSetOperandMemType(pg, OCEAN_MEMORY_DEVICE));
+    CALL(OceanProductSymbolic(pg, &ga, &ga));
+  }
+  CALL(OceanProductGetStats(pg, 0, &s));
+  if (s.workflow != OCEAN_WORKFLOW_UPPER_BOUND || s.host_waits != 2) {
+    snprintf(msg, sizeof(msg), "workflow %s (the upper bound expected), the symbolic call waited %lld times (2 expected)",
+             OceanWorkflowName(s.workflow), (long long)s.host_waits);
+    goto out;
+  }
+  if (CompareStats(pg, pc) || CompareBackends(pg, pc)) goto out;
+  for (k = 0; k < 3; k++) {
+    if (OceanProductNumeric(pg, &ga, &ga) || OceanProductGetStats(pg, 0, &s)) {
+      snprintf(msg, sizeof(msg), "numeric call %d: %s", k, OceanGetLastErrorMessage());
+      goto out;
+    }
+  }
+  if (s.host_waits != 0 || s.reuse_map_bytes == 0) {
+    snprintf(msg, sizeof(msg), "the third numeric-only call waited %lld times for the device (map of %lld bytes)",
+             (long long)s.host_waits, (long long)s.reuse_map_bytes);
+    goto out;
+  }
+  CALL(OceanProductNumeric(pc, &a, &a));
+  if (CompareBackends(pg, pc)) goto out;
+  r = 0;
+out:
+  OceanProductDestroy(&pg);
+  OceanProductDestroy(&pc);
+  DevFree(&dA);
+  return r;
+}
+
+/* The analysis plans the rows by their upper bounds when it guesses, from the operands' sizes, that the product is
+   small; here the guess is wrong (R-MAT's skewed rows: small_bound set to the guess, its bounds total more and its rows
+   average more than ub_products_per_row products), the plan goes unused and the sampled workflow runs: C and every
+   decision are the CPU's. */
+static int RunUnusedPlan(GenCSR *A)
+{
+  OceanOptions o;
+  OceanStats   s;
+  OceanProduct pg = NULL;
+  OceanCSR     a = GenView(A);
+  OceanError   e;
+
+  Options(&o, -1, 0, 0);
+  o.small_bound = (int64_t)((double)GenNnz(A) * (double)GenNnz(A) / (double)A->nrows);
+  if (RunAB(&o, A, A, 0, 1)) return 1;
+  CALL(OceanContextSetOptions(gpu, &o));
+  CALL(OceanProductCreate(gpu, OCEAN_PRODUCT_AB, &pg));
+  e = OceanProductSymbolic(pg, &a, &a);
+  if (!e) e = OceanProductGetStats(pg, 0, &s);
+  OceanProductDestroy(&pg);
+  CALL(e);
+  CHECK(s.workflow != OCEAN_WORKFLOW_UPPER_BOUND && s.sampled_rows > 0 && s.bound_nnz > o.small_bound,
+        "workflow %s with %lld sampled rows and bounds of %lld entries (small_bound %lld): the plan was used",
+        OceanWorkflowName(s.workflow), (long long)s.sampled_rows, (long long)s.bound_nnz, (long long)o.small_bound);
+  return 0;
+}
+
+static int CaseSmallWaits(GenCSR *A)
+{
+  int r = RunSmallWaits(A);
+  GenFree(A);
+  return r;
+}
+
+static int CaseUnusedPlan(GenCSR *A)
+{
+  int r = RunUnusedPlan(A);
+  GenFree(A);
+  return r;
+}
+
 static void Report(const char *name, int failed, double seconds)
 {
   if (failed) {
@@ -1760,6 +1858,10 @@ int main(int argc, char **argv)
   GenStencil(&A, 40, 40, 1, 1, 0, GEN_VALUES_STREAM_DIAG, 52, 52);
   GenCopy(&A, &B);
   CASE("AB lap2d 40^2 no records, device operands", CaseNoRecord(&A, &B, -1, 0, 0, 1));
+  GenStencil(&A, 40, 40, 1, 1, 0, GEN_VALUES_STREAM_DIAG, 52, 52);
+  CASE("AB lap2d 40^2, device operands: the symbolic call waits twice, numeric never", CaseSmallWaits(&A));
+  GenRmatStream(&A, 11, 8, 53, 53);
+  CASE("AB rmat 11/8: the analysis's upper-bound plan unused (a sampled workflow)", CaseUnusedPlan(&A));
   GenRmatStream(&A, 11, 8, 53, 53);
   GenCopy(&A, &B);
   CASE("AB rmat 11/8 no records (+reuse)", CaseNoRecord(&A, &B, -1, 0, 0, 0));
