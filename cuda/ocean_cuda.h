@@ -96,6 +96,9 @@ void OceanCudaTraceMark(const char *what);
    beyond that reads them first). */
 #define OCEAN_CUDA_TIMERS 8
 OceanError OceanCudaTimerStart(OceanCudaDevice dev);
+/* Timers on (the default) or off: off, Start records nothing and Stop sets *seconds to 0 (two event records a phase
+   are a small product's microseconds). */
+void       OceanCudaTimersEnable(OceanCudaDevice dev, int on);
 OceanError OceanCudaTimerStop(OceanCudaDevice dev, double *seconds, int sync);
 OceanError OceanCudaTimersRead(OceanCudaDevice dev);
 /* A readback without a wait, for results nothing needs before the next OceanCudaTimersRead (statistics): d_src's bytes

@@ -144,6 +144,7 @@ struct _p_OceanCudaDevice {
   cudaEvent_t      ev0[OCEAN_CUDA_TIMERS], ev1[OCEAN_CUDA_TIMERS]; /* the timers' start and stop events */
   double          *timed[OCEAN_CUDA_TIMERS];                       /* where each stopped timer's seconds go */
   int              timers;                                         /* stopped timers not yet read */
+  int              timing; /* OceanCudaTimersEnable: 0 makes Start and Stop free (the seconds 0) */
   void            *pinned;        /* staging buffer of OceanCudaReadback (cudaHostAlloc, mapped) */
   void            *pinned_device; /* ... its address on the device */
   size_t           pinned_size;
@@ -221,6 +222,7 @@ extern "C" OceanError OceanCudaDeviceCreate(int device, OceanCudaDevice *dev)
   d = (OceanCudaDevice)calloc(1, sizeof(*d));
   if (!d) return OceanSetError(OCEAN_ERR_MEMORY, "CUDA device context: out of host memory");
   d->device = device;
+  d->timing = 1;
   for (int k = 0; k < OCEAN_CUDA_TIMERS; k++) {
     cudaError_t e = cudaEventCreate(&d->ev0[k]);
     if (e == cudaSuccess) e = cudaEventCreate(&d->ev1[k]);
@@ -605,8 +607,14 @@ extern "C" OceanError OceanCudaReadbackWordsAt(OceanCudaDevice dev, int n, const
 
 /* Timers: events on the default stream, read at once (sync) or together by OceanCudaTimersRead, so that timing a
    phase does not stall the host between phases. */
+extern "C" void OceanCudaTimersEnable(OceanCudaDevice dev, int on)
+{
+  dev->timing = on;
+}
+
 extern "C" OceanError OceanCudaTimerStart(OceanCudaDevice dev)
 {
+  if (!dev->timing) return OCEAN_SUCCESS;
   if (dev->timers == OCEAN_CUDA_TIMERS) { /* all in use: read them first */
     OceanError err = OceanCudaTimersRead(dev);
     if (err) return err;
@@ -617,6 +625,10 @@ extern "C" OceanError OceanCudaTimerStart(OceanCudaDevice dev)
 
 extern "C" OceanError OceanCudaTimerStop(OceanCudaDevice dev, double *seconds, int sync)
 {
+  if (!dev->timing) {
+    *seconds = 0;
+    return OCEAN_SUCCESS;
+  }
   OCEAN_CUDA_TRY(cudaEventRecord(dev->ev1[dev->timers], 0));
   dev->timed[dev->timers++] = seconds;
   return sync ? OceanCudaTimersRead(dev) : OCEAN_SUCCESS;

@@ -61,7 +61,8 @@ static void usage(FILE *f)
        "  --chunk-fraction F   cusparseSpGEMM_estimateMemory's chunk_fraction (0.2)\n"
        "  --small              smaller versions of the built-in matrices, for quick checks\n"
        "  --no-cusparse        ours only (for profiling: no ratio is printed)\n"
-       "  --heavy MODE         our heavy rows: auto (the multisplit where rows need it), off, multisplit\n"
+       "  --heavy MODE         our heavy rows: off (the library's default), auto (the multisplit where rows need\n"
+       "                       it), multisplit\n"
        "  --workflow W         our workflow for every product: auto (the selection), upper_bound, estimate, exact,\n"
        "                       narrow (a product the forced workflow cannot take fails and is reported)\n"
        "  --reuse-map-bytes N  our numeric-only reuse: the product map up to N bytes (0: never, searching C's rows;\n"
@@ -81,6 +82,7 @@ static void usage(FILE *f)
 static int parse_options(int argc, char **argv, Options *o)
 {
   *o = (Options){NULL, 10, 3, 0, 0, 0, 0, OCEAN_WORKFLOW_AUTO, 0, -1, -1, "build/bench/bench.csv", 0, 0.2f, NULL, 0};
+  o->heavy = 1; /* off: the library's default (OceanOptionsDefault), what a user gets */
   o->files = (const char **)GenMalloc((size_t)argc * sizeof(char *));
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -808,7 +810,8 @@ static void workflow_name(const OceanStats *st, char *buf, size_t len)
 
 static double bench_copy_gbs; /* Gpu.copy_gbs, for the heavy rows' bandwidth fractions */
 
-/* Ours: where the time of the last timed run went (OceanStats: CUDA event times of each phase). */
+/* Ours: where the time goes (OceanStats: CUDA event times of each phase, from one run after the timed ones with the
+   device timers on). */
 static void print_ocean_phases(const Summary *s)
 {
   const OceanStats *st = &s->ostats;
@@ -1120,6 +1123,14 @@ done:
   return err;
 }
 
+/* The device's phase timers of our context on or off: off in the timed runs (two event records a phase), on for one
+   more run that gives the phase table its times. */
+static int ocean_timers(const Gpu *g, int on)
+{
+  OceanOptions o;
+  return OceanContextGetOptions(g->ocean, &o) || (o.device_timers = on, OceanContextSetOptions(g->ocean, &o));
+}
+
 static void ocean_view(const GenCSR *M, const DevCSR64 *d, const DevBuf *values, OceanCSR *v)
 {
   memset(v, 0, sizeof(*v));
@@ -1162,6 +1173,13 @@ static void bench_ocean(const Options *o, const Gpu *g, const GenCSR *A, const G
   /* end-to-end */
   time_method(ocean_once, &x, o, r);
   if (r->state != RES_OK) goto done;
+  {
+    double ms;
+    if (ocean_timers(g, 1) || ocean_once(&x, 0, &ms) || ocean_timers(g, 0)) {
+      fprintf(stderr, "bench: ocean: the run with the phase timers failed: %s\n", OceanGetLastErrorMessage());
+      goto done;
+    }
+  }
   s->ostats      = x.stats;
   s->ostage[0]   = x.stage[0];
   s->ostage[1]   = x.stage[1];
@@ -1179,6 +1197,10 @@ static void bench_ocean(const Options *o, const Gpu *g, const GenCSR *A, const G
   TRY_OCEAN(&ru, OceanProductSymbolic(x.reuse, &x.a, &x.b));
   time_method(ocean_reuse_once, &x, o, &ru);
   if (ru.state == RES_OK) {
+    double ms;
+    if (ocean_timers(g, 1) || ocean_reuse_once(&x, 0, &ms) || ocean_timers(g, 0))
+      fprintf(stderr, "bench: ocean: the numeric-only run with the phase timers failed: %s\n",
+              OceanGetLastErrorMessage());
     r->reuse_ms        = ru.ms;
     r->reuse_first_ms  = ru.first_ms;
     r->reuse_second_ms = x.second_ms;
@@ -1503,8 +1525,9 @@ static void print_summary(const Summary *sums, int n)
   free(t.cell);
 }
 
-/* Ours, phase by phase (ms, CUDA event times inside the last timed run; "other" = end-to-end minus their sum: plan
-   creation, host statistics, per-row copies, synchronisations), so that one can see where the time goes. */
+/* Ours, phase by phase (ms, CUDA event times of one run after the timed ones, with the device timers on; "other" =
+   end-to-end minus their sum: plan creation, host statistics, per-row copies, synchronisations), so that one can see
+   where the time goes. */
 static void print_ocean_phase_summary(const Summary *sums, int n)
 {
   static const char *head[] = {"name",
@@ -1559,8 +1582,8 @@ static void print_ocean_phase_summary(const Summary *sums, int n)
   }
   t.nrows = rows;
   if (rows > 1) {
-    printf("\nOcean phases (ms of the last timed run; other = ocean ms - phases: plan, host statistics, per-row "
-           "copies, syncs;\n"
+    printf("\nOcean phases (ms of one more run with the device timers on, off in the timed ones; other = ocean ms - "
+           "phases: plan, host statistics, per-row copies, syncs;\n"
            "the first numeric-only call searches C's rows, the second makes the product map, map MB; the numeric-only\n"
            "median sums through it)\n");
     table_print(&t);

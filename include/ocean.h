@@ -116,6 +116,8 @@ typedef struct {
   double  narrow_min_density;           /* ... nnz(B) >= this x rows(B) x columns(B) (0.25) ... */
   int64_t narrow_max_entries;           /* ... and rows(A) x columns(B) <= this (2^22: its dense rows, 12 bytes each) */
   int     record_rows;                  /* keep the per-row decisions (OceanProductGetRowInfo) */
+  int     device_timers;                /* CUDA: time the phases on the device (two events a phase; OceanStats.t_*
+                                           stay 0 without them; on whenever a phase callback is set) (0) */
   int64_t device_memory_limit;    /* CUDA: the device memory (bytes) the over-allocating workflows may count on for
                                      their slots (12 bytes per allocated entry); 0 (default): what the device has
                                      free, with the pool's cached blocks and the mirrors no running product reads.

@@ -42,6 +42,7 @@ void OceanOptionsDefault(OceanOptions *opts)
   opts->narrow_min_density   = 0.25;
   opts->narrow_max_entries   = (int64_t)1 << 22;
   opts->record_rows          = 0;
+  opts->device_timers        = 0; /* two event records a phase: 6% of a small numeric-only call (H100) */
   opts->device_memory_limit  = 0;
   opts->reuse_map_max_bytes  = -1;
   opts->heavy                = OCEAN_HEAVY_OFF; /* measured slower than LONG's global dense rows on the H200 */
@@ -58,6 +59,8 @@ OceanError OceanOptionsValidate(const OceanOptions *o)
              "options: estimate_coefficient %g must be 0 (the paper's rule) or positive", o->estimate_coefficient);
   OceanCheck(o->sample_fraction >= 0.0 && o->sample_fraction <= 1.0, OCEAN_ERR_ARG,
              "options: sample_fraction %g must lie in [0, 1]", o->sample_fraction);
+  OceanCheck(o->device_timers == 0 || o->device_timers == 1, OCEAN_ERR_ARG,
+             "options: device_timers %d must be 0 or 1", o->device_timers);
   OceanCheck(o->small_bound >= 0, OCEAN_ERR_ARG, "options: small_bound %lld must be 0 (never) or positive",
              (long long)o->small_bound);
   OceanCheck(o->sample_min >= 0 && o->sample_max >= o->sample_min, OCEAN_ERR_ARG,

@@ -43,6 +43,7 @@ static OceanError OceanCudaSymbolicBegin(OceanContext ctx, OceanStage *st, const
   OceanCheck(ctx->backend_data, OCEAN_ERR_NOT_AVAILABLE, "%s: the context has no CUDA device", st->name);
   OceanCudaTraceMark("symbolic phase begins");
   OceanCudaMirrorsCallBegin(ctx);
+  OceanCudaTimersEnable(OceanCtxDev(ctx), st->set->options.device_timers || ctx->phase_callback);
   OceanCudaStageDestroy(ctx, st);
   OceanCall(OceanCalloc(1, &d, "CUDA stage"));
   st->dev         = d;
@@ -406,6 +407,7 @@ static OceanError OceanCudaStageNumeric(OceanContext ctx, OceanStage *st, const 
 
   OceanCudaTraceMark("numeric phase begins");
   OceanCudaMirrorsCallBegin(ctx);
+  OceanCudaTimersEnable(OceanCtxDev(ctx), st->set->options.device_timers || ctx->phase_callback);
   err = OceanCudaStageNumeric_Private(ctx, st, Ah, Bh);
   /* C in row chunks waited for its chunks; a failed call reports now */
   if (err || ((OceanCudaStage *)st->dev)->row_chunks) {

@@ -159,6 +159,7 @@ PetscErrorCode MatOceanGetOptions_Private(Mat C, MatOceanOptions *opts)
              r.heavy_per_level, OCEAN_HEAVY_MAX_CHUNKS_PER_LEVEL);
   opts->backend                     = (MatOceanBackendChoice)r.backend;
   opts->view                        = r.view;
+  opts->core.device_timers          = r.view; /* the phase times it prints */
   opts->core.workflow               = (OceanWorkflow)(r.workflow - 1); /* "auto" is OCEAN_WORKFLOW_AUTO = -1 */
   opts->core.hll_registers          = (int)r.registers;
   opts->core.estimate_coefficient   = (double)r.coefficient;

@@ -733,7 +733,8 @@ static int CaseNoRecord(GenCSR *A, GenCSR *B, int workflow, int registers, doubl
 /* A small product's waits (device operands, no records, the pool warm from a first plan): its symbolic call waits
    twice (the analysis read back with the upper bound's plan, then C's size; its statistics come with the next wait),
    a numeric-only call not at all once the first two have grouped C's rows and made the product map, and C and the
-   decisions are the CPU's. */
+   decisions are the CPU's.  The device's phase timers are off by default (the phase times 0) and time the phases
+   when OceanOptions.device_timers is set. */
 static int RunSmallWaits(GenCSR *A)
 {
   OceanProduct pg = NULL, pc = NULL;
@@ -772,12 +773,31 @@ static int RunSmallWaits(GenCSR *A)
       goto out;
     }
   }
-  if (s.host_waits != 0 || s.reuse_map_bytes == 0) {
-    snprintf(msg, sizeof(msg), "the third numeric-only call waited %lld times for the device (map of %lld bytes)",
-             (long long)s.host_waits, (long long)s.reuse_map_bytes);
+  if (s.host_waits != 0 || s.reuse_map_bytes == 0 || s.t_numeric != 0) {
+    snprintf(msg, sizeof(msg),
+             "the third numeric-only call waited %lld times for the device (map of %lld bytes), timed %g s without "
+             "the device timers",
+             (long long)s.host_waits, (long long)s.reuse_map_bytes, s.t_numeric);
     goto out;
   }
   CALL(OceanProductNumeric(pc, &a, &a));
+  if (CompareBackends(pg, pc)) goto out;
+  o.device_timers = 1;
+  CALL(OceanContextSetOptions(gpu, &o));
+  if (OceanProductSymbolic(pg, &ga, &ga) || OceanProductGetStats(pg, 0, &s)) {
+    snprintf(msg, sizeof(msg), "symbolic with the device timers: %s", OceanGetLastErrorMessage());
+    goto out;
+  }
+  if (!(s.t_analysis > 0 && s.t_numeric > 0 && s.t_compact > 0 && s.host_waits == 2)) {
+    snprintf(msg, sizeof(msg), "with the device timers: analysis %g, numeric %g, compact %g s, %lld waits", s.t_analysis,
+             s.t_numeric, s.t_compact, (long long)s.host_waits);
+    goto out;
+  }
+  if (OceanProductNumeric(pg, &ga, &ga) || OceanProductGetStats(pg, 0, &s) || !(s.t_numeric > 0)) {
+    snprintf(msg, sizeof(msg), "numeric-only call with the device timers: %g s (%s)", s.t_numeric,
+             OceanGetLastErrorMessage());
+    goto out;
+  }
   if (CompareBackends(pg, pc)) goto out;
   r = 0;
 out:
