@@ -34,6 +34,15 @@ static void OceanCudaStageDestroy(OceanContext ctx, OceanStage *st)
   st->dev = NULL;
 }
 
+/* Every symbolic or numeric call on the stage begins so: traced, the operands' mirrors told, the device timers on when
+   someone reads them. */
+static void OceanCudaCallBegins(OceanContext ctx, OceanStage *st, const char *what)
+{
+  OceanCudaTraceMark(what);
+  OceanCudaMirrorsCallBegin(ctx);
+  OceanCudaTimersEnable(OceanCtxDev(ctx), st->set->options.device_timers || ctx->phase_callback);
+}
+
 static OceanError OceanCudaSymbolicBegin(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B)
 {
   OceanCudaStage *d;
@@ -41,9 +50,7 @@ static OceanError OceanCudaSymbolicBegin(OceanContext ctx, OceanStage *st, const
   (void)A;
   (void)B;
   OceanCheck(ctx->backend_data, OCEAN_ERR_NOT_AVAILABLE, "%s: the context has no CUDA device", st->name);
-  OceanCudaTraceMark("symbolic phase begins");
-  OceanCudaMirrorsCallBegin(ctx);
-  OceanCudaTimersEnable(OceanCtxDev(ctx), st->set->options.device_timers || ctx->phase_callback);
+  OceanCudaCallBegins(ctx, st, "symbolic phase begins");
   OceanCudaStageDestroy(ctx, st);
   OceanCall(OceanCalloc(1, &d, "CUDA stage"));
   st->dev         = d;
@@ -405,9 +412,7 @@ static OceanError OceanCudaStageNumeric(OceanContext ctx, OceanStage *st, const 
   const int64_t waits_before = OceanCudaWaits();
   OceanError    err;
 
-  OceanCudaTraceMark("numeric phase begins");
-  OceanCudaMirrorsCallBegin(ctx);
-  OceanCudaTimersEnable(OceanCtxDev(ctx), st->set->options.device_timers || ctx->phase_callback);
+  OceanCudaCallBegins(ctx, st, "numeric phase begins");
   err = OceanCudaStageNumeric_Private(ctx, st, Ah, Bh);
   /* C in row chunks waited for its chunks; a failed call reports now */
   if (err || ((OceanCudaStage *)st->dev)->row_chunks) {
