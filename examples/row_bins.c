@@ -5,7 +5,11 @@
   global memory on the GPU): the largest rows, the share of the largest, their outputs and accumulators.  No GPU
   needed: it says which kernel a GPU profile should look at, and whether a few rows could hold the tail.
 
-  Usage: row_bins [--small] NAME [NAME ...]      (NAME: a benchmark matrix, e.g. rmat_s18_d8; --small: 1/8 sizes)
+  Per bin also the accumulators its rows take and how far the predictions (the sizes the rows were routed by) are
+  above the rows' real nonzeros: with upper bounds, what over-sized tables and slots cost.
+
+  Usage: row_bins [--small] NAME|FILE.mtx ...    (NAME: a benchmark matrix, e.g. rmat_s18_d8; --small: 1/8 sizes;
+                                                  FILE.mtx: a Matrix Market file, C = A*A as bench_spgemm's)
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +32,9 @@ static int ReportRows(OceanContext ctx, const GenCSR *M)
   const OceanRowInfo *rows;
   OceanBinConfig      n4, lng;
   int64_t             n, i, nlong = 0, long_products = 0, long_nnz = 0, long_max_nnz = 0, rows_in[OCEAN_NUM_BINS] = {0},
-                products_in[OCEAN_NUM_BINS] = {0}, acc[OCEAN_ACC_GLOBAL_DENSE + 1] = {0}, *longest = NULL, sum = 0;
+                products_in[OCEAN_NUM_BINS] = {0}, acc[OCEAN_ACC_GLOBAL_DENSE + 1] = {0}, *longest = NULL, sum = 0,
+                predicted_in[OCEAN_NUM_BINS] = {0}, nnz_in[OCEAN_NUM_BINS] = {0},
+                acc_in[OCEAN_NUM_BINS][OCEAN_ACC_GLOBAL_DENSE + 1] = {{0}};
   const int64_t blocks = 264; /* the H200's resident 1024-thread LONG blocks: 132 SMs x 2 */
 
   a = GenView(M);
@@ -43,6 +49,9 @@ static int ReportRows(OceanContext ctx, const GenCSR *M)
   for (i = 0; i < n; i++) {
     rows_in[rows[i].bin]++;
     products_in[rows[i].bin] += rows[i].products;
+    predicted_in[rows[i].bin] += rows[i].predicted;
+    nnz_in[rows[i].bin] += rows[i].nnz;
+    if (rows[i].accumulator <= OCEAN_ACC_GLOBAL_DENSE) acc_in[rows[i].bin][rows[i].accumulator]++;
     sum += rows[i].products;
     if (rows[i].bin != OCEAN_BIN_LONG) continue;
     longest[nlong++] = rows[i].products;
@@ -52,10 +61,17 @@ static int ReportRows(OceanContext ctx, const GenCSR *M)
     if (rows[i].accumulator <= OCEAN_ACC_GLOBAL_DENSE) acc[rows[i].accumulator]++;
   }
   printf("%s: %lld rows, %lld products\n", M->name, (long long)n, (long long)sum);
-  for (i = 0; i < OCEAN_NUM_BINS; i++)
-    if (rows_in[i])
-      printf("  %-6s %9lld rows %13lld products (%5.1f%%)\n", OceanBinName((OceanBin)i), (long long)rows_in[i],
-             (long long)products_in[i], sum ? 100.0 * products_in[i] / sum : 0.0);
+  for (i = 0; i < OCEAN_NUM_BINS; i++) {
+    int k;
+    if (!rows_in[i]) continue;
+    printf("  %-6s %9lld rows %13lld products (%5.1f%%), nnz(C) per row %.1f, predicted / nnz %.2f;",
+           OceanBinName((OceanBin)i), (long long)rows_in[i], (long long)products_in[i],
+           sum ? 100.0 * products_in[i] / sum : 0.0, (double)nnz_in[i] / (double)rows_in[i],
+           nnz_in[i] ? (double)predicted_in[i] / (double)nnz_in[i] : 0.0);
+    for (k = 0; k <= OCEAN_ACC_GLOBAL_DENSE; k++)
+      if (acc_in[i][k]) printf(" %s %lld", OceanAccumulatorName((OceanAccumulator)k), (long long)acc_in[i][k]);
+    printf("\n");
+  }
   printf("  N4 holds a hash of %lld entries or a span of %lld columns; LONG's dense bitmap %lld columns\n",
          (long long)n4.hash_limit, (long long)n4.dense_columns, (long long)lng.dense_columns);
   if (nlong) {
@@ -109,9 +125,22 @@ int main(int argc, char **argv)
         GenFree(&M);
         found++;
       }
+    if (strlen(argv[a]) > 4 && !strcmp(argv[a] + strlen(argv[a]) - 4, ".mtx")) {
+      GenCSR M;
+      char   err[256];
+      if (GenReadMatrixMarket(argv[a], GEN_BENCH_SEED, &M, err, sizeof(err))) {
+        fprintf(stderr, "row_bins: %s\n", err);
+        rc = 1;
+        continue;
+      }
+      snprintf(M.name, sizeof(M.name), "%s", argv[a]);
+      rc |= ReportRows(ctx, &M);
+      GenFree(&M);
+      found++;
+    }
   }
   if (!found) {
-    fprintf(stderr, "usage: row_bins [--small] NAME [NAME ...], NAME one of:");
+    fprintf(stderr, "usage: row_bins [--small] NAME|FILE.mtx [...], NAME one of:");
     for (k = 0; k < GenBenchNumSpecs; k++) fprintf(stderr, " %s", GenBenchSpecs[k].name);
     fprintf(stderr, "\n");
     rc = 1;
