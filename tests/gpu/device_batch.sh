@@ -19,6 +19,9 @@
 #             PETSc's aij setup on the CPU, its MatPtAP timed per level), written as PETSc binary files, then
 #             bench_spgemm ptap:... on each level: our PtAP on device-resident operands against cuSPARSE's
 #             csr2csc + two SpGEMM, both verified against a host reference
+#   workflows (not in the default) every forced workflow (upper_bound, exact, estimate) on WORKFLOW_MATRICES (the real
+#             set's mid-size matrices and lap3d_27pt_100 by default), ours only, --reps 5: the phase tables side by
+#             side (the exact workflow's numeric phase routes rows by their real sizes, the upper bound's by bounds)
 #   profile   (not in the default) Nsight Compute on the row kernels of one benchmark matrix, see below
 set -u
 W=$(cd "$(dirname "$0")/../.." && pwd)
@@ -56,6 +59,15 @@ for s in $stages; do
     REAL=tpetra_LpLT,xpetra_A,teko_lsc_F_2,teko_lsc_Qu_2,shylu_wathenSmall,zoltan_cage10,teko_szdMat,teko_modified,teko_nsjac,muelu_vardofpernode,zoltan_brack2,metis_copter2,metis_mdual,NotreDame_www
     timeout 300 build/examples/bench_spgemm --reps 10 --csv "$OUT/real.csv" --only $REAL ${BENCH_ARGS:-} build/realmat/*.mtx 2>&1 | $CAP > "$OUT/real.txt"
     summary+=("real: exit ${PIPESTATUS[0]}; table in real.txt") ;;
+  workflows)
+    WM=${WORKFLOW_MATRICES:-xpetra_A,teko_nsjac,teko_modified,muelu_vardofpernode,metis_copter2,zoltan_brack2,NotreDame_www,lap3d_27pt_100}
+    for w in upper_bound exact estimate; do
+      echo "== --workflow $w" >> "$OUT/workflows.txt"
+      timeout 200 build/examples/bench_spgemm --reps 5 --no-cusparse --workflow $w --only "$WM" --csv "$OUT/workflow_$w.csv" \
+        $(ls build/realmat/*.mtx 2> /dev/null) 2>&1 | $CAP >> "$OUT/workflows.txt"
+      echo "exit ${PIPESTATUS[0]}" >> "$OUT/workflows.txt"
+    done
+    summary+=("workflows: see workflows.txt") ;;
   examples)
     if [ $have_petsc = 0 ]; then summary+=("examples: skipped (no PETSc runtime in the bundle)"); continue; fi
     for p in "-ne 48" "-problem laplace -nx 129" "-ne 32 -pc_type hmg -hmg_inner_pc_type hypre -pc_mg_galerkin pmat -pc_hmg_use_subspace_coarsening"; do
