@@ -186,10 +186,12 @@ run_case mpi4/AB-emptyrows       4 $P -product AB -gen_a emptyrows -size_a 400 -
   -gen_b random -size_b 300 -n_b 350 -degree_b 4
 
 # ---- bad input and fallbacks ----
-for c in sizes unassembled nnz_limit switch_exact abt rart bad_option cuda_backend device narrow; do
+for c in sizes unassembled nnz_limit switch_exact abt rart bad_option cuda_backend device narrow algorithm reset_prealloc; do
   run_case errors/$c 1 $T/test_errors -case $c
 done
 run_case errors/mpi_options 2 $T/test_errors -case mpi_options
+# thousands of OpenMP threads exhaust the runtime: a bounded -mat_ocean_threads, refused with the bound named
+run_script errors/threads "out=\$($T/test_errors -case sizes -mat_ocean_threads 100000 2>&1); [ \$? -ne 0 ] && echo \"\$out\" | grep -q 'more than 8 per core'"
 
 # ---- hostile sequences: the same unusual but legal calls with aijocean and with aij give the same results ----
 H=$T/test_hostile
@@ -226,6 +228,19 @@ run_case hostile/mixed-ptap-replaced-np2  2 $H -case mixed_ptap -types aijocean,
 for p in AB PtAP ABt RARt; do run_case hostile/dense-$p 1 $H -case dense -product $p; done
 for p in AB PtAP RARt; do run_case hostile/dense-$p-np2 2 $H -case dense -product $p; done
 run_case hostile/convert                  1 $H -case convert
+# C's header replaced under MatAXPY/MatAYPX/MatCopy(DIFFERENT_NONZERO_PATTERN), then REUSE (PtAP: a MAIJ P)
+for op in copy axpy aypx; do
+  for p in AB PtAP; do run_case hostile/c-merge-$op-$p 1 $H -case c_merge -op $op -product $p -expect_products 3; done
+done
+run_case hostile/c-merge-axpy-AB-np3      3 $H -case c_merge -op axpy -product AB -expect_products 2
+run_case hostile/c-merge-copy-PtAP-np2    2 $H -case c_merge -op copy -product PtAP -expect_products 2
+# PETSc's own algorithms chosen by the user (not ours, no wrapper around them): as aij, on 1 and 2 processes
+for o in "-matmatmult_via scalable" "-matmatmult_via hypre" "-mattransposematmult_via at*b" "-matptap_via hypre"; do
+  n=${o#-}; n=${n// /-}; n=${n//\*/}
+  run_case hostile/algorithm-$n 1 $H -case algorithm $o
+  run_case hostile/algorithm-$n-np2 2 $H -case algorithm $o
+done
+run_case hostile/algorithm-mpi-np2        2 $H -case algorithm -matmatmult_via nonscalable -mattransposematmult_via scalable -matptap_via scalable
 run_case hostile/convert-np3              3 $H -case convert
 
 # ---- solvers: same iterations with aij and aijocean, Galerkin products through petsc-ocean ----

@@ -47,7 +47,7 @@ PetscErrorCode MatProductSetFromOptions_MPIAIJOcean(Mat C)
   Mat_Product     *product = C->product;
   Mat              own     = MatOceanIsMPIAIJOcean(product->A) ? product->A : product->B;
   Mat_OceanParent *parent  = MatOceanParentOf(own);
-  PetscBool        isdefault, mpiA, mpiB;
+  PetscBool        isdefault, isbackend, mpiA, mpiB;
 
   PetscFunctionBegin;
   MatCheckProduct(C, 1);
@@ -69,8 +69,10 @@ PetscErrorCode MatProductSetFromOptions_MPIAIJOcean(Mat C)
   }
   PetscCall(PetscStrcmp(product->alg, MATPRODUCTALGORITHMDEFAULT, &isdefault));
   if (isdefault) PetscCall(MatProductSetAlgorithm(C, "backend"));
-  PetscCall((*parent->productsetfromoptions)(C));
-  PetscCall(MatOceanWrapProduct_Private(C));
+  PetscCall((*parent->productsetfromoptions)(C)); /* reads -matmatmult_via and the like into product->alg */
+  PetscCall(PetscStrcmp(product->alg, "backend", &isbackend));
+  /* PETSc's other algorithms (scalable, nonscalable, seqmpi, hypre, ...) run whole, as with aij */
+  if (isbackend) PetscCall(MatOceanWrapProduct_Private(C));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 

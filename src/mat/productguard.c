@@ -13,11 +13,27 @@
 
 /* A matrix's sparsity as far as PETSc tells it: its object id and nonzero state, and for MPIAIJ-based matrices those
    of its local blocks too (a new preallocation makes new blocks, and PETSc 3.25's parallel nonzero state, the sum of
-   the blocks', can come back to an earlier value). */
+   the blocks', can come back to an earlier value); and the nonzeros of its SeqAIJ parts (MatResetPreallocation() and
+   an assembly empty a matrix without a new nonzero state). */
 typedef struct {
   PetscObjectId    id[3];
   PetscObjectState nz[3];
+  PetscLogDouble   used[3];
 } MatOceanStructure;
+
+static PetscErrorCode MatOceanGetUsed(Mat M, PetscLogDouble *used)
+{
+  PetscBool seq;
+  MatInfo   info;
+
+  PetscFunctionBegin;
+  *used = -1;
+  PetscCall(PetscObjectBaseTypeCompare((PetscObject)M, MATSEQAIJ, &seq));
+  if (!seq || !M->data || !M->assembled) PetscFunctionReturn(OCEAN_PETSC_OK);
+  PetscCall(MatGetInfo(M, MAT_LOCAL, &info));
+  *used = info.nz_used;
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
 
 static PetscErrorCode MatOceanGetStructure(Mat M, MatOceanStructure *s)
 {
@@ -27,6 +43,7 @@ static PetscErrorCode MatOceanGetStructure(Mat M, MatOceanStructure *s)
   PetscCall(PetscMemzero(s, sizeof(*s)));
   PetscCall(PetscObjectGetId((PetscObject)M, &s->id[0]));
   PetscCall(MatGetNonzeroState(M, &s->nz[0]));
+  PetscCall(MatOceanGetUsed(M, &s->used[0]));
   PetscCall(PetscObjectBaseTypeCompare((PetscObject)M, MATMPIAIJ, &mpi));
   if (mpi && M->data) {
     Mat blocks[2];
@@ -35,6 +52,7 @@ static PetscErrorCode MatOceanGetStructure(Mat M, MatOceanStructure *s)
       if (!blocks[k]) continue;
       PetscCall(PetscObjectGetId((PetscObject)blocks[k], &s->id[k + 1]));
       PetscCall(MatGetNonzeroState(blocks[k], &s->nz[k + 1]));
+      PetscCall(MatOceanGetUsed(blocks[k], &s->used[k + 1]));
     }
   }
   PetscFunctionReturn(OCEAN_PETSC_OK);
@@ -43,7 +61,7 @@ static PetscErrorCode MatOceanGetStructure(Mat M, MatOceanStructure *s)
 static PetscBool MatOceanStructureEqual(const MatOceanStructure *a, const MatOceanStructure *b)
 {
   for (int k = 0; k < 3; k++)
-    if (a->id[k] != b->id[k] || a->nz[k] != b->nz[k]) return PETSC_FALSE;
+    if (a->id[k] != b->id[k] || a->nz[k] != b->nz[k] || a->used[k] != b->used[k]) return PETSC_FALSE;
   return PETSC_TRUE;
 }
 
@@ -105,6 +123,54 @@ static PetscErrorCode MatOceanWrapGet(Mat C, PetscBool create, MatOceanWrap **w)
     PetscCall(PetscContainerDestroy(&container));
   }
   PetscCheck(*w || !create, PETSC_COMM_SELF, PETSC_ERR_PLIB, "petsc-ocean product wrapper missing");
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+/* PETSc's product data of C dropped, before a new symbolic phase or a new dispatch. */
+static PetscErrorCode MatOceanProductDataReset(Mat C)
+{
+  Mat_Product *product = C->product;
+
+  PetscFunctionBegin;
+#if PETSC_VERSION_LT(3, 25, 0)
+  if (product->destroy) PetscCall((*product->destroy)(product->data));
+#else
+  if (product->destroy) PetscCall((*product->destroy)(&product->data)); /* 3.25: the address of the pointer */
+#endif
+  product->data    = NULL;
+  product->destroy = NULL;
+  PetscFunctionReturn(OCEAN_PETSC_OK);
+}
+
+static PetscErrorCode MatProductSymbolic_OceanWrap(Mat C);
+
+/* C's wrapper; or, where PETSc dropped it (MatHeaderMerge() under MatAXPY(), MatAYPX() and MatCopy() with
+   DIFFERENT_NONZERO_PATTERN destroys C's composed objects but keeps C->product and C->ops), the product dispatched
+   again from its operands, which wraps it anew (*lost then PETSC_TRUE: C's structure is the user's).  Collective. */
+static PetscErrorCode MatOceanWrapFind(Mat C, MatOceanWrap **w, PetscBool *lost)
+{
+  PetscInt    missing;
+  PetscMPIInt size;
+
+  PetscFunctionBegin;
+  PetscCall(MatOceanWrapGet(C, PETSC_FALSE, w));
+  missing = !*w;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)C), &size));
+  if (size > 1) PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &missing, 1, MPIU_INT, MPI_MAX, PetscObjectComm((PetscObject)C)));
+  *lost = missing ? PETSC_TRUE : PETSC_FALSE;
+  if (!missing) PetscFunctionReturn(OCEAN_PETSC_OK);
+  PetscCall(PetscInfo(C, "petsc-ocean: C's product wrapper was dropped with its header (MatAXPY(), MatAYPX() or "
+                         "MatCopy() with DIFFERENT_NONZERO_PATTERN); the product is set up again from its operands\n"));
+  PetscCall(PetscObjectCompose((PetscObject)C, "MatOceanWrap", NULL));
+  PetscCall(MatOceanProductDataReset(C));
+  C->ops->productsymbolic = NULL;
+  C->ops->productnumeric  = NULL;
+  PetscCall(MatProductSetFromOptions(C));
+  PetscCall(MatOceanWrapGet(C, PETSC_FALSE, w));
+  PetscCheck(*w && C->ops->productsymbolic == MatProductSymbolic_OceanWrap,
+             PETSC_COMM_SELF, PETSC_ERR_PLIB, "petsc-ocean: the product of %s and %s (%s) could not be set up again",
+             ((PetscObject)C->product->A)->type_name, ((PetscObject)C->product->B)->type_name,
+             MatProductTypes[C->product->type]);
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
@@ -226,9 +292,10 @@ static PetscErrorCode MatProductSymbolic_OceanWrap(Mat C)
 {
   Mat_Product  *product = C->product;
   MatOceanWrap *w;
+  PetscBool     lost;
 
   PetscFunctionBegin;
-  PetscCall(MatOceanWrapGet(C, PETSC_TRUE, &w));
+  PetscCall(MatOceanWrapFind(C, &w, &lost));
   PetscCall(MatDestroy(&w->shadow));
   if (w->P) { /* the inner product is PtAP(A, Paij) of ocean types: choose its phases now that Paij exists */
     PetscCall(MatOceanWrapExpandMAIJ(w));
@@ -342,20 +409,20 @@ static PetscErrorCode MatProductNumeric_OceanWrap(Mat C)
   Mat_Product  *product = C->product;
   MatOceanWrap *w;
   PetscInt      changes;
+  PetscBool     lost;
   PetscErrorCode (*caller)(Mat) = C->ops->productnumeric; /* ours, or PETSc's generic triple product calling us */
 
   PetscFunctionBegin;
-  PetscCall(MatOceanWrapGet(C, PETSC_TRUE, &w));
+  PetscCall(MatOceanWrapFind(C, &w, &lost));
+  if (lost) { /* C keeps the structure the user gave it: the product goes to a matrix of its own (the shadow) */
+    if (w->P) PetscCall(MatOceanWrapExpandMAIJ(w));
+    PetscCall(MatOceanWrapRecordStructure(C, w));
+    PetscCall(PetscMemzero(&w->c, sizeof(w->c)));
+  }
   PetscCall(MatOceanWrapChanges(C, w, &changes));
   if (changes & MAT_OCEAN_CHANGED_OPERANDS) { /* a new sparsity: a new symbolic phase (it expands a MAIJ P anew) */
     PetscCall(PetscInfo(C, "petsc-ocean: operand sparsity changed since the symbolic phase; redoing it\n"));
-#if PETSC_VERSION_LT(3, 25, 0)
-    if (product->destroy) PetscCall((*product->destroy)(product->data));
-#else
-    if (product->destroy) PetscCall((*product->destroy)(&product->data)); /* 3.25: the address of the pointer */
-#endif
-    product->data    = NULL;
-    product->destroy = NULL;
+    PetscCall(MatOceanProductDataReset(C));
     PetscCall(MatProductSymbolic_OceanWrap(C));
     PetscCall(MatOceanCountersAdd_Private(0, 0, 0, 1));
   } else if (w->P) PetscCall(MatOceanWrapExpandMAIJ(w)); /* the inner AIJ's current values */

@@ -37,6 +37,7 @@ static void MatOceanPhaseCallback(void *user, OceanPhase phase, int begin, doubl
 /* The CPU backend's OpenMP threads: unless OMP_NUM_THREADS or -mat_ocean_threads says otherwise, the cores divided by
    the processes the launcher started on this node (ranks that each start a thread per core oversubscribe the node).
    Read from the launcher's environment: nothing collective here, packages may initialize on one process only. */
+#define MAT_OCEAN_THREADS_PER_CORE 8
 PetscErrorCode MatOceanSetThreads_Private(void)
 {
   const char *names[] = {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"};
@@ -48,6 +49,10 @@ PetscErrorCode MatOceanSetThreads_Private(void)
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-mat_ocean_threads", &threads, &set));
   PetscCheck(!set || threads >= 1, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE,
              "-mat_ocean_threads %" PetscInt_FMT " must be at least 1", threads);
+  /* more threads than this only thrash (and thousands exhaust the OpenMP runtime's stacks) */
+  PetscCheck(!set || threads <= MAT_OCEAN_THREADS_PER_CORE * cores, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE,
+             "-mat_ocean_threads %" PetscInt_FMT " is more than %d per core of the %d this process can use (at most %d)",
+             threads, MAT_OCEAN_THREADS_PER_CORE, cores, MAT_OCEAN_THREADS_PER_CORE * cores);
   if (!set && getenv("OMP_NUM_THREADS")) PetscFunctionReturn(OCEAN_PETSC_OK);
   if (!set) {
     for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {

@@ -572,29 +572,40 @@ static PetscBool MatOceanIsSeqAIJBased(Mat M)
   return flg;
 }
 
-/* AB, AtB, PtAP with SeqAIJ-based operands (ours or plain SeqAIJ, either order); anything else keeps PETSc's way.
+/* AB, AtB, PtAP with SeqAIJ-based operands (ours or plain SeqAIJ, either order) and the default algorithm; anything
+   else keeps PETSc's way: ABt, RARt, ABC, and an algorithm the user chose (MatProductSetAlgorithm(), -matmatmult_via,
+   -mattransposematmult_via, -matptap_via), which the base type's implementation runs or refuses as with aij.
    PETSc may call this twice for one product: it only sets function pointers. */
 PetscErrorCode MatProductSetFromOptions_SeqAIJOcean(Mat C)
 {
-  Mat_Product *product = C->product;
+  Mat_Product     *product = C->product;
+  Mat_OceanParent *parent;
+  PetscBool        isdefault;
 
   PetscFunctionBegin;
   MatCheckProduct(C, 1);
   C->ops->productsymbolic = NULL;
   if (!MatOceanIsSeqAIJBased(product->A) || !MatOceanIsSeqAIJBased(product->B)) PetscFunctionReturn(OCEAN_PETSC_OK);
-  switch (product->type) {
-  case MATPRODUCT_AB:
-  case MATPRODUCT_AtB:
-  case MATPRODUCT_PtAP:
-    C->ops->productsymbolic = MatProductSymbolic_SeqAIJOcean;
-    PetscCall(MatOceanWrapProduct_Private(C));
-    break;
-  default: { /* ABt, RARt, ABC: the base type's implementation */
-    Mat_OceanParent *parent = MatOceanParentOf(product->A);
-    if (!parent) parent = MatOceanParentOf(product->B);
-    if (parent && parent->base_productsetfromoptions) PetscCall((*parent->base_productsetfromoptions)(C));
+  parent = MatOceanParentOf(product->A);
+  if (!parent) parent = MatOceanParentOf(product->B);
+  PetscCall(PetscStrcmp(product->alg, MATPRODUCTALGORITHMDEFAULT, &isdefault));
+  if (isdefault && (product->type == MATPRODUCT_AB || product->type == MATPRODUCT_AtB || product->type == MATPRODUCT_PtAP)) {
+    /* the options PETSc's SeqAIJ reads the algorithm from (its setup sets a named default of its own otherwise) */
+    const char *names[] = {"-mat_product_algorithm", product->type == MATPRODUCT_AB    ? "-matmatmult_via"
+                                                     : product->type == MATPRODUCT_AtB ? "-mattransposematmult_via"
+                                                                                       : "-matptap_via"};
+    for (int k = 0; k < 2 && isdefault; k++) {
+      PetscBool set;
+      PetscCall(PetscOptionsHasName(((PetscObject)C)->options, ((PetscObject)C)->prefix, names[k], &set));
+      isdefault = set ? PETSC_FALSE : PETSC_TRUE;
+    }
+    if (isdefault) {
+      C->ops->productsymbolic = MatProductSymbolic_SeqAIJOcean;
+      PetscCall(MatOceanWrapProduct_Private(C));
+      PetscFunctionReturn(OCEAN_PETSC_OK);
+    }
   }
-  }
+  if (parent && parent->base_productsetfromoptions) PetscCall((*parent->base_productsetfromoptions)(C));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 

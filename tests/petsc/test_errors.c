@@ -1,7 +1,8 @@
 static const char help[] =
   "Bad input gets a clear PETSc error, never a crash or a wrong result; unsupported product types fall back to\n"
   "PETSc's implementation with a correct result.\n  -case "
-  "sizes|unassembled|nnz_limit|switch_exact|abt|rart|bad_option|cuda_backend|device|narrow|mpi_options\n";
+  "sizes|unassembled|nnz_limit|switch_exact|abt|rart|bad_option|cuda_backend|device|narrow|mpi_options|algorithm|"
+  "reset_prealloc\n";
 
 #include "oceantest.h"
 
@@ -129,6 +130,24 @@ int main(int argc, char **argv)
     PetscCall(MatDestroy(&C));
     PetscCall(PetscOptionsSetValue(NULL, "-mat_ocean_device_memory_mb", "-1"));
     EXPECT_ERROR(ProductAB(A, A, &C), PETSC_ERR_ARG_OUTOFRANGE, "device_memory_mb");
+  }
+  PetscCall(PetscStrcmp(which, "algorithm", &is));
+  if (is) { /* an algorithm PETSc's SeqAIJ does not know: refused as aij refuses it, not silently replaced by ours */
+    PetscCall(Gen("lap2d", 6, 0, 0, 1, MATAIJOCEAN, &A));
+    PetscCall(MatProductCreate(A, A, NULL, &C));
+    PetscCall(MatProductSetType(C, MATPRODUCT_AB));
+    PetscCall(MatProductSetAlgorithm(C, "no_such_algorithm"));
+    PetscCall(MatProductSetFromOptions(C));
+    EXPECT_ERROR(MatProductSymbolic(C), PETSC_ERR_SUP, "not supported");
+  }
+  PetscCall(PetscStrcmp(which, "reset_prealloc", &is));
+  if (is) { /* C emptied by MatResetPreallocation() and an assembly: the REUSE names what C can no longer hold */
+    PetscCall(Gen("lap2d", 6, 0, 0, 1, MATAIJOCEAN, &A));
+    PetscCall(MatMatMult(A, A, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &C));
+    PetscCall(MatResetPreallocation(C));
+    PetscCall(MatAssemblyBegin(C, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(C, MAT_FINAL_ASSEMBLY));
+    EXPECT_ERROR(MatMatMult(A, A, MAT_REUSE_MATRIX, PETSC_DEFAULT, &C), PETSC_ERR_ARG_INCOMP, "no longer holds");
   }
   PetscCall(PetscStrcmp(which, "narrow", &is));
   if (is) { /* the narrow workflow: taken for a narrow, well-filled B; forced, a correct C; forced on a wide B and a

@@ -6,7 +6,7 @@ static const char help[] =
   "c_prealloc\n"
   "        | store_retrieve\n"
   "        | maij (-change values|move|gain) | blocksizes | inf | mixed_ptap | dense (-product AB|PtAP|ABt|RARt)\n"
-  "        | structure_only | convert\n";
+  "        | structure_only | convert | c_merge (-op copy|axpy|aypx, -product AB|PtAP) | algorithm\n";
 
 #include "oceantest.h"
 #include <petsc/private/petscimpl.h> /* PetscObjectStateGet(): what products and device copies go by */
@@ -463,6 +463,104 @@ static PetscErrorCode SeqConvert(Setup *s, Run *run)
   PetscFunctionReturn(0);
 }
 
+/* PETSc replaces C's header: MatAXPY(), MatAYPX() and MatCopy() with DIFFERENT_NONZERO_PATTERN merge a new matrix
+   into C, which keeps its product but loses what was composed on it.  Then two REUSE products with new operand
+   values, into C's new (larger) structure.  -op copy|axpy|aypx; -product AB (Laplacians) or PtAP (a MAIJ P with 3 dof
+   per node; the aij run multiplies by the MAIJ converted to aij). */
+static PetscErrorCode SeqCMerge(Setup *s, Run *run)
+{
+  Mat       A, B, D, R, inner = NULL, maij = NULL;
+  PetscBool ptap, is;
+  PetscInt  n;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscStrcmp(s->product, "PtAP", &ptap));
+  if (ptap) {
+    PetscCall(Gen(s, 0, "elast", 4, 0, 0, 1, 3, 3, &A));
+    PetscCall(Gen(s, 1, "random", 64, 20, 2, 2, 0, 0, &inner));
+    PetscCall(MatCreateMAIJ(inner, 3, &maij));
+    if (s->ocean) PetscCall(PetscObjectReference((PetscObject)(B = maij)));
+    else {
+      PetscCall(MatConvert(maij, MATAIJ, MAT_INITIAL_MATRIX, &B));
+      PetscCall(MatSetBlockSizesFromMats(B, maij, maij));
+    }
+    PetscCall(MatPtAP(A, B, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &D));
+  } else {
+    PetscCall(Gen(s, 0, "lap3d", 6, 0, 0, 1, 0, 0, &A));
+    PetscCall(Gen(s, 1, "lap3d", 6, 0, 0, 2, 0, 0, &B));
+    PetscCall(MatMatMult(A, B, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &D));
+  }
+  PetscCall(MatGetSize(D, &n, NULL));
+  PetscCall(Gen(s, 2, "random", n, n, 2, 9, 0, 0, &R)); /* entries outside the product's structure */
+  PetscCall(PetscStrcmp(s->op, "copy", &is));
+  if (is) {
+    Mat X;
+    PetscCall(MatDuplicate(D, MAT_COPY_VALUES, &X));
+    PetscCall(MatAXPY(X, 1.0, R, DIFFERENT_NONZERO_PATTERN));
+    PetscCall(MatCopy(X, D, DIFFERENT_NONZERO_PATTERN));
+    PetscCall(MatDestroy(&X));
+  }
+  PetscCall(PetscStrcmp(s->op, "axpy", &is));
+  if (is) PetscCall(MatAXPY(D, 2.0, R, DIFFERENT_NONZERO_PATTERN));
+  PetscCall(PetscStrcmp(s->op, "aypx", &is));
+  if (is) PetscCall(MatAYPX(D, 2.0, R, DIFFERENT_NONZERO_PATTERN));
+  PetscCall(Snapshot(run, D, "C after its header was replaced"));
+  for (int round = 0; round < 2; round++) {
+    PetscMPIInt size;
+
+    PetscCall(OceanTestMapValues(A, ShiftedValue, 60 + round));
+    PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+    if (!s->ocean && size > 1) {
+      /* PETSc 3.18's MPI REUSE into the replaced header writes values off their places (plain aij: nonzeros where
+         a new product has no entry): the reference is a new product copied into C's structure, as one process gives */
+      Mat F;
+      if (ptap) PetscCall(MatPtAP(A, B, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &F));
+      else PetscCall(MatMatMult(A, B, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &F));
+      PetscCall(MatZeroEntries(D));
+      PetscCall(MatAXPY(D, 1.0, F, SUBSET_NONZERO_PATTERN));
+      PetscCall(MatDestroy(&F));
+    } else if (ptap) PetscCall(MatPtAP(A, B, MAT_REUSE_MATRIX, PETSC_DEFAULT, &D));
+    else PetscCall(MatMatMult(A, B, MAT_REUSE_MATRIX, PETSC_DEFAULT, &D));
+    PetscCall(Snapshot(run, D, round ? "second reuse after the header was replaced" : "reuse after the header was replaced"));
+  }
+  PetscCall(MatDestroy(&R));
+  PetscCall(MatDestroy(&D));
+  PetscCall(MatDestroy(&A));
+  PetscCall(MatDestroy(&B));
+  PetscCall(MatDestroy(&maij));
+  PetscCall(MatDestroy(&inner));
+  PetscFunctionReturn(0);
+}
+
+/* AB, AtB and PtAP and their REUSE with new values, under whatever algorithm options the command line gives
+   (-matmatmult_via, -mattransposematmult_via, -matptap_via: PETSc's own algorithms, for aij and for ours alike). */
+static PetscErrorCode SeqAlgorithm(Setup *s, Run *run)
+{
+  Mat A, B, C[3];
+
+  PetscFunctionBeginUser;
+  PetscCall(Gen(s, 0, "random", 90, 90, 4, 1, 0, 0, &A));
+  PetscCall(Gen(s, 1, "random", 90, 40, 3, 2, 0, 0, &B));
+  PetscCall(MatMatMult(A, B, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &C[0]));
+  PetscCall(MatTransposeMatMult(A, B, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &C[1]));
+  PetscCall(MatPtAP(A, B, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &C[2]));
+  PetscCall(Snapshot(run, C[0], "AB"));
+  PetscCall(Snapshot(run, C[1], "AtB"));
+  PetscCall(Snapshot(run, C[2], "PtAP"));
+  PetscCall(OceanTestMapValues(A, ShiftedValue, 70));
+  PetscCall(OceanTestMapValues(B, ShiftedValue, 71));
+  PetscCall(MatMatMult(A, B, MAT_REUSE_MATRIX, PETSC_DEFAULT, &C[0]));
+  PetscCall(MatTransposeMatMult(A, B, MAT_REUSE_MATRIX, PETSC_DEFAULT, &C[1]));
+  PetscCall(MatPtAP(A, B, MAT_REUSE_MATRIX, PETSC_DEFAULT, &C[2]));
+  PetscCall(Snapshot(run, C[0], "AB reuse"));
+  PetscCall(Snapshot(run, C[1], "AtB reuse"));
+  PetscCall(Snapshot(run, C[2], "PtAP reuse"));
+  for (int k = 0; k < 3; k++) PetscCall(MatDestroy(&C[k]));
+  PetscCall(MatDestroy(&A));
+  PetscCall(MatDestroy(&B));
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode RunSequence(Setup *s, Run *run)
 {
   struct {
@@ -480,6 +578,8 @@ static PetscErrorCode RunSequence(Setup *s, Run *run)
     {"mixed_ptap", SeqMixedPtAP},
     {"dense", SeqDense},
     {"convert", SeqConvert},
+    {"c_merge", SeqCMerge},
+    {"algorithm", SeqAlgorithm},
   };
   PetscBool is;
 
