@@ -69,8 +69,9 @@ __device__ static inline void OceanBlockAddTotals(unsigned long long q, unsigned
 }
 
 /* products, span, first column and upper bound of every row of A*B, and the totals of products, bounds and rows with
-   products added into totals[0..2] (zeroed by OceanKernelRowRange); with routes, each row's numeric route by its upper
-   bound (OceanKernelRoute's, d_p NULL); LANES threads per row (1 or 32), blocks of OCEAN_THREADS */
+   products added into totals[0..2] (zeroed by OceanKernelRowRange); with routes, each row's numeric route by the upper
+   bound's prediction (OceanPredictBound with rp.bound_factor); LANES threads per row (1 or 32), blocks of
+   OCEAN_THREADS */
 template <int LANES>
 __global__ void OceanKernelRowShapes(OceanDevCSR A, OceanDevCSR B, const int32_t *first, const int32_t *last,
                                      OceanRowShape *shapes, uint8_t *nonempty, unsigned long long *totals,
@@ -81,18 +82,20 @@ __global__ void OceanKernelRowShapes(OceanDevCSR A, OceanDevCSR B, const int32_t
   OCEAN_GRID_STRIDE(g, A.nrows * LANES)
   {
     const int64_t i  = g / LANES;
-    int64_t       q  = 0;
+    int64_t       q  = 0, longest = 0;
     int32_t       lo = INT32_MAX, hi = -1;
     for (int64_t t = A.rowptr[i] + lane; t < A.rowptr[i + 1]; t += LANES) {
       int32_t k  = A.colidx[t];
       int64_t nk = B.rowptr[k + 1] - B.rowptr[k];
       if (!nk) continue;
       q += nk;
+      longest = max(longest, nk);
       lo = min(lo, first[k]);
       hi = max(hi, last[k]);
     }
     if (LANES > 1) {
       for (int o = 16; o; o >>= 1) q += __shfl_xor_sync(OCEAN_FULL_MASK, q, o);
+      for (int o = 16; o; o >>= 1) longest = max(longest, __shfl_xor_sync(OCEAN_FULL_MASK, longest, o));
       OceanWarpRange(&lo, &hi);
     }
     if (lane == 0) {
@@ -100,11 +103,13 @@ __global__ void OceanKernelRowShapes(OceanDevCSR A, OceanDevCSR B, const int32_t
       r.products = q;
       r.span     = q ? (int64_t)hi - lo + 1 : 0;
       r.colmin   = q ? lo : 0;
+      r.longest  = (int32_t)longest;
       r.ub       = OceanMin64(OceanMin64(q, r.span), B.ncols);
       shapes[i]  = r;
       if (routes) {
         OceanRoute route;
-        OceanRouteRowBins(rp.bins, rp.warp, rp.load, OCEAN_PASS_NUMERIC, r.ub, &r, &route);
+        OceanRouteRowBins(rp.bins, rp.warp, rp.load, OCEAN_PASS_NUMERIC, OceanPredictBound(&r, rp.bound_factor), &r,
+                          &route);
         routes[i] = route;
       }
       q_sum += (unsigned long long)q;
@@ -389,6 +394,7 @@ __global__ void OceanKernelPredict(OceanCudaPredict kind, const int64_t *list, i
     case OCEAN_CUDA_PREDICT_EXACT: p[row] = OceanPredictExact(r, x); break;
     case OCEAN_CUDA_PREDICT_ESTIMATE: p[row] = OceanPredictFromEstimate(estimate[row], x, r); break;
     case OCEAN_CUDA_PREDICT_RETRY: p[row] = OceanMin64(r->ub, 2 * routes[row].slot); break;
+    case OCEAN_CUDA_PREDICT_BOUND: p[row] = OceanPredictBound(r, (int64_t)x); break;
     }
   }
 }

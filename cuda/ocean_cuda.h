@@ -31,6 +31,7 @@ typedef struct {
   int64_t        warp;
   double         load;
   int64_t        smem_optin; /* the most dynamic shared memory a block may have */
+  int64_t        bound_factor; /* OceanPredictBound's, for the upper bound's plan the analysis makes */
   /* where OceanCudaRunRows adds what the heavy rows of its numeric passes did (host memory; NULL: not kept) */
   OceanHeavyCounts *heavy;
   double           *heavy_times; /* 4 entries, see OceanCudaHeavyRows */
@@ -162,11 +163,12 @@ typedef enum {
   OCEAN_CUDA_PREDICT_UB = 0,
   OCEAN_CUDA_PREDICT_EXACT,
   OCEAN_CUDA_PREDICT_ESTIMATE,
-  OCEAN_CUDA_PREDICT_RETRY
+  OCEAN_CUDA_PREDICT_RETRY,
+  OCEAN_CUDA_PREDICT_BOUND
 } OceanCudaPredict;
 /* UB: p = ub; EXACT: OceanPredictExact(x = conservative CR); ESTIMATE: OceanPredictFromEstimate(d_estimate,
    x = coefficient); RETRY: p = min(ub, 2 * d_routes[row].slot) (the next configuration up after a symbolic
-   overflow). */
+   overflow); BOUND: OceanPredictBound(x = factor). */
 OceanError OceanCudaPredictRows(OceanCudaPredict kind, const int64_t *d_list, int64_t n, const OceanRowShape *d_shapes,
                                 const double *d_estimate, const OceanRoute *d_routes, double x, int64_t *d_p);
 

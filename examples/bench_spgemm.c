@@ -41,6 +41,7 @@ typedef struct {
   int          rmat_set;        /* the gMAGNUS paper's R-MAT pairs after the built-in set */
   long long    reuse_map_bytes; /* OceanOptions.reuse_map_max_bytes of ours (-1: the default) */
   long long    small_bound;     /* OceanOptions.small_bound of ours (-1: the default) */
+  long long    bound_factor;    /* OceanOptions.bound_factor of ours (-1: the default) */
   const char  *csv;
   double       max_gb; /* 0: no limit */
   float        chunk;  /* ALG3's chunk_fraction */
@@ -69,6 +70,8 @@ static void usage(FILE *f)
        "                       -1, the default: up to a quarter of the device memory)\n"
        "  --small-bound N      our selection takes the upper bound without a sample when the rows' bounds total at\n"
        "                       most N entries (-1, the default: the library's)\n"
+       "  --bound-factor F     the upper bound routes a row by min(bound, F x the longest row of B it reaches); 0:\n"
+       "                       by the bound (-1, the default: the library's)\n"
        "  --rmat-set           add the gMAGNUS paper's R-MAT pairs: rmat_s<scale>_a<deg>_b8, C = A*B with A of\n"
        "                       degree 4, 8, 16, 32 and another R-MAT B of degree 8 (Graph500 a = .57, b = c = .19),\n"
        "                       scales 15-18 (19 and 20 with A of degree 4 and 8)\n"
@@ -81,7 +84,7 @@ static void usage(FILE *f)
 
 static int parse_options(int argc, char **argv, Options *o)
 {
-  *o = (Options){NULL, 10, 3, 0, 0, 0, 0, OCEAN_WORKFLOW_AUTO, 0, -1, -1, "build/bench/bench.csv", 0, 0.2f, NULL, 0};
+  *o = (Options){NULL, 10, 3, 0, 0, 0, 0, OCEAN_WORKFLOW_AUTO, 0, -1, -1, -1, "build/bench/bench.csv", 0, 0.2f, NULL, 0};
   o->heavy = 1; /* off: the library's default (OceanOptionsDefault), what a user gets */
   o->files = (const char **)GenMalloc((size_t)argc * sizeof(char *));
   for (int i = 1; i < argc; i++) {
@@ -101,6 +104,7 @@ static int parse_options(int argc, char **argv, Options *o)
     else if (!strcmp(a, "--chunk-fraction")) o->chunk = (float)atof(v);
     else if (!strcmp(a, "--reuse-map-bytes")) o->reuse_map_bytes = atoll(v);
     else if (!strcmp(a, "--small-bound")) o->small_bound = atoll(v);
+    else if (!strcmp(a, "--bound-factor")) o->bound_factor = atoll(v);
     else if (!strcmp(a, "--heavy")) {
       o->heavy = !strcmp(v, "auto") ? 0 : !strcmp(v, "off") ? 1 : !strcmp(v, "multisplit") ? 2 : -1;
       if (o->heavy < 0) return fprintf(stderr, "bench: --heavy %s: auto, off or multisplit\n", v), 1;
@@ -116,9 +120,9 @@ static int parse_options(int argc, char **argv, Options *o)
     i += takes;
   }
   if (o->reps < 1 || o->warmup < 1 || o->max_gb < 0 || !(o->chunk > 0 && o->chunk <= 1) || o->reuse_map_bytes < -1 ||
-      o->small_bound < -1) {
+      o->small_bound < -1 || o->bound_factor < -1) {
     fprintf(stderr, "bench: need --reps >= 1, --warmup >= 1, --max-gb >= 0, 0 < --chunk-fraction <= 1, "
-                    "--reuse-map-bytes >= -1, --small-bound >= -1\n");
+                    "--reuse-map-bytes >= -1, --small-bound >= -1, --bound-factor >= -1\n");
     return 1;
   }
   return 0;
@@ -1671,6 +1675,7 @@ static int gpu_init(Gpu *g, const Options *o)
     opts.workflow            = (OceanWorkflow)o->workflow;
     opts.reuse_map_max_bytes = (int64_t)o->reuse_map_bytes;
     if (o->small_bound >= 0) opts.small_bound = (int64_t)o->small_bound;
+    if (o->bound_factor >= 0) opts.bound_factor = (int64_t)o->bound_factor;
     if (!e) e = OceanContextSetOptions(g->ocean, &opts);
     if (e) {
       fprintf(stderr, "bench: ocean: no CUDA context: %s: %s\n", OceanErrorString(e), OceanGetLastErrorMessage());

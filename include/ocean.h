@@ -104,6 +104,9 @@ typedef struct {
   int64_t       small_bound;            /* ... and, without a sample, when the rows' bounds total at most this many
                                            entries (2^25, 400 MB of slots; 0: never): below that a sample and an
                                            exact symbolic pass (or sketches) cost more time than the slots memory */
+  int64_t bound_factor;                 /* UPPER_BOUND routes a row by min(ub, bound_factor x the longest row of B it
+                                           reaches) instead of ub, into a smaller accumulator and slot (rows that
+                                           overflow it are computed again by their exact counts); 0: by ub */
   double  er_threshold;                 /* estimation needs ER >= this (8) */
   double  cr_threshold;                 /* ... and sampled CR >= this (8) */
   double  hll_er_64;                    /* 64 registers from this ER on (48) */

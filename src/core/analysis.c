@@ -45,7 +45,7 @@ static OceanError OceanAnalyzeRows(const OceanCSR *A, const OceanCSR *B, OceanAn
 #pragma omp parallel for schedule(static) reduction(+ : products, bound_total)
     for (i = 0; i < A->nrows; i++) {
       OceanRowShape *r  = &an->rows[i];
-      int64_t        q  = 0, t;
+      int64_t        q  = 0, t, longest = 0;
       int32_t        lo = INT32_MAX, hi = -1;
 
       for (t = A->rowptr[i]; t < A->rowptr[i + 1]; t++) {
@@ -53,12 +53,14 @@ static OceanError OceanAnalyzeRows(const OceanCSR *A, const OceanCSR *B, OceanAn
         int64_t nk = B->rowptr[k + 1] - B->rowptr[k];
         if (!nk) continue;
         q += nk;
+        if (nk > longest) longest = nk;
         if (first[k] < lo) lo = first[k];
         if (last[k] > hi) hi = last[k];
       }
       r->products = q;
       r->span     = q ? (int64_t)hi - lo + 1 : 0;
       r->colmin   = q ? lo : 0;
+      r->longest  = (int32_t)longest;
       r->ub       = OceanMin64(OceanMin64(q, r->span), B->ncols);
       products += q;
       bound_total += r->ub;

@@ -77,6 +77,7 @@ typedef struct {
   int64_t span;     /* s: last reachable column - first reachable column + 1 (0 when q == 0) */
   int64_t ub;       /* min(q, s, ncols): nnz can never exceed it */
   int32_t colmin;   /* first reachable column: dense accumulator offset and sort key base */
+  int32_t longest;  /* the longest row of B the row reaches: nnz is at least this */
 } OceanRowShape;
 
 /* Which capacities a route uses: the numeric accumulators (column + value) or the symbolic ones (column only). */
@@ -309,6 +310,14 @@ OCEAN_HD int64_t OceanPredictFromEstimate(double estimate, double coefficient, c
   return r->products == 0
          ? 0
          : (p < (double)r->ub ? OceanMax64((int64_t)p, 1) : r->ub); /* the comparison also catches inf */
+}
+
+/* UPPER_BOUND's prediction: ub, or with factor > 0 min(ub, factor x longest): rows whose output is a small part of
+   their bound (many products into few columns) take the accumulator of a likely size; the rest of the bound stays
+   a possible overflow, which the fallback computes again by exact counts. */
+OCEAN_HD int64_t OceanPredictBound(const OceanRowShape *r, int64_t factor)
+{
+  return factor > 0 ? OceanMin64(r->ub, OceanMax64(factor * (int64_t)r->longest, 1)) : r->ub;
 }
 
 /* EXACT's first symbolic prediction: min(ub, ceil(products / conservative CR)). */

@@ -448,7 +448,7 @@ static OceanError OceanCpuAnalyze(OceanContext ctx, OceanStage *st, const OceanC
   return err;
 }
 
-/* UPPER_BOUND and NARROW route by the upper bound, ESTIMATE by the sketches' estimate. */
+/* NARROW routes by the upper bound, UPPER_BOUND by OceanPredictBound, ESTIMATE by the sketches' estimate. */
 static OceanError OceanCpuPredict(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B)
 {
   OceanError err;
@@ -456,7 +456,8 @@ static OceanError OceanCpuPredict(OceanContext ctx, OceanStage *st, const OceanC
   double     t0;
 
   if (st->dec.workflow != OCEAN_WORKFLOW_ESTIMATE) {
-    for (i = 0; i < st->nrows; i++) st->tmp.predicted[i] = st->an.rows[i].ub;
+    const int64_t factor = st->dec.workflow == OCEAN_WORKFLOW_UPPER_BOUND ? st->set->options.bound_factor : 0;
+    for (i = 0; i < st->nrows; i++) st->tmp.predicted[i] = OceanPredictBound(&st->an.rows[i], factor);
     return OCEAN_SUCCESS;
   }
   t0                   = OceanPhaseBegin(ctx, OCEAN_PHASE_ESTIMATE);

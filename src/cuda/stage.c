@@ -103,8 +103,8 @@ static OceanError OceanCudaAnalyzeStep(OceanContext ctx, OceanStage *st, const O
   return OCEAN_SUCCESS;
 }
 
-/* ESTIMATE routes by the sketches' estimate (into run.p); UPPER_BOUND by the rows' bounds, which the routing reads
-   from the shapes itself (no kernel here). */
+/* ESTIMATE routes by the sketches' estimate (into run.p); UPPER_BOUND by OceanPredictBound, which the analysis's plan
+   or the over-allocated step computes (no kernel here). */
 static OceanError OceanCudaPredictStep(OceanContext ctx, OceanStage *st, const OceanCSR *Ah, const OceanCSR *Bh)
 {
   OceanCudaDevice   dev = OceanCtxDev(ctx);
@@ -281,8 +281,9 @@ static OceanError OceanCudaFinish(OceanContext ctx, OceanStage *st)
       for (i = 0; i < n; i++)
         t->predicted[i] = OceanPredictFromEstimate(t->estimate[i], st->dec.coefficient, &st->an.rows[i]);
     } else {
-      int64_t i;
-      for (i = 0; i < n; i++) t->predicted[i] = st->an.rows[i].ub;
+      const int64_t factor = st->dec.workflow == OCEAN_WORKFLOW_UPPER_BOUND ? st->set->options.bound_factor : 0;
+      int64_t       i;
+      for (i = 0; i < n; i++) t->predicted[i] = OceanPredictBound(&st->an.rows[i], factor);
     }
   }
   return OceanCudaCheckStats(st);

@@ -13,6 +13,7 @@ void OceanCudaRouteParamsGet(const OceanStage *st, OceanCudaRouteParams *rp)
   rp->warp        = st->set->warp_size;
   rp->load        = st->set->options.hash_load;
   rp->smem_optin  = st->set->smem_per_block;
+  rp->bound_factor = st->set->options.bound_factor;
   rp->heavy       = NULL;
   rp->heavy_times = NULL;
 }
@@ -164,7 +165,7 @@ OceanError OceanCudaAnalyze(OceanContext ctx, OceanStage *st, OceanCudaStage *d,
     an->products    = (int64_t)words[0];
     an->bound_total = (int64_t)words[1];
     nq              = (int64_t)words[2];
-    if (plan) OceanCudaRowGroupsTake(&d->plan, words + 3, NULL);
+    if (plan) OceanCudaRowGroupsTake(&d->plan, words + 3, &d->plan_slots);
     d->planned = plan;
   }
   OceanAnalysisFinishRows(an, d->nnz[0]);
@@ -313,23 +314,28 @@ OceanError OceanCudaOverAllocated(OceanContext ctx, OceanStage *st, OceanCudaSta
   int64_t            total, nover = 0, retried, fb_total = 0;
   int                unsorted = 0; /* global-hash rows written: C's rows need the sort */
   const int          bounded  = st->dec.workflow == OCEAN_WORKFLOW_UPPER_BOUND;
+  const int64_t      factor   = bounded ? st->set->options.bound_factor : 0;
   double             t0;
   OceanCudaRowGroups groups;
   OceanError         err = OCEAN_SUCCESS;
 
   *switched = 0;
   /* routes, slots and the rows grouped by bin: the analysis's plan, or one wait (a small product: one launch); upper
-     bounds: every route's slot is its row's bound (OceanRouteRowBins with p = ub), so the total is the analysis's and
-     no row can overflow */
-  if (bounded && d->planned) groups = d->plan;
-  else {
+     bounds routed by ub (bound_factor 0): every route's slot is its row's bound, so the total is the analysis's and no
+     row can overflow */
+  if (bounded && d->planned) {
+    groups = d->plan;
+    total  = d->plan_slots;
+  } else {
     OceanCudaRowGroupsFree(dev, &d->plan);
-    OceanCall(OceanCudaPlanRows(dev, rp, OCEAN_PASS_NUMERIC, bounded ? NULL : s->p, d->shapes, st->nrows, s->routes,
-                                s->offsets, bounded ? NULL : &total, &groups));
+    if (factor) OceanCall(OceanCudaPredictRows(OCEAN_CUDA_PREDICT_BOUND, NULL, st->nrows, d->shapes, NULL, NULL,
+                                               (double)factor, s->p));
+    OceanCall(OceanCudaPlanRows(dev, rp, OCEAN_PASS_NUMERIC, bounded && !factor ? NULL : s->p, d->shapes, st->nrows,
+                                s->routes, s->offsets, &total, &groups));
   }
   memset(&d->plan, 0, sizeof(d->plan));
   d->planned = 0;
-  if (bounded) total = st->an.bound_total;
+  if (bounded && !factor) total = st->an.bound_total;
   if (total > st->set->options.max_output_nnz) *switched = 1;
   else {
     int fits = 1;
@@ -353,7 +359,7 @@ OceanError OceanCudaOverAllocated(OceanContext ctx, OceanStage *st, OceanCudaSta
   OceanCall(OceanStageTimerStop(ctx, &S->t_numeric));
   (void)OceanPhaseEnd(ctx, OCEAN_PHASE_NUMERIC, 2.0 * (double)st->an.products, t0);
 
-  if (!bounded) OceanCall(OceanCudaSelectFlagged(dev, NULL, st->nrows, s->flags, s->list, &nover));
+  if (!bounded || factor) OceanCall(OceanCudaSelectFlagged(dev, NULL, st->nrows, s->flags, s->list, &nover));
   S->overflow_rows = nover;
   if (nover) {
     t0 = OceanPhaseBegin(ctx, OCEAN_PHASE_FALLBACK);

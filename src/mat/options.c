@@ -9,7 +9,7 @@ static const char *const MatOceanHeavyNames[] = {"auto", "off", "multisplit", "O
 
 /* The options as read, before they are checked. */
 typedef struct {
-  PetscInt  backend, workflow, registers, nnz_limit, smem, narrow_columns, narrow_entries, small_bound;
+  PetscInt  backend, workflow, registers, nnz_limit, smem, narrow_columns, narrow_entries, small_bound, bound_factor;
   PetscInt  heavy, heavy_threshold, heavy_columns, heavy_per_level;
   PetscReal coefficient, narrow_density, reuse_map_mb, device_memory_mb;
   PetscBool view;
@@ -29,6 +29,10 @@ static PetscErrorCode MatOceanReadOptions_Private(Mat C, const char *prefix, Mat
                             "Upper bound, without a sample, when the rows' bounds total at most this many entries "
                             "(0: never)",
                             "MatOceanInitializePackage", r->small_bound, &r->small_bound, NULL));
+  PetscCall(PetscOptionsInt("-mat_ocean_bound_factor",
+                            "The upper bound routes a row by min(bound, this x the longest row of B it reaches) (0: by "
+                            "the bound)",
+                            "MatOceanInitializePackage", r->bound_factor, &r->bound_factor, NULL));
   PetscCall(PetscOptionsInt("-mat_ocean_hll_registers", "HyperLogLog registers per sketch (0: 32, or 64 when ER >= 48)",
                             "MatOceanInitializePackage", r->registers, &r->registers, NULL));
   PetscCall(PetscOptionsReal("-mat_ocean_estimate_coefficient",
@@ -112,6 +116,7 @@ PetscErrorCode MatOceanGetOptions_Private(Mat C, MatOceanOptions *opts)
   r.narrow_density = (PetscReal)opts->core.narrow_min_density;
   r.narrow_entries = (PetscInt)opts->core.narrow_max_entries;
   r.small_bound    = (PetscInt)opts->core.small_bound;
+  r.bound_factor   = (PetscInt)opts->core.bound_factor;
   r.reuse_map_mb   = -1;
   r.heavy          = (PetscInt)opts->core.heavy;
   PetscCall(MatOceanReadOptions_Private(C, NULL, &r));
@@ -147,6 +152,8 @@ PetscErrorCode MatOceanGetOptions_Private(Mat C, MatOceanOptions *opts)
              "-mat_ocean_narrow_max_entries %" PetscInt_FMT " must be >= 0", r.narrow_entries);
   PetscCheck(r.small_bound >= 0, comm, PETSC_ERR_ARG_OUTOFRANGE,
              "-mat_ocean_small_bound %" PetscInt_FMT " must be >= 0", r.small_bound);
+  PetscCheck(r.bound_factor >= 0 && r.bound_factor <= 1024, comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "-mat_ocean_bound_factor %" PetscInt_FMT " must lie in [0, 1024] (0: route by the bound)", r.bound_factor);
   PetscCheck(r.heavy_threshold >= 0, comm, PETSC_ERR_ARG_OUTOFRANGE,
              "-mat_ocean_heavy_threshold %" PetscInt_FMT " must be >= 0", r.heavy_threshold);
   PetscCheck(r.heavy_columns >= 0 && !(r.heavy_columns & (r.heavy_columns - 1)), comm, PETSC_ERR_ARG_OUTOFRANGE,
@@ -169,6 +176,7 @@ PetscErrorCode MatOceanGetOptions_Private(Mat C, MatOceanOptions *opts)
   opts->core.narrow_min_density     = (double)r.narrow_density;
   opts->core.narrow_max_entries     = (int64_t)r.narrow_entries;
   opts->core.small_bound            = (int64_t)r.small_bound;
+  opts->core.bound_factor           = (int64_t)r.bound_factor;
   opts->core.reuse_map_max_bytes    = r.reuse_map_mb < 0 ? -1 : (int64_t)(r.reuse_map_mb * 1048576.0);
   opts->core.device_memory_limit    = (int64_t)(r.device_memory_mb * 1048576.0);
   opts->core.heavy                  = (OceanHeavyMode)r.heavy;

@@ -194,6 +194,16 @@ static void Options(OceanOptions *o, int workflow, int registers, double coeffic
   o->heavy_chunks_per_level = case_heavy_per_level;
 }
 
+static OceanWorkflow last_workflow; /* RunAB's GPU product's */
+
+/* The workflow RunAB's last GPU product took was w. */
+static int CheckSelected(OceanWorkflow w)
+{
+  if (last_workflow == w) return 0;
+  snprintf(msg, sizeof(msg), "the selection took %s, %s expected", OceanWorkflowName(last_workflow), OceanWorkflowName(w));
+  return 1;
+}
+
 /* AB on both backends with the options; reference check, decisions, then numeric with new values (reuse). */
 static int RunAB(const OceanOptions *o, GenCSR *A, GenCSR *B, int expect_overflow, int reuse)
 {
@@ -215,6 +225,7 @@ static int RunAB(const OceanOptions *o, GenCSR *A, GenCSR *B, int expect_overflo
   GenRefMultiply(A, B, &R, &absval);
   if (CompareRef(pg, &R, absval) || CompareDecisions(pg, pc)) goto out;
   CALL(OceanProductGetStats(pg, 0, &st));
+  last_workflow = st.workflow;
   if (o->workflow != OCEAN_WORKFLOW_AUTO && !st.switched_to_exact && st.workflow != o->workflow) {
     snprintf(msg, sizeof(msg), "forced %s, took %s", OceanWorkflowName(o->workflow), OceanWorkflowName(st.workflow));
     goto out;
@@ -1773,6 +1784,56 @@ int main(int argc, char **argv)
     GenCopy(&A, &B);
     snprintf(name, sizeof(name), "AB rmat 10/16 forced %s", OceanWorkflowName((OceanWorkflow)w));
     CASE(name, CaseAB(&A, &B, w, 0, 0, 0, 1));
+  }
+  /* the upper bound routed by bound_factor x the longest B row: the analysis's plan (forced) and the over-allocated
+     step's (auto, a sample), rows that overflow the smaller accumulators (factor 1) computed again */
+  for (int f = 0; f < 3; f++) {
+    static const int64_t factors[3] = {4, 1, 2};
+    OceanOptions         o;
+    GenStencil(&A, 6, 6, 6, 3, 1, GEN_VALUES_STREAM_DIAG, 35, 35);
+    GenCopy(&A, &B);
+    Options(&o, OCEAN_WORKFLOW_UPPER_BOUND, 0, 0);
+    o.bound_factor = factors[f];
+    snprintf(name, sizeof(name), "AB elasticity 6^3x3 upper bound, bound_factor %lld", (long long)factors[f]);
+    CASE(name, RunAB(&o, &A, &B, factors[f] == 1, 1));
+    GenFree(&A);
+    GenFree(&B);
+    GenRmatStream(&A, 10, 16, 37, 37);
+    GenCopy(&A, &B);
+    Options(&o, OCEAN_WORKFLOW_UPPER_BOUND, 0, 0);
+    o.bound_factor = factors[f];
+    snprintf(name, sizeof(name), "AB rmat 10/16 upper bound, bound_factor %lld", (long long)factors[f]);
+    CASE(name, RunAB(&o, &A, &B, factors[f] == 1, 1));
+    GenFree(&A);
+    GenFree(&B);
+    /* the selection's upper bound, planned after the sample (the analysis's guess of the products is 50 times too
+       high: A reaches only B's rows of 4 entries, B's other rows have 400) */
+    memset(&A, 0, sizeof(A));
+    memset(&B, 0, sizeof(B));
+    GenAlloc(&A, 2000, 2000, 2000 * 6, 38);
+    for (int64_t i = 0; i < 2000; i++) {
+      A.rowptr[i + 1] = A.rowptr[i] + 6;
+      for (int t = 0; t < 6; t++) A.colidx[A.rowptr[i] + t] = (int32_t)((i + 97 * t) % 1000);
+      GenSortUnique(A.colidx + A.rowptr[i], 6);
+    }
+    GenAlloc(&B, 2000, 4000, 1000 * 4 + 1000 * 400, 39);
+    for (int64_t j = 0; j < 2000; j++) {
+      const int len   = j < 1000 ? 4 : 400;
+      B.rowptr[j + 1] = B.rowptr[j] + len;
+      for (int t = 0; t < len; t++) B.colidx[B.rowptr[j] + t] = (int32_t)((j * 7 + (int64_t)t * (j < 1000 ? 997 : 10)) % 4000);
+      GenSortUnique(B.colidx + B.rowptr[j], len);
+    }
+    GenFillValues(&A, GEN_VALUES_STREAM, 38);
+    GenFillValues(&B, GEN_VALUES_STREAM, 39);
+    Options(&o, OCEAN_WORKFLOW_AUTO, 0, 0);
+    o.bound_factor = factors[f];
+    o.small_bound  = 0;
+    snprintf(name, sizeof(name), "AB skewed B, selected upper bound planned late, bound_factor %lld",
+             (long long)factors[f]);
+    CASE(name, RunAB(&o, &A, &B, 0, 1) ||
+                 CheckSelected(OCEAN_WORKFLOW_UPPER_BOUND));
+    GenFree(&A);
+    GenFree(&B);
   }
   GenRmatStream(&A, 10, 16, 28, 28);
   GenCopy(&A, &B);
