@@ -255,6 +255,22 @@ static PetscErrorCode Refill(Mat M, const char *name, PetscInt size, PetscInt n,
   PetscFunctionReturn(0);
 }
 
+/* Elasticity A (3 dof per node) and a MAIJ of a random inner AIJ (3 dof): P is the MAIJ itself for the ocean run,
+   the MAIJ converted to aij (its block sizes kept) for the aij run. */
+static PetscErrorCode GenMAIJ(Setup *s, Mat *A, Mat *inner, Mat *maij, Mat *P)
+{
+  PetscFunctionBeginUser;
+  PetscCall(Gen(s, 0, "elast", 4, 0, 0, 1, 3, 3, A));
+  PetscCall(Gen(s, 1, "random", 64, 20, 2, 2, 0, 0, inner));
+  PetscCall(MatCreateMAIJ(*inner, 3, maij));
+  if (s->ocean) PetscCall(PetscObjectReference((PetscObject)(*P = *maij)));
+  else {
+    PetscCall(MatConvert(*maij, MATAIJ, MAT_INITIAL_MATRIX, P));
+    PetscCall(MatSetBlockSizesFromMats(*P, *maij, *maij));
+  }
+  PetscFunctionReturn(0);
+}
+
 /* PtAP with a MAIJ P (3 dof per node) whose inner AIJ changes between REUSE products.  The reference multiplies by the
    MAIJ converted to aij anew (what MatMult with the MAIJ applies): PETSc's own MPI PtAP with a MAIJ P, REUSE or new,
    keeps the values it saw first.  "move" preallocates the inner matrix anew, which only one process allows: a
@@ -278,14 +294,7 @@ static PetscErrorCode SeqMAIJ(Setup *s, Run *run)
       "matrix (PETSc's own MatMult and MatConvert of it then read stale blocks); run it on one process",
       (int)size);
   }
-  PetscCall(Gen(s, 0, "elast", 4, 0, 0, 1, 3, 3, &A));
-  PetscCall(Gen(s, 1, "random", 64, 20, 2, 2, 0, 0, &inner));
-  PetscCall(MatCreateMAIJ(inner, 3, &maij));
-  if (s->ocean) PetscCall(PetscObjectReference((PetscObject)(P = maij)));
-  else {
-    PetscCall(MatConvert(maij, MATAIJ, MAT_INITIAL_MATRIX, &P));
-    PetscCall(MatSetBlockSizesFromMats(P, maij, maij));
-  }
+  PetscCall(GenMAIJ(s, &A, &inner, &maij, &P));
   PetscCall(MatPtAP(A, P, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &D));
   PetscCall(Snapshot(run, D, "PtAP with MAIJ P"));
   PetscCall(PetscStrcmp(s->change, "values", &is));
@@ -476,14 +485,7 @@ static PetscErrorCode SeqCMerge(Setup *s, Run *run)
   PetscFunctionBeginUser;
   PetscCall(PetscStrcmp(s->product, "PtAP", &ptap));
   if (ptap) {
-    PetscCall(Gen(s, 0, "elast", 4, 0, 0, 1, 3, 3, &A));
-    PetscCall(Gen(s, 1, "random", 64, 20, 2, 2, 0, 0, &inner));
-    PetscCall(MatCreateMAIJ(inner, 3, &maij));
-    if (s->ocean) PetscCall(PetscObjectReference((PetscObject)(B = maij)));
-    else {
-      PetscCall(MatConvert(maij, MATAIJ, MAT_INITIAL_MATRIX, &B));
-      PetscCall(MatSetBlockSizesFromMats(B, maij, maij));
-    }
+    PetscCall(GenMAIJ(s, &A, &inner, &maij, &B));
     PetscCall(MatPtAP(A, B, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &D));
   } else {
     PetscCall(Gen(s, 0, "lap3d", 6, 0, 0, 1, 0, 0, &A));
