@@ -27,7 +27,7 @@ template <int LANES>
 __global__ void OceanKernelRowRange(OceanDevCSR B, int32_t *first, int32_t *last, unsigned long long *totals)
 {
   const int lane = LANES == 1 ? 0 : threadIdx.x & 31;
-  if (blockIdx.x == 0 && threadIdx.x < 3) totals[threadIdx.x] = 0;
+  if (blockIdx.x == 0 && threadIdx.x < 4) totals[threadIdx.x] = 0;
   OCEAN_GRID_STRIDE(g, B.nrows * LANES)
   {
     const int64_t k  = g / LANES;
@@ -44,41 +44,44 @@ __global__ void OceanKernelRowRange(OceanDevCSR B, int32_t *first, int32_t *last
   }
 }
 
-/* Adds the block's (products, bounds, rows with products) into totals[0..2]: a shuffle sum per warp, then one atomic
-   per block (exact integer sums, so the totals do not depend on the order).  Every thread of the block calls it. */
+/* Adds the block's (products, bounds, rows with products, likely sizes) into totals[0..3]: a shuffle sum per warp, then
+   one atomic per block (exact integer sums, so the totals do not depend on the order).  Every thread of the block
+   calls it. */
 __device__ static inline void OceanBlockAddTotals(unsigned long long q, unsigned long long ub, unsigned long long nq,
-                                                  unsigned long long *totals)
+                                                  unsigned long long likely, unsigned long long *totals)
 {
-  __shared__ unsigned long long part[3][OCEAN_THREADS / 32];
+  __shared__ unsigned long long part[4][OCEAN_THREADS / 32];
   for (int o = 16; o; o >>= 1) {
     q += __shfl_xor_sync(OCEAN_FULL_MASK, q, o);
     ub += __shfl_xor_sync(OCEAN_FULL_MASK, ub, o);
     nq += __shfl_xor_sync(OCEAN_FULL_MASK, nq, o);
+    likely += __shfl_xor_sync(OCEAN_FULL_MASK, likely, o);
   }
   if ((threadIdx.x & 31) == 0) {
     part[0][threadIdx.x / 32] = q;
     part[1][threadIdx.x / 32] = ub;
     part[2][threadIdx.x / 32] = nq;
+    part[3][threadIdx.x / 32] = likely;
   }
   __syncthreads();
-  if (threadIdx.x < 3) {
+  if (threadIdx.x < 4) {
     unsigned long long sum = 0;
     for (int w = 0; w < (int)blockDim.x / 32; w++) sum += part[threadIdx.x][w];
     if (sum) atomicAdd(&totals[threadIdx.x], sum);
   }
 }
 
-/* products, span, first column and upper bound of every row of A*B, and the totals of products, bounds and rows with
-   products added into totals[0..2] (zeroed by OceanKernelRowRange); with routes, each row's numeric route by the upper
-   bound's prediction (OceanPredictBound with rp.bound_factor); LANES threads per row (1 or 32), blocks of
-   OCEAN_THREADS */
+/* products, span, first column, longest B row and upper bound of every row of A*B, and the totals of products, bounds,
+   rows with products and likely sizes (OceanPredictBound with rp.bound_factor) added into totals[0..3] (zeroed by
+   OceanKernelRowRange); with routes, each row's numeric route by its upper bound (OceanKernelRoute's, d_p NULL); LANES
+   threads per row (1 or 32), blocks of OCEAN_THREADS */
 template <int LANES>
 __global__ void OceanKernelRowShapes(OceanDevCSR A, OceanDevCSR B, const int32_t *first, const int32_t *last,
                                      OceanRowShape *shapes, uint8_t *nonempty, unsigned long long *totals,
                                      OceanCudaRouteParams rp, OceanRoute *routes)
 {
   const int          lane  = LANES == 1 ? 0 : threadIdx.x & 31;
-  unsigned long long q_sum = 0, ub_sum = 0, nq_sum = 0;
+  unsigned long long q_sum = 0, ub_sum = 0, nq_sum = 0, likely_sum = 0;
   OCEAN_GRID_STRIDE(g, A.nrows * LANES)
   {
     const int64_t i  = g / LANES;
@@ -108,17 +111,17 @@ __global__ void OceanKernelRowShapes(OceanDevCSR A, OceanDevCSR B, const int32_t
       shapes[i]  = r;
       if (routes) {
         OceanRoute route;
-        OceanRouteRowBins(rp.bins, rp.warp, rp.load, OCEAN_PASS_NUMERIC, OceanPredictBound(&r, rp.bound_factor), &r,
-                          &route);
+        OceanRouteRowBins(rp.bins, rp.warp, rp.load, OCEAN_PASS_NUMERIC, r.ub, &r, &route);
         routes[i] = route;
       }
       q_sum += (unsigned long long)q;
       ub_sum += (unsigned long long)r.ub;
+      likely_sum += (unsigned long long)OceanPredictBound(&r, rp.bound_factor);
       nq_sum += q > 0;
       if (nonempty) nonempty[i] = (uint8_t)(q > 0);
     }
   }
-  OceanBlockAddTotals(q_sum, ub_sum, nq_sum, totals);
+  OceanBlockAddTotals(q_sum, ub_sum, nq_sum, likely_sum, totals);
 }
 
 /* A kernel over the rows of M with LANES threads per row: 32 when its rows average a warp's worth of entries. */
@@ -143,7 +146,7 @@ extern "C" OceanError OceanCudaAnalyzeRows(OceanCudaDevice dev, OceanDevCSR A, i
   }
 
   if (A.nrows == 0)
-    return OceanCudaCheck(cudaMemsetAsync(d_totals, 0, 3 * sizeof(unsigned long long), 0), "analysis: memset");
+    return OceanCudaCheck(cudaMemsetAsync(d_totals, 0, 4 * sizeof(unsigned long long), 0), "analysis: memset");
   if ((err = OceanCudaAlloc(dev, (size_t)OceanMax64(B.nrows, 1) * sizeof(int32_t), (void **)&first)) ||
       (err = OceanCudaAlloc(dev, (size_t)OceanMax64(B.nrows, 1) * sizeof(int32_t), (void **)&last)))
     goto done;

@@ -361,6 +361,7 @@ typedef struct {
   int           workflow_forced;   /* by OceanOptions.workflow */
   int           switched_to_exact; /* the over-allocation would have passed max_output_nnz (1), or the device memory
                                       (2: OceanOptions.device_memory_limit) */
+  int64_t bound_factor;            /* UPPER_BOUND routed rows by min(ub, bound_factor x longest B row) (0: by ub) */
   int     hll_registers;           /* 0 when no estimation ran */
   double  estimate_coefficient;
   int64_t nrows, ncols;

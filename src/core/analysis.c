@@ -34,15 +34,15 @@ static OceanError OceanRowColumnRange(const OceanCSR *B, int32_t **first, int32_
 }
 
 /* Exact per-row products, span and upper bound. */
-static OceanError OceanAnalyzeRows(const OceanCSR *A, const OceanCSR *B, OceanAnalysis *an)
+static OceanError OceanAnalyzeRows(const OceanCSR *A, const OceanCSR *B, int64_t bound_factor, OceanAnalysis *an)
 {
   int32_t   *first = NULL, *last = NULL;
-  int64_t    i, products = 0, bound_total = 0;
+  int64_t    i, products = 0, bound_total = 0, likely_total = 0;
   OceanError err;
 
   err = OceanRowColumnRange(B, &first, &last);
   if (!err) {
-#pragma omp parallel for schedule(static) reduction(+ : products, bound_total)
+#pragma omp parallel for schedule(static) reduction(+ : products, bound_total, likely_total)
     for (i = 0; i < A->nrows; i++) {
       OceanRowShape *r  = &an->rows[i];
       int64_t        q  = 0, t, longest = 0;
@@ -64,12 +64,14 @@ static OceanError OceanAnalyzeRows(const OceanCSR *A, const OceanCSR *B, OceanAn
       r->ub       = OceanMin64(OceanMin64(q, r->span), B->ncols);
       products += q;
       bound_total += r->ub;
+      likely_total += OceanPredictBound(r, bound_factor);
     }
   }
   OceanFree(first);
   OceanFree(last);
   an->products    = products;
-  an->bound_total = bound_total;
+  an->bound_total  = bound_total;
+  an->likely_total = likely_total;
   return err;
 }
 
@@ -148,7 +150,13 @@ void OceanAnalysisFinishRows(OceanAnalysis *an, int64_t nnz_a)
   an->products_per_row = an->nrows ? (double)an->products / (double)an->nrows : 0.0;
 }
 
-OceanError OceanAnalyzeShapes(const OceanCSR *A, const OceanCSR *B, OceanAnalysis *an)
+int64_t OceanDecideBoundFactor(const OceanOptions *opts, const OceanAnalysis *an, OceanWorkflow workflow)
+{
+  if (workflow != OCEAN_WORKFLOW_UPPER_BOUND || opts->bound_factor <= 0) return 0;
+  return (double)an->likely_total <= OCEAN_LIKELY_BOUND_RATIO * (double)an->bound_total ? opts->bound_factor : 0;
+}
+
+OceanError OceanAnalyzeShapes(const OceanCSR *A, const OceanCSR *B, int64_t bound_factor, OceanAnalysis *an)
 {
   if (an->nrows != A->nrows || !an->rows) {
     OceanFree(an->rows);
@@ -156,7 +164,7 @@ OceanError OceanAnalyzeShapes(const OceanCSR *A, const OceanCSR *B, OceanAnalysi
     OceanCall(OceanMalloc(A->nrows, &an->rows, "analysis: rows"));
     an->nrows = A->nrows;
   }
-  OceanCall(OceanAnalyzeRows(A, B, an));
+  OceanCall(OceanAnalyzeRows(A, B, bound_factor, an));
   OceanAnalysisFinishRows(an, OceanCSRNnz(A));
   OceanAnalysisSampleReset(an);
   return OCEAN_SUCCESS;

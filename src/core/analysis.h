@@ -34,13 +34,14 @@ typedef struct {
   int64_t        products; /* total */
   double         er;       /* products / nnz(A) */
   double         products_per_row;
-  int64_t        bound_total; /* sum of the rows' upper bounds: nnz(C) <= bound_total */
+  int64_t        bound_total;  /* sum of the rows' upper bounds: nnz(C) <= bound_total */
+  int64_t        likely_total; /* sum of OceanPredictBound with the options' bound_factor (bound_total at 0) */
   double         cr_sampled, cr_mean, cr_std, cr_conservative;
   int64_t        sampled_rows;
 } OceanAnalysis;
 
 /* The rows' shapes and totals, no CR sample (the CR fields reset). */
-OceanError OceanAnalyzeShapes(const OceanCSR *A, const OceanCSR *B, OceanAnalysis *an);
+OceanError OceanAnalyzeShapes(const OceanCSR *A, const OceanCSR *B, int64_t bound_factor, OceanAnalysis *an);
 void       OceanAnalysisDestroy(OceanAnalysis *an);
 /* The pieces of the analysis a backend runs around its own row analysis and sampled counts: */
 void OceanAnalysisFinishRows(OceanAnalysis *an, int64_t nnz_a); /* er, products per row (an->products set) */
@@ -62,9 +63,14 @@ typedef struct {
   int           registers;   /* for the estimation workflow */
   double        coefficient; /* estimate multiplier */
   int           bitmap_query;
+  int64_t       bound_factor; /* UPPER_BOUND routes by OceanPredictBound with it (0: by the bounds) */
 } OceanDecision;
 
 void OceanSelectWorkflow(const OceanOptions *opts, const OceanAnalysis *an, OceanDecision *d);
+/* UPPER_BOUND's bound factor: the options' when the rows' likely sizes total at most OCEAN_LIKELY_BOUND_RATIO of their
+   bounds, else 0 (the smaller accumulators must pay for the overflow check's wait and the routes made again). */
+#define OCEAN_LIKELY_BOUND_RATIO 0.65
+int64_t OceanDecideBoundFactor(const OceanOptions *opts, const OceanAnalysis *an, OceanWorkflow workflow);
 /* Whether a stage takes the NARROW workflow, from the sizes (before any analysis); an error when it is forced on
    operands it cannot take.  OceanDecideNarrow fills the decision. */
 OceanError OceanSelectNarrow(const OceanOptions *opts, const char *name, int64_t a_nrows, int64_t b_nrows,

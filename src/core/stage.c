@@ -241,7 +241,9 @@ static OceanError OceanStageLadder(OceanContext ctx, OceanStage *st, const Ocean
   OceanCall(ops->analyze(ctx, st, A, B));
   if (st->narrow) OceanDecideNarrow(&st->set->options, &st->dec);
   else OceanSelectWorkflow(&st->set->options, &st->an, &st->dec);
+  st->dec.bound_factor = OceanDecideBoundFactor(&st->set->options, &st->an, st->dec.workflow);
   OceanStageStatsFromAnalysis(st, A, B);
+  st->stats.bound_factor = st->dec.bound_factor;
 
   if (st->dec.workflow == OCEAN_WORKFLOW_NARROW && ops->narrow) OceanCall(ops->narrow(ctx, st, A, B));
   else if (st->dec.workflow != OCEAN_WORKFLOW_EXACT) {
@@ -250,6 +252,7 @@ static OceanError OceanStageLadder(OceanContext ctx, OceanStage *st, const Ocean
   }
   if (switched) {                           /* the slots would pass max_output_nnz */
     st->stats.switched_to_exact = switched; /* 1: max_output_nnz, 2: device memory */
+    st->stats.bound_factor      = 0;
     st->dec.workflow            = OCEAN_WORKFLOW_EXACT;
     st->stats.workflow          = OCEAN_WORKFLOW_EXACT;
   }

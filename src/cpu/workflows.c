@@ -441,7 +441,7 @@ static OceanError OceanCpuAnalyze(OceanContext ctx, OceanStage *st, const OceanC
   double     t0;
 
   t0  = OceanPhaseBegin(ctx, OCEAN_PHASE_ANALYSIS);
-  err = OceanAnalyzeShapes(A, B, &st->an);
+  err = OceanAnalyzeShapes(A, B, st->set->options.bound_factor, &st->an);
   if (!err && !st->narrow && OceanAnalysisNeedsSample(&st->set->options, &st->an))
     err = OceanCpuAnalyzeSample(ctx, st->set, A, B, &st->an);
   st->stats.t_analysis = OceanPhaseEnd(ctx, OCEAN_PHASE_ANALYSIS, 0.0, t0);
@@ -456,8 +456,7 @@ static OceanError OceanCpuPredict(OceanContext ctx, OceanStage *st, const OceanC
   double     t0;
 
   if (st->dec.workflow != OCEAN_WORKFLOW_ESTIMATE) {
-    const int64_t factor = st->dec.workflow == OCEAN_WORKFLOW_UPPER_BOUND ? st->set->options.bound_factor : 0;
-    for (i = 0; i < st->nrows; i++) st->tmp.predicted[i] = OceanPredictBound(&st->an.rows[i], factor);
+    for (i = 0; i < st->nrows; i++) st->tmp.predicted[i] = OceanPredictBound(&st->an.rows[i], st->dec.bound_factor);
     return OCEAN_SUCCESS;
   }
   t0                   = OceanPhaseBegin(ctx, OCEAN_PHASE_ESTIMATE);

@@ -80,10 +80,8 @@ typedef struct {
   int64_t            waits_before;    /* OceanCudaWaits() when the call began */
   int64_t              row_chunks; /* > 0: C was made in row chunks and is on the host only (c_colidx, c_values NULL) */
   OceanCudaScratch     run;        /* the symbolic call's scratch (freed when it ends) */
-  OceanCudaRowGroups   plan;       /* the rows' plan by the upper bound's predictions, made with the analysis when
-                                      planned */
+  OceanCudaRowGroups   plan;       /* the rows' plan by their upper bounds, made with the analysis when planned */
   int                  planned;    /* (routes and offsets in run.routes, run.offsets) */
-  int64_t              plan_slots; /* the plan's slots in all */
   OceanCudaRouteParams rp;         /* the symbolic call's routing parameters */
   OceanHeavyCounts     heavy;      /* what its numeric passes' heavy rows did (rp.heavy points here) */
   double               heavy_times[4];

@@ -281,9 +281,8 @@ static OceanError OceanCudaFinish(OceanContext ctx, OceanStage *st)
       for (i = 0; i < n; i++)
         t->predicted[i] = OceanPredictFromEstimate(t->estimate[i], st->dec.coefficient, &st->an.rows[i]);
     } else {
-      const int64_t factor = st->dec.workflow == OCEAN_WORKFLOW_UPPER_BOUND ? st->set->options.bound_factor : 0;
-      int64_t       i;
-      for (i = 0; i < n; i++) t->predicted[i] = OceanPredictBound(&st->an.rows[i], factor);
+      int64_t i;
+      for (i = 0; i < n; i++) t->predicted[i] = OceanPredictBound(&st->an.rows[i], st->dec.bound_factor);
     }
   }
   return OceanCudaCheckStats(st);

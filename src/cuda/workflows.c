@@ -145,18 +145,18 @@ OceanError OceanCudaAnalyze(OceanContext ctx, OceanStage *st, OceanCudaStage *d,
   OceanAnalysisSampleReset(an);
   OceanCall(OceanDevAlloc(ctx, A.nrows, &d->shapes));
   {
-    /* words[0..2]: the totals; words[3..]: the plan's rows per bin and slots */
+    /* words[0..3]: the totals; words[4..]: the plan's rows per bin and slots */
     const int           plan = OceanCudaPlanWithAnalysis(st, d, A, B);
-    unsigned long long *d_words = NULL, words[3 + OCEAN_NUM_BINS + 1];
+    unsigned long long *d_words = NULL, words[4 + OCEAN_NUM_BINS + 1];
 
-    OceanCall(OceanDevAlloc(ctx, 3 + OCEAN_NUM_BINS + 1, &d_words));
+    OceanCall(OceanDevAlloc(ctx, 4 + OCEAN_NUM_BINS + 1, &d_words));
     /* s->cflags: the rows with products (the symbolic counts below reuse it as their overflow flags) */
-    err = OceanCudaAnalyzeRows(dev, A, d->nnz[0], B, d->nnz[1], d->shapes, s->cflags, d_words, plan ? rp : NULL,
-                               s->routes);
+    err = OceanCudaAnalyzeRows(dev, A, d->nnz[0], B, d->nnz[1], d->shapes, s->cflags, d_words, rp,
+                               plan ? s->routes : NULL);
     if (!err && plan)
       err = OceanCudaPlanRowsQueued(dev, rp, OCEAN_PASS_NUMERIC, NULL, d->shapes, A.nrows, A.nrows > 0, s->routes,
-                                    s->offsets, d_words + 3, &d->plan);
-    if (!err) err = OceanCudaReadback(dev, words, d_words, (size_t)(plan ? 3 + OCEAN_NUM_BINS + 1 : 3) * sizeof(words[0]));
+                                    s->offsets, d_words + 4, &d->plan);
+    if (!err) err = OceanCudaReadback(dev, words, d_words, (size_t)(plan ? 4 + OCEAN_NUM_BINS + 1 : 4) * sizeof(words[0]));
     OceanDevFree(ctx, d_words);
     if (err) {
       OceanCudaRowGroupsFree(dev, &d->plan);
@@ -165,7 +165,8 @@ OceanError OceanCudaAnalyze(OceanContext ctx, OceanStage *st, OceanCudaStage *d,
     an->products    = (int64_t)words[0];
     an->bound_total = (int64_t)words[1];
     nq              = (int64_t)words[2];
-    if (plan) OceanCudaRowGroupsTake(&d->plan, words + 3, &d->plan_slots);
+    an->likely_total = (int64_t)words[3];
+    if (plan) OceanCudaRowGroupsTake(&d->plan, words + 4, NULL);
     d->planned = plan;
   }
   OceanAnalysisFinishRows(an, d->nnz[0]);
@@ -314,19 +315,17 @@ OceanError OceanCudaOverAllocated(OceanContext ctx, OceanStage *st, OceanCudaSta
   int64_t            total, nover = 0, retried, fb_total = 0;
   int                unsorted = 0; /* global-hash rows written: C's rows need the sort */
   const int          bounded  = st->dec.workflow == OCEAN_WORKFLOW_UPPER_BOUND;
-  const int64_t      factor   = bounded ? st->set->options.bound_factor : 0;
+  const int64_t      factor   = bounded ? st->dec.bound_factor : 0;
   double             t0;
   OceanCudaRowGroups groups;
   OceanError         err = OCEAN_SUCCESS;
 
   *switched = 0;
-  /* routes, slots and the rows grouped by bin: the analysis's plan, or one wait (a small product: one launch); upper
-     bounds routed by ub (bound_factor 0): every route's slot is its row's bound, so the total is the analysis's and no
-     row can overflow */
-  if (bounded && d->planned) {
-    groups = d->plan;
-    total  = d->plan_slots;
-  } else {
+  /* routes, slots and the rows grouped by bin: the analysis's plan (by the bounds), or one wait (a small product: one
+     launch); upper bounds routed by ub (no bound factor decided): every route's slot is its row's bound, so the total
+     is the analysis's and no row can overflow */
+  if (bounded && !factor && d->planned) groups = d->plan;
+  else {
     OceanCudaRowGroupsFree(dev, &d->plan);
     if (factor) OceanCall(OceanCudaPredictRows(OCEAN_CUDA_PREDICT_BOUND, NULL, st->nrows, d->shapes, NULL, NULL,
                                                (double)factor, s->p));
@@ -633,7 +632,8 @@ OceanError OceanCudaNarrow(OceanContext ctx, OceanStage *st, OceanCudaStage *d, 
   }
   (void)OceanPhaseEnd(ctx, OCEAN_PHASE_NUMERIC, 2.0 * (double)totals[0], t0);
   an->products    = totals[0];
-  an->bound_total = totals[1];
+  an->bound_total  = totals[1];
+  an->likely_total = totals[1];
   nonempty        = totals[2];
   OceanAnalysisFinishRows(an, d->nnz[0]);
   S->products          = an->products;

@@ -16,13 +16,14 @@ PetscErrorCode MatOceanStatsView(const OceanStats *s, PetscViewer viewer)
 {
   PetscFunctionBegin;
   PetscCall(PetscViewerASCIIPrintf(viewer,
-                                   "workflow %s%s%s, %" PetscInt64_FMT " x %" PetscInt64_FMT ", nnz A %" PetscInt64_FMT
+                                   "workflow %s%s%s%s, %" PetscInt64_FMT " x %" PetscInt64_FMT ", nnz A %" PetscInt64_FMT
                                    " B %" PetscInt64_FMT " C %" PetscInt64_FMT ", products %" PetscInt64_FMT "\n",
                                    OceanWorkflowName(s->workflow), s->workflow_forced ? " (forced)" : " (selected)",
                                    s->switched_to_exact == 2
                                      ? " (switched to exact: the over-allocation would not fit the device memory)"
                                    : s->switched_to_exact ? " (switched to exact: over-allocation beyond the nnz limit)"
                                                           : "",
+                                   s->bound_factor ? " (routed by likely sizes: bound_factor x the longest B row)" : "",
                                    s->nrows, s->ncols, s->nnz_a, s->nnz_b, s->nnz_c, s->products));
   if (s->sampled_rows)
     PetscCall(PetscViewerASCIIPrintf(
