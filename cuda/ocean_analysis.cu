@@ -44,7 +44,7 @@ __global__ void OceanKernelRowRange(OceanDevCSR B, int32_t *first, int32_t *last
   }
 }
 
-/* Adds the block's (products, bounds, rows with products, likely sizes) into totals[0..3]: a shuffle sum per warp, then
+/* Adds the block's (products, bounds, rows with products, likely slots) into totals[0..3]: a shuffle sum per warp, then
    one atomic per block (exact integer sums, so the totals do not depend on the order).  Every thread of the block
    calls it. */
 __device__ static inline void OceanBlockAddTotals(unsigned long long q, unsigned long long ub, unsigned long long nq,
@@ -72,7 +72,8 @@ __device__ static inline void OceanBlockAddTotals(unsigned long long q, unsigned
 }
 
 /* products, span, first column, longest B row and upper bound of every row of A*B, and the totals of products, bounds,
-   rows with products and likely sizes (OceanPredictBound with rp.bound_factor) added into totals[0..3] (zeroed by
+   rows with products and the slots the rows' likely sizes route them to (OceanPredictBound with rp.bound_factor) added
+   into totals[0..3] (zeroed by
    OceanKernelRowRange); with routes, each row's numeric route by its upper bound (OceanKernelRoute's, d_p NULL); LANES
    threads per row (1 or 32), blocks of OCEAN_THREADS */
 template <int LANES>
@@ -116,7 +117,12 @@ __global__ void OceanKernelRowShapes(OceanDevCSR A, OceanDevCSR B, const int32_t
       }
       q_sum += (unsigned long long)q;
       ub_sum += (unsigned long long)r.ub;
-      likely_sum += (unsigned long long)OceanPredictBound(&r, rp.bound_factor);
+      if (rp.bound_factor) {
+        OceanRoute likely;
+        OceanRouteRowBins(rp.bins, rp.warp, rp.load, OCEAN_PASS_NUMERIC, OceanPredictBound(&r, rp.bound_factor), &r,
+                          &likely);
+        likely_sum += (unsigned long long)likely.slot;
+      }
       nq_sum += q > 0;
       if (nonempty) nonempty[i] = (uint8_t)(q > 0);
     }

@@ -8,7 +8,7 @@
   Per bin also the accumulators its rows take and how far the predictions (the sizes the rows were routed by) are
   above the rows' real nonzeros: with upper bounds, what over-sized tables and slots cost.
 
-  Usage: row_bins [--small] NAME|FILE.mtx ...    (NAME: a benchmark matrix, e.g. rmat_s18_d8; --small: 1/8 sizes;
+  Usage: row_bins [--small] [--bound-factor F] NAME|FILE.mtx ...    (NAME: a benchmark matrix, e.g. rmat_s18_d8; --small: 1/8 sizes;
                                                   FILE.mtx: a Matrix Market file, C = A*A as bench_spgemm's)
 */
 #include <stdio.h>
@@ -60,7 +60,14 @@ static int ReportRows(OceanContext ctx, const GenCSR *M)
     if (rows[i].nnz > long_max_nnz) long_max_nnz = rows[i].nnz;
     if (rows[i].accumulator <= OCEAN_ACC_GLOBAL_DENSE) acc[rows[i].accumulator]++;
   }
-  printf("%s: %lld rows, %lld products\n", M->name, (long long)n, (long long)sum);
+  {
+    OceanStats st;
+    if (!OceanProductGetStats(p, 0, &st))
+      printf("%s: %lld rows, %lld products; workflow %s%s, slots %.2fx nnz(C) (bounds %.2fx), overflow rows %lld\n",
+             M->name, (long long)n, (long long)sum, OceanWorkflowName(st.workflow),
+             st.bound_factor ? " routed by likely sizes" : "", st.nnz_c ? (double)st.allocated_entries / (double)st.nnz_c : 0.0,
+             st.nnz_c ? (double)st.bound_nnz / (double)st.nnz_c : 0.0, (long long)st.overflow_rows);
+  }
   for (i = 0; i < OCEAN_NUM_BINS; i++) {
     int k;
     if (!rows_in[i]) continue;
@@ -115,6 +122,14 @@ int main(int argc, char **argv)
   for (a = 1; a < argc; a++) {
     if (!strcmp(argv[a], "--small")) {
       small = 1;
+      continue;
+    }
+    if (!strcmp(argv[a], "--bound-factor") && a + 1 < argc) { /* OceanOptions.bound_factor */
+      o.bound_factor = atoll(argv[++a]);
+      if (OceanContextSetOptions(ctx, &o)) {
+        fprintf(stderr, "row_bins: %s\n", OceanGetLastErrorMessage());
+        return 1;
+      }
       continue;
     }
     for (k = 0; k < GenBenchNumSpecs; k++)

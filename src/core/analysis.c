@@ -34,7 +34,7 @@ static OceanError OceanRowColumnRange(const OceanCSR *B, int32_t **first, int32_
 }
 
 /* Exact per-row products, span and upper bound. */
-static OceanError OceanAnalyzeRows(const OceanCSR *A, const OceanCSR *B, int64_t bound_factor, OceanAnalysis *an)
+static OceanError OceanAnalyzeRows(const OceanCSR *A, const OceanCSR *B, const OceanSettings *set, OceanAnalysis *an)
 {
   int32_t   *first = NULL, *last = NULL;
   int64_t    i, products = 0, bound_total = 0, likely_total = 0;
@@ -64,7 +64,11 @@ static OceanError OceanAnalyzeRows(const OceanCSR *A, const OceanCSR *B, int64_t
       r->ub       = OceanMin64(OceanMin64(q, r->span), B->ncols);
       products += q;
       bound_total += r->ub;
-      likely_total += OceanPredictBound(r, bound_factor);
+      if (set && set->options.bound_factor) {
+        OceanRoute likely;
+        OceanRouteRow(set, OCEAN_PASS_NUMERIC, OceanPredictBound(r, set->options.bound_factor), r, &likely);
+        likely_total += likely.slot;
+      }
     }
   }
   OceanFree(first);
@@ -156,7 +160,7 @@ int64_t OceanDecideBoundFactor(const OceanOptions *opts, const OceanAnalysis *an
   return (double)an->likely_total <= OCEAN_LIKELY_BOUND_RATIO * (double)an->bound_total ? opts->bound_factor : 0;
 }
 
-OceanError OceanAnalyzeShapes(const OceanCSR *A, const OceanCSR *B, int64_t bound_factor, OceanAnalysis *an)
+OceanError OceanAnalyzeShapes(const OceanCSR *A, const OceanCSR *B, const OceanSettings *set, OceanAnalysis *an)
 {
   if (an->nrows != A->nrows || !an->rows) {
     OceanFree(an->rows);
@@ -164,7 +168,7 @@ OceanError OceanAnalyzeShapes(const OceanCSR *A, const OceanCSR *B, int64_t boun
     OceanCall(OceanMalloc(A->nrows, &an->rows, "analysis: rows"));
     an->nrows = A->nrows;
   }
-  OceanCall(OceanAnalyzeRows(A, B, bound_factor, an));
+  OceanCall(OceanAnalyzeRows(A, B, set, an));
   OceanAnalysisFinishRows(an, OceanCSRNnz(A));
   OceanAnalysisSampleReset(an);
   return OCEAN_SUCCESS;

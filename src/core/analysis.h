@@ -35,13 +35,14 @@ typedef struct {
   double         er;       /* products / nnz(A) */
   double         products_per_row;
   int64_t        bound_total;  /* sum of the rows' upper bounds: nnz(C) <= bound_total */
-  int64_t        likely_total; /* sum of OceanPredictBound with the options' bound_factor (bound_total at 0) */
+  int64_t        likely_total; /* the slots the rows' likely sizes (OceanPredictBound with the options' bound_factor)
+                                  route them to, in all (0 with bound_factor 0) */
   double         cr_sampled, cr_mean, cr_std, cr_conservative;
   int64_t        sampled_rows;
 } OceanAnalysis;
 
 /* The rows' shapes and totals, no CR sample (the CR fields reset). */
-OceanError OceanAnalyzeShapes(const OceanCSR *A, const OceanCSR *B, int64_t bound_factor, OceanAnalysis *an);
+OceanError OceanAnalyzeShapes(const OceanCSR *A, const OceanCSR *B, const OceanSettings *set, OceanAnalysis *an);
 void       OceanAnalysisDestroy(OceanAnalysis *an);
 /* The pieces of the analysis a backend runs around its own row analysis and sampled counts: */
 void OceanAnalysisFinishRows(OceanAnalysis *an, int64_t nnz_a); /* er, products per row (an->products set) */
@@ -67,8 +68,10 @@ typedef struct {
 } OceanDecision;
 
 void OceanSelectWorkflow(const OceanOptions *opts, const OceanAnalysis *an, OceanDecision *d);
-/* UPPER_BOUND's bound factor: the options' when the rows' likely sizes total at most OCEAN_LIKELY_BOUND_RATIO of their
-   bounds, else 0 (the smaller accumulators must pay for the overflow check's wait and the routes made again). */
+/* UPPER_BOUND's bound factor: the options' when the slots of the rows' likely routes total at most
+   OCEAN_LIKELY_BOUND_RATIO of their bounds, else 0 (the smaller accumulators and slots must pay for the overflow check's
+   wait and the routes made again: on an H100 the real set's products gained 15-30% with slots of 0.40-0.66 of the
+   bounds and lost from 0.69 on, before the routes were made twice; the marginal ones are left out). */
 #define OCEAN_LIKELY_BOUND_RATIO 0.65
 int64_t OceanDecideBoundFactor(const OceanOptions *opts, const OceanAnalysis *an, OceanWorkflow workflow);
 /* Whether a stage takes the NARROW workflow, from the sizes (before any analysis); an error when it is forced on

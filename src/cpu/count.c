@@ -23,7 +23,7 @@ OceanError OceanCountRowNnz(const OceanCSR *A_in, const OceanCSR *B_in, int64_t 
   opts.sample_min = opts.sample_max = 0;
   memset(&an, 0, sizeof(an));
   err = OceanContextSetOptions(ctx, &opts);
-  if (!err) err = OceanAnalyzeShapes(&A, &B, 0, &an);
+  if (!err) err = OceanAnalyzeShapes(&A, &B, NULL, &an);
   if (!err) err = OceanCpuWorkspaces(ctx, &ctx->set, &ws);
   if (!err) {
 #pragma omp parallel for schedule(dynamic, OCEAN_ROW_CHUNK)

@@ -441,7 +441,7 @@ static OceanError OceanCpuAnalyze(OceanContext ctx, OceanStage *st, const OceanC
   double     t0;
 
   t0  = OceanPhaseBegin(ctx, OCEAN_PHASE_ANALYSIS);
-  err = OceanAnalyzeShapes(A, B, st->set->options.bound_factor, &st->an);
+  err = OceanAnalyzeShapes(A, B, st->set, &st->an);
   if (!err && !st->narrow && OceanAnalysisNeedsSample(&st->set->options, &st->an))
     err = OceanCpuAnalyzeSample(ctx, st->set, A, B, &st->an);
   st->stats.t_analysis = OceanPhaseEnd(ctx, OCEAN_PHASE_ANALYSIS, 0.0, t0);

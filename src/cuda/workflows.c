@@ -633,7 +633,7 @@ OceanError OceanCudaNarrow(OceanContext ctx, OceanStage *st, OceanCudaStage *d, 
   (void)OceanPhaseEnd(ctx, OCEAN_PHASE_NUMERIC, 2.0 * (double)totals[0], t0);
   an->products    = totals[0];
   an->bound_total  = totals[1];
-  an->likely_total = totals[1];
+  an->likely_total = 0;
   nonempty        = totals[2];
   OceanAnalysisFinishRows(an, d->nnz[0]);
   S->products          = an->products;
