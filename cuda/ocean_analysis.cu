@@ -72,10 +72,9 @@ __device__ static inline void OceanBlockAddTotals(unsigned long long q, unsigned
 }
 
 /* products, span, first column, longest B row and upper bound of every row of A*B, and the totals of products, bounds,
-   rows with products and the slots the rows' likely sizes route them to (OceanPredictBound with rp.bound_factor) added
-   into totals[0..3] (zeroed by
-   OceanKernelRowRange); with routes, each row's numeric route by its upper bound (OceanKernelRoute's, d_p NULL); LANES
-   threads per row (1 or 32), blocks of OCEAN_THREADS */
+   rows with products and the slots the rows' likely sizes route them to (OceanPredictBound with rp.bound_factor; 0
+   without one) added into totals[0..3] (zeroed by OceanKernelRowRange); with routes, each row's numeric route by its
+   upper bound (OceanKernelRoute's, d_p NULL); LANES threads per row (1 or 32), blocks of OCEAN_THREADS */
 template <int LANES>
 __global__ void OceanKernelRowShapes(OceanDevCSR A, OceanDevCSR B, const int32_t *first, const int32_t *last,
                                      OceanRowShape *shapes, uint8_t *nonempty, unsigned long long *totals,

@@ -31,7 +31,7 @@ typedef struct {
   int64_t        warp;
   double         load;
   int64_t        smem_optin; /* the most dynamic shared memory a block may have */
-  int64_t        bound_factor; /* OceanPredictBound's, for the upper bound's plan the analysis makes */
+  int64_t        bound_factor; /* OceanPredictBound's: the analysis totals the slots of the rows' likely routes */
   /* where OceanCudaRunRows adds what the heavy rows of its numeric passes did (host memory; NULL: not kept) */
   OceanHeavyCounts *heavy;
   double           *heavy_times; /* 4 entries, see OceanCudaHeavyRows */

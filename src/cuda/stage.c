@@ -103,8 +103,8 @@ static OceanError OceanCudaAnalyzeStep(OceanContext ctx, OceanStage *st, const O
   return OCEAN_SUCCESS;
 }
 
-/* ESTIMATE routes by the sketches' estimate (into run.p); UPPER_BOUND by OceanPredictBound, which the analysis's plan
-   or the over-allocated step computes (no kernel here). */
+/* ESTIMATE routes by the sketches' estimate (into run.p); UPPER_BOUND by OceanPredictBound: the rows' bounds (the
+   analysis's plan) or, with a bound factor decided, the predictions the over-allocated step makes (no kernel here). */
 static OceanError OceanCudaPredictStep(OceanContext ctx, OceanStage *st, const OceanCSR *Ah, const OceanCSR *Bh)
 {
   OceanCudaDevice   dev = OceanCtxDev(ctx);
