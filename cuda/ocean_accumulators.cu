@@ -412,8 +412,8 @@ __global__ void OceanKernelKeyRows(const uint8_t *keys, const int64_t *list, int
 }
 
 /* OceanCudaGroupByKey without its wait: the counts stay on the device in d_counts[0..nkeys-1] (zeroed here). */
-static OceanError OceanCudaGroupByKeyQueued(OceanCudaDevice dev, const uint8_t *d_keys, const int64_t *d_list, int64_t n,
-                                            int nkeys, int64_t **d_grouped, unsigned long long *d_counts)
+static OceanError OceanCudaGroupByKeyQueued(OceanCudaDevice dev, const uint8_t *d_keys, const int64_t *d_list,
+                                            int64_t n, int nkeys, int64_t **d_grouped, unsigned long long *d_counts)
 {
   uint8_t   *skeys = NULL;
   int64_t   *rows = NULL, *srows = NULL;
@@ -833,9 +833,9 @@ extern "C" OceanError OceanCudaPlanRowsQueued(OceanCudaDevice dev, const OceanCu
   }
   /* grid-wide scan and grouping; the slots' total copied beside the bins' counts */
   if ((err = OceanCudaScanSlots(dev, d_routes, n, d_offsets, NULL))) return err;
-  if ((err = OceanCudaCheck(cudaMemcpyAsync(d_counts + OCEAN_NUM_BINS, d_offsets + n, sizeof(int64_t),
-                                            cudaMemcpyDeviceToDevice, 0),
-                            "planning rows: the slots' total")))
+  if ((err = OceanCudaCheck(
+         cudaMemcpyAsync(d_counts + OCEAN_NUM_BINS, d_offsets + n, sizeof(int64_t), cudaMemcpyDeviceToDevice, 0),
+         "planning rows: the slots' total")))
     return err;
   if ((err = OceanCudaAlloc(dev, (size_t)n, (void **)&keys))) return err;
   OceanKernelBinKeys<<<OceanGrid(n, OCEAN_THREADS), OCEAN_THREADS>>>(NULL, n, d_routes, keys);
@@ -852,7 +852,7 @@ extern "C" void OceanCudaRowGroupsTake(OceanCudaRowGroups *g, const unsigned lon
 }
 
 extern "C" OceanError OceanCudaPlanRows(OceanCudaDevice dev, const OceanCudaRouteParams *rp, OceanPass pass,
-                                        const int64_t *d_p, const OceanRowShape *d_shapes, int64_t n,
+                                        const int64_t *d_p, const OceanRowShape *d_shapes, int64_t n, int routed,
                                         OceanRoute *d_routes, int64_t *d_offsets, int64_t *total, OceanCudaRowGroups *g)
 {
   unsigned long long *d_counts = NULL, h_counts[OCEAN_NUM_BINS + 1]; /* the bins' rows and the slots' total */
@@ -860,7 +860,7 @@ extern "C" OceanError OceanCudaPlanRows(OceanCudaDevice dev, const OceanCudaRout
 
   memset(g, 0, sizeof(*g));
   if ((err = OceanCudaAlloc(dev, sizeof(h_counts), (void **)&d_counts))) return err;
-  err = OceanCudaPlanRowsQueued(dev, rp, pass, d_p, d_shapes, n, 0, d_routes, d_offsets, d_counts, g);
+  err = OceanCudaPlanRowsQueued(dev, rp, pass, d_p, d_shapes, n, routed, d_routes, d_offsets, d_counts, g);
   if (!err) err = OceanCudaReadback(dev, h_counts, d_counts, sizeof(h_counts));
   OceanCudaFree(dev, d_counts);
   if (err) {

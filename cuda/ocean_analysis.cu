@@ -74,7 +74,8 @@ __device__ static inline void OceanBlockAddTotals(unsigned long long q, unsigned
 /* products, span, first column, longest B row and upper bound of every row of A*B, and the totals of products, bounds,
    rows with products and the slots the rows' likely sizes route them to (OceanPredictBound with rp.bound_factor; 0
    without one) added into totals[0..3] (zeroed by OceanKernelRowRange); with routes, each row's numeric route by its
-   upper bound (OceanKernelRoute's, d_p NULL); LANES threads per row (1 or 32), blocks of OCEAN_THREADS */
+   upper bound (OceanKernelRoute's, d_p NULL; OceanKernelRouteLikely may replace it); LANES threads per row (1 or 32),
+   blocks of OCEAN_THREADS */
 template <int LANES>
 __global__ void OceanKernelRowShapes(OceanDevCSR A, OceanDevCSR B, const int32_t *first, const int32_t *last,
                                      OceanRowShape *shapes, uint8_t *nonempty, unsigned long long *totals,
@@ -84,8 +85,8 @@ __global__ void OceanKernelRowShapes(OceanDevCSR A, OceanDevCSR B, const int32_t
   unsigned long long q_sum = 0, ub_sum = 0, nq_sum = 0, likely_sum = 0;
   OCEAN_GRID_STRIDE(g, A.nrows * LANES)
   {
-    const int64_t i  = g / LANES;
-    int64_t       q  = 0, longest = 0;
+    const int64_t i = g / LANES;
+    int64_t       q = 0, longest = 0;
     int32_t       lo = INT32_MAX, hi = -1;
     for (int64_t t = A.rowptr[i] + lane; t < A.rowptr[i + 1]; t += LANES) {
       int32_t k  = A.colidx[t];
@@ -93,8 +94,8 @@ __global__ void OceanKernelRowShapes(OceanDevCSR A, OceanDevCSR B, const int32_t
       if (!nk) continue;
       q += nk;
       longest = max(longest, nk);
-      lo = min(lo, first[k]);
-      hi = max(hi, last[k]);
+      lo      = min(lo, first[k]);
+      hi      = max(hi, last[k]);
     }
     if (LANES > 1) {
       for (int o = 16; o; o >>= 1) q += __shfl_xor_sync(OCEAN_FULL_MASK, q, o);
@@ -118,8 +119,8 @@ __global__ void OceanKernelRowShapes(OceanDevCSR A, OceanDevCSR B, const int32_t
       ub_sum += (unsigned long long)r.ub;
       if (rp.bound_factor) {
         OceanRoute likely;
-        OceanRouteRowBins(rp.bins, rp.warp, rp.load, OCEAN_PASS_NUMERIC, OceanPredictBound(&r, rp.bound_factor), &r,
-                          &likely);
+        OceanRouteRowBins(rp.bins, rp.warp, rp.load, OCEAN_PASS_NUMERIC,
+                          OceanPredictBound(rp.bins, rp.warp, rp.load, &r, rp.bound_factor), &r, &likely);
         likely_sum += (unsigned long long)likely.slot;
       }
       nq_sum += q > 0;
@@ -129,12 +130,39 @@ __global__ void OceanKernelRowShapes(OceanDevCSR A, OceanDevCSR B, const int32_t
   OceanBlockAddTotals(q_sum, ub_sum, nq_sum, likely_sum, totals);
 }
 
+/* The rows' routes by their likely sizes (OceanPredictBound with rp.bound_factor) in place of those by their bounds,
+   when the product takes the factor: OceanTakeBoundFactor of the totals OceanKernelRowShapes added (it runs before
+   this kernel on the stream), so the analysis's plan is the one the numeric pass runs, with no wait between them;
+   totals NULL: taken (the host decided). */
+__global__ void OceanKernelRouteLikely(const OceanRowShape *shapes, int64_t n, const unsigned long long *totals,
+                                       OceanCudaRouteParams rp, OceanRoute *routes)
+{
+  if (totals && !OceanTakeBoundFactor((int64_t)totals[3], (int64_t)totals[1])) return;
+  OCEAN_GRID_STRIDE(i, n)
+  {
+    const OceanRowShape r = shapes[i];
+    OceanRoute          route;
+    OceanRouteRowBins(rp.bins, rp.warp, rp.load, OCEAN_PASS_NUMERIC,
+                      OceanPredictBound(rp.bins, rp.warp, rp.load, &r, rp.bound_factor), &r, &route);
+    routes[i] = route;
+  }
+}
+
 /* A kernel over the rows of M with LANES threads per row: 32 when its rows average a warp's worth of entries. */
 #define OCEAN_LAUNCH_PER_ROW(kernel, nrows, nnz, ...) \
   do { \
     if (OceanWideRows(nrows, nnz)) kernel<32><<<OceanGrid((nrows)*32, OCEAN_THREADS), OCEAN_THREADS>>>(__VA_ARGS__); \
     else kernel<1><<<OceanGrid(nrows, OCEAN_THREADS), OCEAN_THREADS>>>(__VA_ARGS__); \
   } while (0)
+
+extern "C" OceanError OceanCudaRouteLikely(const OceanCudaRouteParams *rp, const OceanRowShape *d_shapes, int64_t n,
+                                           OceanRoute *d_routes)
+{
+  if (n == 0) return OCEAN_SUCCESS;
+  OceanKernelRouteLikely<<<OceanGrid(n, OCEAN_THREADS), OCEAN_THREADS>>>(d_shapes, n, NULL, *rp, d_routes);
+  OCEAN_CUDA_LAUNCHED("routes by the likely sizes");
+  return OCEAN_SUCCESS;
+}
 
 extern "C" OceanError OceanCudaAnalyzeRows(OceanCudaDevice dev, OceanDevCSR A, int64_t nnz_a, OceanDevCSR B,
                                            int64_t nnz_b, OceanRowShape *d_shapes, uint8_t *d_nonempty,
@@ -155,10 +183,14 @@ extern "C" OceanError OceanCudaAnalyzeRows(OceanCudaDevice dev, OceanDevCSR A, i
   if ((err = OceanCudaAlloc(dev, (size_t)OceanMax64(B.nrows, 1) * sizeof(int32_t), (void **)&first)) ||
       (err = OceanCudaAlloc(dev, (size_t)OceanMax64(B.nrows, 1) * sizeof(int32_t), (void **)&last)))
     goto done;
-  /* two launches, no wait: the launches and waits, not the work, are a small product's cost */
+  /* two launches (three with a bound factor), no wait: the launches and waits, not the work, are a small product's
+     cost */
   OCEAN_LAUNCH_PER_ROW(OceanKernelRowRange, B.nrows, nnz_b, B, first, last, d_totals);
   OCEAN_LAUNCH_PER_ROW(OceanKernelRowShapes, A.nrows, nnz_a, A, B, first, last, d_shapes, d_nonempty, d_totals,
                        rp ? *rp : none, d_routes);
+  if (d_routes && rp->bound_factor)
+    OceanKernelRouteLikely<<<OceanGrid(A.nrows, OCEAN_THREADS), OCEAN_THREADS>>>(d_shapes, A.nrows, d_totals, *rp,
+                                                                                 d_routes);
   err = OceanCudaCheck(cudaGetLastError(), "analysis kernels: launch");
 done:
   OceanCudaFree(dev, first); /* the pool hands them out again in stream order */
@@ -266,7 +298,6 @@ extern "C" OceanError OceanCudaSampleCounts(OceanDevCSR A, OceanDevCSR B, const 
 
 /* ------------------------------------------------------------------------------------------------ statistics */
 
-
 /* The second set's routes, made in the counting launch: routed[row] = OceanRouteRowBins(..., p[row], shapes[row]). */
 struct OceanCudaRouteOnTheWay {
   OceanCudaRouteParams rp;
@@ -282,7 +313,7 @@ struct OceanCudaRouteOnTheWay {
 __global__ void OceanKernelCountRoutes(const OceanRoute *counted, OceanCudaRouteOnTheWay way, int64_t n,
                                        unsigned long long *hist_all)
 {
-  unsigned long long *hist = hist_all + blockIdx.y * OCEAN_CUDA_HIST_SIZE;
+  unsigned long long     *hist = hist_all + blockIdx.y * OCEAN_CUDA_HIST_SIZE;
   __shared__ unsigned int h[OCEAN_CUDA_HIST_SIZE];
   for (int b = threadIdx.x; b < OCEAN_CUDA_HIST_SIZE; b += blockDim.x) h[b] = 0;
   __syncthreads();
@@ -402,7 +433,6 @@ __global__ void OceanKernelPredict(OceanCudaPredict kind, const int64_t *list, i
     case OCEAN_CUDA_PREDICT_EXACT: p[row] = OceanPredictExact(r, x); break;
     case OCEAN_CUDA_PREDICT_ESTIMATE: p[row] = OceanPredictFromEstimate(estimate[row], x, r); break;
     case OCEAN_CUDA_PREDICT_RETRY: p[row] = OceanMin64(r->ub, 2 * routes[row].slot); break;
-    case OCEAN_CUDA_PREDICT_BOUND: p[row] = OceanPredictBound(r, (int64_t)x); break;
     }
   }
 }

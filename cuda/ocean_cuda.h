@@ -30,7 +30,7 @@ typedef struct {
   OceanBinConfig bins[OCEAN_NUM_BINS];
   int64_t        warp;
   double         load;
-  int64_t        smem_optin; /* the most dynamic shared memory a block may have */
+  int64_t        smem_optin;   /* the most dynamic shared memory a block may have */
   int64_t        bound_factor; /* OceanPredictBound's: the analysis totals the slots of the rows' likely routes */
   /* where OceanCudaRunRows adds what the heavy rows of its numeric passes did (host memory; NULL: not kept) */
   OceanHeavyCounts *heavy;
@@ -91,7 +91,7 @@ OceanError OceanCudaReadbackWordsAt(OceanCudaDevice dev, int n, const void *cons
 void OceanCudaTraceWait(const char *where, double wait_began);
 /* The host's waits for the device so far (each of those OceanCudaTraceWait sees, traced or not). */
 int64_t OceanCudaWaits(void);
-void OceanCudaTraceMark(const char *what);
+void    OceanCudaTraceMark(const char *what);
 /* Phase timers (CUDA events): Stop sets *seconds at once when sync is set, else at the next OceanCudaTimersRead (one
    wait for all), which must come while *seconds is still valid.  At most OCEAN_CUDA_TIMERS wait at a time (a Start
    beyond that reads them first). */
@@ -110,14 +110,18 @@ OceanError OceanCudaTimersRead(OceanCudaDevice dev);
 #define OCEAN_CUDA_DEFERRED_COPIES 16
 OceanError OceanCudaReadbackDeferred(OceanCudaDevice dev, const void *d_src, size_t bytes, void *dst);
 
-/* ---- analysis (cuda/ocean_analysis.cu): per-row shapes of A*B, d_nonempty[row] = (products > 0), and d_totals[0..2]
-   the totals of products, of the per-row upper bounds and of the rows with products, queued (no wait: the caller
-   reads the totals with whatever else it needs); with rp, d_routes[row] = the row's numeric route by its upper bound
-   (OceanCudaRouteRows with d_p NULL) in the same launch.  nnz_a, nnz_b: the operands' nonzeros (long rows get a warp
-   each). */
+/* ---- analysis (cuda/ocean_analysis.cu): per-row shapes of A*B, d_nonempty[row] = (products > 0), and d_totals[0..3]
+   the totals of products, of the per-row upper bounds, of the rows with products and of the slots of the rows' likely
+   routes (rp->bound_factor; 0 without), queued (no wait: the caller reads the totals with whatever else it needs);
+   with rp, d_routes[row] = the row's numeric route by its upper bound (OceanCudaRouteRows with d_p NULL) in the same
+   launch, or by its likely size (OceanPredictBound) when OceanTakeBoundFactor takes the totals.  nnz_a, nnz_b: the
+   operands' nonzeros (long rows get a warp each). */
 OceanError OceanCudaAnalyzeRows(OceanCudaDevice dev, OceanDevCSR A, int64_t nnz_a, OceanDevCSR B, int64_t nnz_b,
                                 OceanRowShape *d_shapes, uint8_t *d_nonempty, unsigned long long *d_totals,
                                 const OceanCudaRouteParams *rp, OceanRoute *d_routes);
+/* d_routes[row] = the numeric route of rows 0..n-1 by their likely sizes (OceanPredictBound with rp->bound_factor). */
+OceanError OceanCudaRouteLikely(const OceanCudaRouteParams *rp, const OceanRowShape *d_shapes, int64_t n,
+                                OceanRoute *d_routes);
 /* The CR sample (OceanAnalysisSampleSelect's rows): d_sample[j] = d_nonempty_rows[OceanSampleIndex(j, nq, ns)],
    j < ns, where d_nonempty_rows lists the nq rows with products in order. */
 OceanError OceanCudaSampleRows(const int64_t *d_nonempty_rows, int64_t nq, int64_t ns, int64_t *d_sample);
@@ -148,8 +152,8 @@ OceanError OceanCudaRouteAndCount(OceanCudaDevice dev, const OceanRoute *d_count
 void       OceanCudaRouteCountsFrom(const unsigned long long *hist, int nsets, OceanCudaRouteCounts *counts);
 /* OceanStats.estimate_mean_rel_error = sum / rows (0 without rows): the mean over rows with d_counts[row] > 0 of
    OceanEstimateRelError(OceanPredictFromEstimate(d_estimate[row], coefficient, shape), coefficient, d_counts[row]),
-   read back deferred into the host's *sums (zeroed at once when n is 0).  The terms are the CPU's bitwise; their sum is a CUB tree sum
-   (the CPU's is serial: last bits may differ). */
+   read back deferred into the host's *sums (zeroed at once when n is 0).  The terms are the CPU's bitwise; their sum is
+   a CUB tree sum (the CPU's is serial: last bits may differ). */
 typedef struct {
   double             sum;
   unsigned long long rows;
@@ -163,12 +167,11 @@ typedef enum {
   OCEAN_CUDA_PREDICT_UB = 0,
   OCEAN_CUDA_PREDICT_EXACT,
   OCEAN_CUDA_PREDICT_ESTIMATE,
-  OCEAN_CUDA_PREDICT_RETRY,
-  OCEAN_CUDA_PREDICT_BOUND
+  OCEAN_CUDA_PREDICT_RETRY
 } OceanCudaPredict;
 /* UB: p = ub; EXACT: OceanPredictExact(x = conservative CR); ESTIMATE: OceanPredictFromEstimate(d_estimate,
    x = coefficient); RETRY: p = min(ub, 2 * d_routes[row].slot) (the next configuration up after a symbolic
-   overflow); BOUND: OceanPredictBound(x = factor). */
+   overflow). */
 OceanError OceanCudaPredictRows(OceanCudaPredict kind, const int64_t *d_list, int64_t n, const OceanRowShape *d_shapes,
                                 const double *d_estimate, const OceanRoute *d_routes, double x, int64_t *d_p);
 
@@ -190,17 +193,17 @@ OceanError OceanCudaRunRows(OceanCudaDevice dev, const OceanCudaRouteParams *rp,
 /* A product's rows routed and grouped by bin ahead of OceanCudaRunRowGroups: OceanCudaPlanRows routes rows 0..n-1
    (d_routes[row] = OceanRouteRowBins(..., d_p[row], ...), d_p NULL: the rows' upper bounds), scans their slots into
    d_offsets[0..n] (*total = d_offsets[n]; NULL: not read back) and groups them, one wait (the scan and the grouping in
-   one block up to OCEAN_SMALL_ROWS rows: two launches).  Then OceanCudaRunRowGroups is OceanCudaRunRows over rows
-   0..n-1, and OceanCudaRowGroupsFree gives the grouping's memory back.  OceanCudaPlanRowsQueued is the same without
-   the wait (and without the routing when routed: d_routes are made): the bins' rows and the slots' total stay on the
+   one block up to OCEAN_SMALL_ROWS rows: two launches); without the routing when routed (d_routes are made).  Then
+   OceanCudaRunRowGroups is OceanCudaRunRows over rows 0..n-1, and OceanCudaRowGroupsFree gives the grouping's memory
+   back.  OceanCudaPlanRowsQueued is the same without the wait: the bins' rows and the slots' total stay on the
    device in d_counts[0..OCEAN_NUM_BINS] until OceanCudaRowGroupsTake takes them from their copy on the host. */
 typedef struct {
   int64_t *grouped;              /* the rows, bin after bin (device) */
   int64_t  bins[OCEAN_NUM_BINS]; /* rows per bin */
 } OceanCudaRowGroups;
 OceanError OceanCudaPlanRows(OceanCudaDevice dev, const OceanCudaRouteParams *rp, OceanPass pass, const int64_t *d_p,
-                             const OceanRowShape *d_shapes, int64_t n, OceanRoute *d_routes, int64_t *d_offsets,
-                             int64_t *total, OceanCudaRowGroups *g);
+                             const OceanRowShape *d_shapes, int64_t n, int routed, OceanRoute *d_routes,
+                             int64_t *d_offsets, int64_t *total, OceanCudaRowGroups *g);
 OceanError OceanCudaPlanRowsQueued(OceanCudaDevice dev, const OceanCudaRouteParams *rp, OceanPass pass,
                                    const int64_t *d_p, const OceanRowShape *d_shapes, int64_t n, int routed,
                                    OceanRoute *d_routes, int64_t *d_offsets, unsigned long long *d_counts,
@@ -273,8 +276,8 @@ typedef struct {
   int64_t  *eptr;             /* nnz + 1: entry e's products are [eptr[e], eptr[e + 1]) ... */
   int32_t  *eptr32;           /* ... or this instead (32 bits) when the products number fewer than 2^31 */
   int32_t  *aidx, *bidx;      /* products (padded to a multiple of 4): their entries of A and of B */
-  int       side_by_side; /* both parts, and every entry of C outside the walked rows has listed products: the entry
-                             kernel then writes only those, and the walked rows' kernel runs beside it */
+  int       side_by_side;     /* both parts, and every entry of C outside the walked rows has listed products: the entry
+                                 kernel then writes only those, and the walked rows' kernel runs beside it */
 } OceanCudaProductMap;
 /* Made by the plan's rows in two parts (positions of the walked rows; count per entry, then list, for the others);
    A and B need fewer than 2^31 entries.  Nothing is kept and no error raised when the map would take more than
@@ -330,6 +333,9 @@ OceanError OceanCudaScanSlots(OceanCudaDevice dev, const OceanRoute *d_routes, i
    back, for a caller that knows the number). */
 OceanError OceanCudaSelectFlagged(OceanCudaDevice dev, const int64_t *d_list, int64_t n, const uint8_t *d_flags,
                                   int64_t *d_out, int64_t *nout);
+/* The same, queued: their number into the device word d_nout (the caller reads it with whatever else it waits for). */
+OceanError OceanCudaSelectFlaggedQueued(OceanCudaDevice dev, const int64_t *d_list, int64_t n, const uint8_t *d_flags,
+                                        int64_t *d_out, int64_t *d_nout);
 /* d_dst[j] = d_src[j] - d_src[0] for j < n: a range of rows' offsets into a buffer of their own entries */
 OceanError OceanCudaRebaseOffsets(const int64_t *d_src, int64_t n, int64_t *d_dst);
 /* Row i of C (d_rowptr, nnz entries in all) from the slot buffer at d_offsets[i], or from the fallback buffer at

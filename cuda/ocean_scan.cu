@@ -143,31 +143,43 @@ __global__ void OceanKernelListFlags(const int64_t *list, int64_t n, const uint8
   }
 }
 
-extern "C" OceanError OceanCudaSelectFlagged(OceanCudaDevice dev, const int64_t *d_list, int64_t n,
-                                             const uint8_t *d_flags, int64_t *d_out, int64_t *nout)
+extern "C" OceanError OceanCudaSelectFlaggedQueued(OceanCudaDevice dev, const int64_t *d_list, int64_t n,
+                                                   const uint8_t *d_flags, int64_t *d_out, int64_t *d_nout)
 {
-  int64_t   *rows = NULL, *dn = NULL;
-  uint8_t   *lf = NULL;
+  int64_t   *rows = NULL;
+  uint8_t   *lf   = NULL;
   OceanTemp  temp(dev);
   size_t     bytes = 0;
   OceanError err;
 
-  if (nout) *nout = 0;
-  if (n == 0) return OCEAN_SUCCESS;
+  if (n == 0) return OceanCudaCheck(cudaMemsetAsync(d_nout, 0, sizeof(int64_t), 0), "select flagged rows: memset");
   if ((err = OceanCudaAlloc(dev, (size_t)n * sizeof(int64_t), (void **)&rows)) ||
-      (err = OceanCudaAlloc(dev, (size_t)n, (void **)&lf)) ||
-      (err = OceanCudaAlloc(dev, sizeof(int64_t), (void **)&dn)))
+      (err = OceanCudaAlloc(dev, (size_t)n, (void **)&lf)))
     goto done;
   OceanKernelListFlags<<<OceanGrid(n, OCEAN_THREADS), OCEAN_THREADS>>>(d_list, n, d_flags, rows, lf);
-  if ((err = OceanCudaCheck(cub::DeviceSelect::Flagged(NULL, bytes, rows, lf, d_out, dn, n), "select flagged rows")) ||
+  if ((err =
+         OceanCudaCheck(cub::DeviceSelect::Flagged(NULL, bytes, rows, lf, d_out, d_nout, n), "select flagged rows")) ||
       (err = temp.get(bytes)) ||
-      (err =
-         OceanCudaCheck(cub::DeviceSelect::Flagged(temp.ptr, bytes, rows, lf, d_out, dn, n), "select flagged rows")))
+      (err = OceanCudaCheck(cub::DeviceSelect::Flagged(temp.ptr, bytes, rows, lf, d_out, d_nout, n),
+                            "select flagged rows")))
     goto done;
-  if (nout) err = OceanCudaReadback(dev, nout, dn, sizeof(int64_t));
 done:
-  OceanCudaFree(dev, rows);
+  OceanCudaFree(dev, rows); /* the pool hands them out again in stream order */
   OceanCudaFree(dev, lf);
+  return err;
+}
+
+extern "C" OceanError OceanCudaSelectFlagged(OceanCudaDevice dev, const int64_t *d_list, int64_t n,
+                                             const uint8_t *d_flags, int64_t *d_out, int64_t *nout)
+{
+  int64_t   *dn = NULL;
+  OceanError err;
+
+  if (nout) *nout = 0;
+  if (n == 0) return OCEAN_SUCCESS;
+  if ((err = OceanCudaAlloc(dev, sizeof(int64_t), (void **)&dn))) return err;
+  err = OceanCudaSelectFlaggedQueued(dev, d_list, n, d_flags, d_out, dn);
+  if (!err && nout) err = OceanCudaReadback(dev, nout, dn, sizeof(int64_t));
   OceanCudaFree(dev, dn);
   return err;
 }

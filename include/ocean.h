@@ -106,7 +106,9 @@ typedef struct {
                                            exact symbolic pass (or sketches) cost more time than the slots memory */
   int64_t bound_factor;                 /* UPPER_BOUND routes a row by min(ub, bound_factor x the longest row of B it
                                            reaches) instead of ub, into a smaller accumulator and slot (rows that
-                                           overflow it are computed again by their exact counts); 0: by ub */
+                                           overflow it are computed again by their exact counts), in products whose
+                                           rows' likely slots total at most 3/4 of their bounds (8: a mesh row of
+                                           A*B reaches up to 2^3 times the rows of B in 3D); 0: by ub */
   double  er_threshold;                 /* estimation needs ER >= this (8) */
   double  cr_threshold;                 /* ... and sampled CR >= this (8) */
   double  hll_er_64;                    /* 64 registers from this ER on (48) */
@@ -387,9 +389,9 @@ typedef struct {
   double  t_analysis, t_estimate, t_symbolic, t_numeric, t_fallback, t_compact, t_transpose; /* seconds, last call */
   double  t_upload, t_download; /* seconds (host wall time) copying operands up and C down since the last call began */
   int64_t uploaded_bytes; /* operand bytes copied to the device by the last call (0: its device copies were current) */
-  int64_t downloaded_bytes; /* bytes of C copied to the host since the last call began (OceanProductGetC) */
-  int64_t reuse_map_bytes;  /* numeric-only call (CUDA): the bytes of the product map it summed through (0: it
-                               searched C's rows; OceanOptions.reuse_map_max_bytes) */
+  int64_t downloaded_bytes;       /* bytes of C copied to the host since the last call began (OceanProductGetC) */
+  int64_t reuse_map_bytes;        /* numeric-only call (CUDA): the bytes of the product map it summed through (0: it
+                                     searched C's rows; OceanOptions.reuse_map_max_bytes) */
   int     reuse_map_side_by_side; /* ... and its two parts (walked rows, rows listed by entry) ran on two streams */
   int64_t host_waits; /* CUDA: the times the last call's host waited for the device (a symbolic call: from its analysis
                          to its return, device memory allocations included; 0 on the CPU) */

@@ -101,16 +101,20 @@ done
 run_case seq/AB-estimate-overflow 1 $P -product AB -gen_a rmat -size_a 10 -degree_a 16 \
   -gen_b rmat -size_b 10 -degree_b 16 -mat_ocean_workflow estimate -mat_ocean_hll_registers 16 \
   -mat_ocean_estimate_coefficient 0.5 -expect_overflow
-# the upper bound routed by bound_factor x the longest B row reached: rows that overflow (factor 1) computed again
-for f in 1 4; do
+# the upper bound routed by bound_factor x the longest B row reached (8 by default): elasticity's interior rows
+# overflow the smaller tables of factor 1 and are computed again
+for f in 1 8; do
+  run_case seq/AB-elast-bound-factor-$f 1 $P -product AB -gen_a elast -size_a 8 -gen_b elast -size_b 8 \
+    -mat_ocean_workflow upper_bound -mat_ocean_bound_factor $f -reuse -expect_workflow upper_bound \
+    $([ $f = 1 ] && echo -expect_overflow)
   run_case seq/AB-rmat-bound-factor-$f 1 $P -product AB -gen_a rmat -size_a 10 -degree_a 16 \
     -gen_b rmat -size_b 10 -degree_b 16 -mat_ocean_workflow upper_bound -mat_ocean_bound_factor $f -reuse \
-    -expect_workflow upper_bound $([ $f = 1 ] && echo -expect_overflow)
+    -expect_workflow upper_bound
   run_case seq/PtAP-elast-bound-factor-$f 1 $P -product PtAP -gen_a elast -size_a 6 -gen_b agg -size_b 648 \
     -degree_b 8 -mat_ocean_workflow upper_bound -mat_ocean_bound_factor $f -reuse
 done
-run_case mpi2/AB-elast-bound-factor-1 2 $P -product AB -gen_a elast -size_a 6 -gen_b elast -size_b 6 \
-  -mat_ocean_workflow upper_bound -mat_ocean_bound_factor 1 -reuse
+run_case mpi2/AB-elast-bound-factor-1 2 $P -product AB -gen_a elast -size_a 8 -gen_b elast -size_b 8 \
+  -mat_ocean_workflow upper_bound -mat_ocean_bound_factor 1 -reuse -expect_overflow
 run_case seq/AB-small-smem       1 $P -product AB -gen_a elast -size_a 6 \
   -gen_b elast -size_b 6 -mat_ocean_acc_smem_per_sm 16384
 run_case seq/AtB-rect            1 $P -product AtB -gen_a random -size_a 400 -n_a 300 -degree_a 5 \

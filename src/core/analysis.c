@@ -44,8 +44,8 @@ static OceanError OceanAnalyzeRows(const OceanCSR *A, const OceanCSR *B, const O
   if (!err) {
 #pragma omp parallel for schedule(static) reduction(+ : products, bound_total, likely_total)
     for (i = 0; i < A->nrows; i++) {
-      OceanRowShape *r  = &an->rows[i];
-      int64_t        q  = 0, t, longest = 0;
+      OceanRowShape *r = &an->rows[i];
+      int64_t        q = 0, t, longest = 0;
       int32_t        lo = INT32_MAX, hi = -1;
 
       for (t = A->rowptr[i]; t < A->rowptr[i + 1]; t++) {
@@ -66,14 +66,17 @@ static OceanError OceanAnalyzeRows(const OceanCSR *A, const OceanCSR *B, const O
       bound_total += r->ub;
       if (set && set->options.bound_factor) {
         OceanRoute likely;
-        OceanRouteRow(set, OCEAN_PASS_NUMERIC, OceanPredictBound(r, set->options.bound_factor), r, &likely);
+        OceanRouteRow(
+          set, OCEAN_PASS_NUMERIC,
+          OceanPredictBound(set->bins, set->warp_size, set->options.hash_load, r, set->options.bound_factor), r,
+          &likely);
         likely_total += likely.slot;
       }
     }
   }
   OceanFree(first);
   OceanFree(last);
-  an->products    = products;
+  an->products     = products;
   an->bound_total  = bound_total;
   an->likely_total = likely_total;
   return err;
@@ -157,7 +160,7 @@ void OceanAnalysisFinishRows(OceanAnalysis *an, int64_t nnz_a)
 int64_t OceanDecideBoundFactor(const OceanOptions *opts, const OceanAnalysis *an, OceanWorkflow workflow)
 {
   if (workflow != OCEAN_WORKFLOW_UPPER_BOUND || opts->bound_factor <= 0) return 0;
-  return (double)an->likely_total <= OCEAN_LIKELY_BOUND_RATIO * (double)an->bound_total ? opts->bound_factor : 0;
+  return OceanTakeBoundFactor(an->likely_total, an->bound_total) ? opts->bound_factor : 0;
 }
 
 OceanError OceanAnalyzeShapes(const OceanCSR *A, const OceanCSR *B, const OceanSettings *set, OceanAnalysis *an)
@@ -232,6 +235,19 @@ static int OceanUpperBoundWithoutSample(const OceanOptions *o, const OceanAnalys
          an->bound_total <= o->small_bound;
 }
 
+/* After the sample: the upper bound routed by the rows' likely sizes (OceanTakeBoundFactor) when their slots are at
+   most OCEAN_LIKELY_SLOTS_PER_NNZ times the sampled nnz(C) (products / CR): one numeric pass and a compaction then
+   cost less than the estimate's sketches or the exact symbolic pass (H200, against the workflows selected without
+   it: lap3d_27pt_100 12.2 ms against the exact workflow's 18.9 at 2.26x slots, elast3d_27pt_48x3 32.7 against the
+   estimate's 38.3 at 3.14x). */
+#define OCEAN_LIKELY_SLOTS_PER_NNZ 4.0
+static int OceanLikelyBoundIsTight(const OceanOptions *o, const OceanAnalysis *an)
+{
+  return o->bound_factor > 0 && an->sampled_rows > 0 && an->cr_sampled > 0.0 &&
+         OceanTakeBoundFactor(an->likely_total, an->bound_total) &&
+         (double)an->likely_total * an->cr_sampled <= OCEAN_LIKELY_SLOTS_PER_NNZ * (double)an->products;
+}
+
 int OceanAnalysisNeedsSample(const OceanOptions *o, const OceanAnalysis *an)
 {
   return o->workflow != OCEAN_WORKFLOW_AUTO || !OceanUpperBoundWithoutSample(o, an);
@@ -243,7 +259,8 @@ int OceanAnalysisNeedsSample(const OceanOptions *o, const OceanAnalysis *an)
   one-byte registers then reads no more than a symbolic pass reads four-byte columns) and the sampled CR >= 8 (enough
   compression to amortise the compaction); else the exact symbolic pass, binned by products / conservative CR.
   Ours on top: the upper bound also when it is tight (OceanBoundIsTight) or small (small_bound), decided before any
-  sample is taken; the bitmap query then follows from the bound's CR, a lower bound of the true one.
+  sample is taken (the bitmap query then follows from the bound's CR, a lower bound of the true one), and after the
+  sample when the rows' likely sizes are (OceanLikelyBoundIsTight).
 */
 void OceanSelectWorkflow(const OceanOptions *o, const OceanAnalysis *an, OceanDecision *d)
 {
@@ -251,6 +268,7 @@ void OceanSelectWorkflow(const OceanOptions *o, const OceanAnalysis *an, OceanDe
   if (d->forced) d->workflow = o->workflow;
   else if (an->products_per_row < o->ub_products_per_row || OceanUpperBoundWithoutSample(o, an))
     d->workflow = OCEAN_WORKFLOW_UPPER_BOUND;
+  else if (OceanLikelyBoundIsTight(o, an)) d->workflow = OCEAN_WORKFLOW_UPPER_BOUND;
   else if (an->er >= o->er_threshold && an->cr_sampled >= o->cr_threshold) d->workflow = OCEAN_WORKFLOW_ESTIMATE;
   else d->workflow = OCEAN_WORKFLOW_EXACT;
 

@@ -37,8 +37,8 @@ typedef struct {
   int64_t        bound_total;  /* sum of the rows' upper bounds: nnz(C) <= bound_total */
   int64_t        likely_total; /* the slots the rows' likely sizes (OceanPredictBound with the options' bound_factor)
                                   route them to, in all (0 with bound_factor 0) */
-  double         cr_sampled, cr_mean, cr_std, cr_conservative;
-  int64_t        sampled_rows;
+  double  cr_sampled, cr_mean, cr_std, cr_conservative;
+  int64_t sampled_rows;
 } OceanAnalysis;
 
 /* The rows' shapes and totals, no CR sample (the CR fields reset). */
@@ -68,11 +68,8 @@ typedef struct {
 } OceanDecision;
 
 void OceanSelectWorkflow(const OceanOptions *opts, const OceanAnalysis *an, OceanDecision *d);
-/* UPPER_BOUND's bound factor: the options' when the slots of the rows' likely routes total at most
-   OCEAN_LIKELY_BOUND_RATIO of their bounds, else 0 (the smaller accumulators and slots must pay for the overflow check's
-   wait and the routes made again: on an H100 the real set's products gained 15-30% with slots of 0.40-0.66 of the
-   bounds and lost from 0.69 on, before the routes were made twice; the marginal ones are left out). */
-#define OCEAN_LIKELY_BOUND_RATIO 0.65
+/* UPPER_BOUND's bound factor: the options' when OceanTakeBoundFactor (core/rules.h) takes it for the analysis's
+   totals, else 0. */
 int64_t OceanDecideBoundFactor(const OceanOptions *opts, const OceanAnalysis *an, OceanWorkflow workflow);
 /* Whether a stage takes the NARROW workflow, from the sizes (before any analysis); an error when it is forced on
    operands it cannot take.  OceanDecideNarrow fills the decision. */

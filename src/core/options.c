@@ -31,7 +31,7 @@ void OceanOptionsDefault(OceanOptions *opts)
   opts->sample_max           = 10000;
   opts->ub_products_per_row  = 64.0;
   opts->small_bound          = (int64_t)1 << 25;
-  opts->bound_factor         = 0;
+  opts->bound_factor         = 8;
   opts->er_threshold         = 8.0;
   opts->cr_threshold         = 8.0;
   opts->hll_er_64            = 48.0;

@@ -456,7 +456,9 @@ static OceanError OceanCpuPredict(OceanContext ctx, OceanStage *st, const OceanC
   double     t0;
 
   if (st->dec.workflow != OCEAN_WORKFLOW_ESTIMATE) {
-    for (i = 0; i < st->nrows; i++) st->tmp.predicted[i] = OceanPredictBound(&st->an.rows[i], st->dec.bound_factor);
+    for (i = 0; i < st->nrows; i++)
+      st->tmp.predicted[i] = OceanPredictBound(st->set->bins, st->set->warp_size, st->set->options.hash_load,
+                                               &st->an.rows[i], st->dec.bound_factor);
     return OCEAN_SUCCESS;
   }
   t0                   = OceanPhaseBegin(ctx, OCEAN_PHASE_ESTIMATE);

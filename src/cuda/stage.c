@@ -246,10 +246,10 @@ static OceanError OceanCudaTakeStats(OceanContext ctx, OceanStage *st)
    against their host sums.  The NARROW pass did all of it itself. */
 static OceanError OceanCudaFinish(OceanContext ctx, OceanStage *st)
 {
-  OceanCudaStage    *d   = (OceanCudaStage *)st->dev;
-  OceanCudaScratch  *s   = &d->run;
-  OceanStageScratch *t   = &st->tmp;
-  const int64_t      n   = st->nrows;
+  OceanCudaStage    *d = (OceanCudaStage *)st->dev;
+  OceanCudaScratch  *s = &d->run;
+  OceanStageScratch *t = &st->tmp;
+  const int64_t      n = st->nrows;
 
   OceanStageSetHeavyCounts(st, &d->heavy); /* none with NARROW, which has its own pass */
   if (st->dec.workflow == OCEAN_WORKFLOW_NARROW) return OCEAN_SUCCESS;
@@ -282,7 +282,9 @@ static OceanError OceanCudaFinish(OceanContext ctx, OceanStage *st)
         t->predicted[i] = OceanPredictFromEstimate(t->estimate[i], st->dec.coefficient, &st->an.rows[i]);
     } else {
       int64_t i;
-      for (i = 0; i < n; i++) t->predicted[i] = OceanPredictBound(&st->an.rows[i], st->dec.bound_factor);
+      for (i = 0; i < n; i++)
+        t->predicted[i] = OceanPredictBound(st->set->bins, st->set->warp_size, st->set->options.hash_load,
+                                            &st->an.rows[i], st->dec.bound_factor);
     }
   }
   return OceanCudaCheckStats(st);
@@ -298,8 +300,8 @@ static void OceanCudaSymbolicEnd(OceanContext ctx, OceanStage *st, OceanError *e
   if (d) {
     OceanCudaScratchFree(ctx, &d->run);
     OceanCudaRowGroupsFree(OceanCtxDev(ctx), &d->plan);
-    d->planned            = 0;
-    d->symbolic_queued    = 1;
+    d->planned           = 0;
+    d->symbolic_queued   = 1;
     st->stats.host_waits = OceanCudaWaits() - d->waits_before;
   }
   if (*err) OceanCudaStageDestroy(ctx, st);

@@ -10,12 +10,12 @@
 void OceanCudaRouteParamsGet(const OceanStage *st, OceanCudaRouteParams *rp)
 {
   memcpy(rp->bins, st->set->bins, sizeof(rp->bins));
-  rp->warp        = st->set->warp_size;
-  rp->load        = st->set->options.hash_load;
-  rp->smem_optin  = st->set->smem_per_block;
+  rp->warp         = st->set->warp_size;
+  rp->load         = st->set->options.hash_load;
+  rp->smem_optin   = st->set->smem_per_block;
   rp->bound_factor = st->set->options.bound_factor;
-  rp->heavy       = NULL;
-  rp->heavy_times = NULL;
+  rp->heavy        = NULL;
+  rp->heavy_times  = NULL;
 }
 
 void OceanCudaScratchFree(OceanContext ctx, OceanCudaScratch *s)
@@ -146,25 +146,26 @@ OceanError OceanCudaAnalyze(OceanContext ctx, OceanStage *st, OceanCudaStage *d,
   OceanCall(OceanDevAlloc(ctx, A.nrows, &d->shapes));
   {
     /* words[0..3]: the totals; words[4..]: the plan's rows per bin and slots */
-    const int           plan = OceanCudaPlanWithAnalysis(st, d, A, B);
+    const int           plan    = OceanCudaPlanWithAnalysis(st, d, A, B);
     unsigned long long *d_words = NULL, words[4 + OCEAN_NUM_BINS + 1];
 
     OceanCall(OceanDevAlloc(ctx, 4 + OCEAN_NUM_BINS + 1, &d_words));
     /* s->cflags: the rows with products (the symbolic counts below reuse it as their overflow flags) */
-    err = OceanCudaAnalyzeRows(dev, A, d->nnz[0], B, d->nnz[1], d->shapes, s->cflags, d_words, rp,
-                               plan ? s->routes : NULL);
+    err =
+      OceanCudaAnalyzeRows(dev, A, d->nnz[0], B, d->nnz[1], d->shapes, s->cflags, d_words, rp, plan ? s->routes : NULL);
     if (!err && plan)
       err = OceanCudaPlanRowsQueued(dev, rp, OCEAN_PASS_NUMERIC, NULL, d->shapes, A.nrows, A.nrows > 0, s->routes,
                                     s->offsets, d_words + 4, &d->plan);
-    if (!err) err = OceanCudaReadback(dev, words, d_words, (size_t)(plan ? 4 + OCEAN_NUM_BINS + 1 : 4) * sizeof(words[0]));
+    if (!err)
+      err = OceanCudaReadback(dev, words, d_words, (size_t)(plan ? 4 + OCEAN_NUM_BINS + 1 : 4) * sizeof(words[0]));
     OceanDevFree(ctx, d_words);
     if (err) {
       OceanCudaRowGroupsFree(dev, &d->plan);
       return err;
     }
-    an->products    = (int64_t)words[0];
-    an->bound_total = (int64_t)words[1];
-    nq              = (int64_t)words[2];
+    an->products     = (int64_t)words[0];
+    an->bound_total  = (int64_t)words[1];
+    nq               = (int64_t)words[2];
     an->likely_total = (int64_t)words[3];
     if (plan) OceanCudaRowGroupsTake(&d->plan, words + 4, NULL);
     d->planned = plan;
@@ -238,15 +239,16 @@ OceanError OceanCudaGetSketches(OceanContext ctx, const OceanCSR *Bh, int64_t b_
 
 /* The exact routes for numeric-only reuse (d->exact, from the exact counts s->counts) and the statistics over rows
    reduced on the device (rows per bin and accumulator of the run's routes and of the exact ones, the estimate's
-   error), queued: read with the phase timers by the first wait for the stage (OceanCudaTakeStats). */
+   error), queued: read with the phase timers by the first wait for the stage (OceanCudaTakeStats); queued again, the
+   later copies overwrite the earlier. */
 OceanError OceanCudaQueueRowStats(OceanContext ctx, OceanStage *st, OceanCudaStage *d, OceanCudaScratch *s)
 {
   OceanCudaDevice dev = OceanCtxDev(ctx);
   const int64_t   n   = st->nrows;
 
-  OceanCall(OceanDevAlloc(ctx, n, &d->exact));
-  OceanCall(
-    OceanCudaRouteAndCount(dev, s->routes, &d->rp, OCEAN_PASS_NUMERIC, s->counts, d->shapes, d->exact, n, d->route_hist));
+  if (!d->exact) OceanCall(OceanDevAlloc(ctx, n, &d->exact)); /* queued again after a fallback: the same array */
+  OceanCall(OceanCudaRouteAndCount(dev, s->routes, &d->rp, OCEAN_PASS_NUMERIC, s->counts, d->shapes, d->exact, n,
+                                   d->route_hist));
   if (st->dec.workflow == OCEAN_WORKFLOW_ESTIMATE) {
     OceanCall(OceanCudaEstimateError(dev, n, d->shapes, s->estimate, st->dec.coefficient, s->counts, &d->error_sums));
     d->error_sums_queued = 1;
@@ -321,20 +323,21 @@ OceanError OceanCudaOverAllocated(OceanContext ctx, OceanStage *st, OceanCudaSta
   OceanError         err = OCEAN_SUCCESS;
 
   *switched = 0;
-  /* routes, slots and the rows grouped by bin: the analysis's plan (by the bounds), or one wait (a small product: one
-     launch); upper bounds routed by ub (no bound factor decided): every route's slot is its row's bound, so the total
-     is the analysis's and no row can overflow */
-  if (bounded && !factor && d->planned) groups = d->plan;
-  else {
+  /* routes, slots and the rows grouped by bin: the analysis's plan (by the bounds, or by the likely sizes when the
+     analysis took the bound factor, as the host did from the same totals), or one wait (a small product: one launch).
+     Routed by their bounds, every route's slot is its row's bound, the total the analysis's, and no row can overflow;
+     by their likely sizes, the slots total the analysis's likely_total. */
+  if (bounded && d->planned) {
+    groups = d->plan;
+    total  = factor ? st->an.likely_total : st->an.bound_total;
+  } else {
     OceanCudaRowGroupsFree(dev, &d->plan);
-    if (factor) OceanCall(OceanCudaPredictRows(OCEAN_CUDA_PREDICT_BOUND, NULL, st->nrows, d->shapes, NULL, NULL,
-                                               (double)factor, s->p));
-    OceanCall(OceanCudaPlanRows(dev, rp, OCEAN_PASS_NUMERIC, bounded && !factor ? NULL : s->p, d->shapes, st->nrows,
+    if (factor) OceanCall(OceanCudaRouteLikely(rp, d->shapes, st->nrows, s->routes));
+    OceanCall(OceanCudaPlanRows(dev, rp, OCEAN_PASS_NUMERIC, bounded ? NULL : s->p, d->shapes, st->nrows, factor != 0,
                                 s->routes, s->offsets, &total, &groups));
   }
   memset(&d->plan, 0, sizeof(d->plan));
   d->planned = 0;
-  if (bounded && !factor) total = st->an.bound_total;
   if (total > st->set->options.max_output_nnz) *switched = 1;
   else {
     int fits = 1;
@@ -351,14 +354,36 @@ OceanError OceanCudaOverAllocated(OceanContext ctx, OceanStage *st, OceanCudaSta
   if (!err) err = OceanDevAlloc(ctx, total, &s->bvals);
   if (!err) err = OceanCudaTimerStart(dev);
   if (!err)
-    err = OceanCudaRunRowGroups(dev, rp, A, B, d->shapes, s->routes, &groups, st->dec.bitmap_query, s->offsets, s->bcols,
-                                s->bvals, s->counts, s->flags, &unsorted);
+    err = OceanCudaRunRowGroups(dev, rp, A, B, d->shapes, s->routes, &groups, st->dec.bitmap_query, s->offsets,
+                                s->bcols, s->bvals, s->counts, s->flags, &unsorted);
   OceanCudaRowGroupsFree(dev, &groups);
   OceanCall(err);
-  OceanCall(OceanStageTimerStop(ctx, &S->t_numeric));
-  (void)OceanPhaseEnd(ctx, OCEAN_PHASE_NUMERIC, 2.0 * (double)st->an.products, t0);
+  /* the rows that overflowed listed (when a row can), C's row offsets scanned from the counts and the row statistics
+     queued behind them, so that their launches overlap the numeric pass; then one wait for C's size and the number
+     of overflowed rows together.  Those rows' counts are not final: the fallback counts them again, and the
+     offsets and the statistics are made again after it. */
+  {
+    const int   checked = !bounded || factor;
+    int64_t    *d_nover = NULL;
+    const void *src[2];
+    void       *dst[2] = {&d->c_nnz, &nover};
+    OceanError  werr;
 
-  if (!bounded || factor) OceanCall(OceanCudaSelectFlagged(dev, NULL, st->nrows, s->flags, s->list, &nover));
+    if (checked) {
+      OceanCall(OceanDevAlloc(ctx, 1, &d_nover));
+      werr = OceanCudaSelectFlaggedQueued(dev, NULL, st->nrows, s->flags, s->list, d_nover);
+    } else werr = OCEAN_SUCCESS;
+    if (!werr) werr = OceanDevAlloc(ctx, st->nrows + 1, &d->c_rowptr);
+    if (!werr) werr = OceanCudaScanCounts(dev, NULL, st->nrows, s->counts, d->c_rowptr, NULL, NULL);
+    if (!werr) werr = OceanStageTimerStop(ctx, &S->t_numeric);
+    if (!werr) werr = OceanCudaQueueRowStats(ctx, st, d, s);
+    src[0] = d->c_rowptr + st->nrows;
+    src[1] = d_nover;
+    if (!werr) werr = OceanCudaReadbackWords(dev, checked ? 2 : 1, src, dst);
+    OceanDevFree(ctx, d_nover);
+    OceanCall(werr);
+  }
+  (void)OceanPhaseEnd(ctx, OCEAN_PHASE_NUMERIC, 2.0 * (double)st->an.products, t0);
   S->overflow_rows = nover;
   if (nover) {
     t0 = OceanPhaseBegin(ctx, OCEAN_PHASE_FALLBACK);
@@ -366,11 +391,8 @@ OceanError OceanCudaOverAllocated(OceanContext ctx, OceanStage *st, OceanCudaSta
     /* exact counts from twice the slot that overflowed, then exactly sized buffers */
     OceanCall(OceanCudaPredictRows(OCEAN_CUDA_PREDICT_RETRY, s->list, nover, d->shapes, NULL, s->routes, 0.0, s->p));
     OceanCall(OceanCudaCountRows(ctx, rp, A, B, s, d->shapes, s->list, nover, &retried));
-    {
-      int64_t nnz = 0;
-      OceanCall(OceanCudaScanCounts(dev, NULL, st->nrows, s->counts, s->scan, NULL, &nnz));
-      OceanCall(OceanStageCheckNnz(st, nnz));
-    }
+    OceanCall(OceanCudaScanCounts(dev, NULL, st->nrows, s->counts, d->c_rowptr, NULL, &d->c_nnz));
+    OceanCall(OceanStageCheckNnz(st, d->c_nnz));
     OceanCall(OceanCudaScanCounts(dev, s->list, nover, s->counts, s->list2, s->foffsets, &fb_total));
     OceanCall(OceanDevAlloc(ctx, fb_total, &s->fcols));
     OceanCall(OceanDevAlloc(ctx, fb_total, &s->fvals));
@@ -380,10 +402,10 @@ OceanError OceanCudaOverAllocated(OceanContext ctx, OceanStage *st, OceanCudaSta
                                s->fcols, s->fvals, s->p, s->nflags, &unsorted));
     OceanCall(OceanStageTimerStop(ctx, &S->t_fallback));
     (void)OceanPhaseEnd(ctx, OCEAN_PHASE_FALLBACK, 0.0, t0);
+    OceanCall(OceanCudaQueueRowStats(ctx, st, d, s)); /* from the final counts */
   }
-  /* the counts are final: the exact routes and the row statistics queued ahead of the wait for C's size, so that their
-     launches overlap the numeric pass */
-  OceanCall(OceanCudaQueueRowStats(ctx, st, d, s));
+  OceanCall(OceanStageCheckNnz(st, d->c_nnz));
+  st->nnz = d->c_nnz;
 
   t0 = OceanPhaseBegin(ctx, OCEAN_PHASE_COMPACT);
   OceanCall(OceanCudaTimerStart(dev));
@@ -397,12 +419,11 @@ OceanError OceanCudaOverAllocated(OceanContext ctx, OceanStage *st, OceanCudaSta
   OceanDevFree(ctx, s->sroutes);
   OceanDevFree(ctx, s->cflags);
   OceanDevFree(ctx, s->nflags);
-  OceanCall(OceanCudaAllocRowptr(ctx, st, d, s));
   OceanCall(OceanDevAlloc(ctx, d->c_nnz, &d->c_colidx));
   if (total <= OCEAN_CUDA_ONE_COMPACTION) { /* small: both arrays in one launch, the peak a few MB higher */
     OceanCall(OceanDevAlloc(ctx, d->c_nnz, &d->c_values));
-    OceanCall(OceanCudaCompact(st->nrows, d->c_nnz, d->c_rowptr, s->flags, s->offsets, s->bcols, s->bvals,
-                               s->foffsets, s->fcols, s->fvals, d->c_colidx, d->c_values));
+    OceanCall(OceanCudaCompact(st->nrows, d->c_nnz, d->c_rowptr, s->flags, s->offsets, s->bcols, s->bvals, s->foffsets,
+                               s->fcols, s->fvals, d->c_colidx, d->c_values));
     OceanDevFree(ctx, s->bcols);
     OceanDevFree(ctx, s->fcols);
   } else {
@@ -631,10 +652,10 @@ OceanError OceanCudaNarrow(OceanContext ctx, OceanStage *st, OceanCudaStage *d, 
     OceanCall(OceanCudaReadbackWords(dev, 4, src, dst)); /* the stage's one wait */
   }
   (void)OceanPhaseEnd(ctx, OCEAN_PHASE_NUMERIC, 2.0 * (double)totals[0], t0);
-  an->products    = totals[0];
+  an->products     = totals[0];
   an->bound_total  = totals[1];
   an->likely_total = 0;
-  nonempty        = totals[2];
+  nonempty         = totals[2];
   OceanAnalysisFinishRows(an, d->nnz[0]);
   S->products          = an->products;
   S->bound_nnz         = an->bound_total;

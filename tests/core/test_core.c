@@ -712,10 +712,17 @@ static int TestMultisplit(OceanContext ctx)
   TRY(CheckMultisplit(ctx, &opts, &A, &B, heavy.max_products, heavy.max_products, "dense row, auto", &ref));
   CHECK(ref.rows == 1 && ref.levels == 1 && ref.chunks == 5, "dense row: %lld heavy rows, %d levels, %lld chunks",
         (long long)ref.rows, ref.levels, (long long)ref.chunks);
-  opts.heavy = OCEAN_HEAVY_OFF;
+  opts.heavy        = OCEAN_HEAVY_OFF;
+  opts.bound_factor = 0; /* routed by its bound: the global path */
   TRY(CheckAB(ctx, &opts, &A, &B, "dense row, heavy off", &stats));
   CHECK(stats.heavy_rows == 0 && stats.rows_per_bin[OCEAN_BIN_HEAVY] == 0 && stats.global_rows == 1,
         "heavy off: %lld heavy rows, %lld global", (long long)stats.heavy_rows, (long long)stats.global_rows);
+  /* by its likely size (8 x its longest B row of 12) into a shared table it overflows: computed again by its count */
+  opts.bound_factor = 8;
+  TRY(CheckAB(ctx, &opts, &A, &B, "dense row, heavy off, bound factor 8", &stats));
+  CHECK(stats.bound_factor == 8 && stats.overflow_rows == 1 && stats.global_rows == 0,
+        "heavy off, bound factor 8: factor %lld, %lld overflow rows, %lld global", (long long)stats.bound_factor,
+        (long long)stats.overflow_rows, (long long)stats.global_rows);
 
   /* options the kernels cannot take */
   for (i = 0; i < 4; i++) {
