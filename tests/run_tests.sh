@@ -115,6 +115,14 @@ for f in 1 8; do
 done
 run_case mpi2/AB-elast-bound-factor-1 2 $P -product AB -gen_a elast -size_a 8 -gen_b elast -size_b 8 \
   -mat_ocean_workflow upper_bound -mat_ocean_bound_factor 1 -reuse -expect_overflow
+# the selection's upper bound by the rows' likely sizes after the sample (27-point stencil), the exact workflow
+# without the factor
+run_case seq/AB-lap3d27-selected-likely 1 $P -product AB -gen_a lap3d27 -size_a 16 -gen_b lap3d27 -size_b 16 \
+  -mat_ocean_small_bound 0 -reuse -expect_workflow upper_bound
+run_case seq/AB-lap3d27-selected-exact 1 $P -product AB -gen_a lap3d27 -size_a 16 -gen_b lap3d27 -size_b 16 \
+  -mat_ocean_small_bound 0 -mat_ocean_bound_factor 0 -reuse -expect_workflow exact
+run_case mpi3/AB-lap3d27-selected-likely 3 $P -product AB -gen_a lap3d27 -size_a 16 -gen_b lap3d27 -size_b 16 \
+  -mat_ocean_small_bound 0 -reuse
 run_case seq/AB-small-smem       1 $P -product AB -gen_a elast -size_a 6 \
   -gen_b elast -size_b 6 -mat_ocean_acc_smem_per_sm 16384
 run_case seq/AtB-rect            1 $P -product AtB -gen_a random -size_a 400 -n_a 300 -degree_a 5 \

@@ -202,7 +202,8 @@ static OceanWorkflow last_workflow; /* RunAB's GPU product's */
 static int CheckSelected(OceanWorkflow w)
 {
   if (last_workflow == w) return 0;
-  snprintf(msg, sizeof(msg), "the selection took %s, %s expected", OceanWorkflowName(last_workflow), OceanWorkflowName(w));
+  snprintf(msg, sizeof(msg), "the selection took %s, %s expected", OceanWorkflowName(last_workflow),
+           OceanWorkflowName(w));
   return 1;
 }
 
@@ -775,7 +776,8 @@ static int RunSmallWaits(GenCSR *A)
   }
   CALL(OceanProductGetStats(pg, 0, &s));
   if (s.workflow != OCEAN_WORKFLOW_UPPER_BOUND || s.host_waits != 2) {
-    snprintf(msg, sizeof(msg), "workflow %s (the upper bound expected), the symbolic call waited %lld times (2 expected)",
+    snprintf(msg, sizeof(msg),
+             "workflow %s (the upper bound expected), the symbolic call waited %lld times (2 expected)",
              OceanWorkflowName(s.workflow), (long long)s.host_waits);
     goto out;
   }
@@ -802,8 +804,8 @@ static int RunSmallWaits(GenCSR *A)
     goto out;
   }
   if (!(s.t_analysis > 0 && s.t_numeric > 0 && s.t_compact > 0 && s.host_waits == 2)) {
-    snprintf(msg, sizeof(msg), "with the device timers: analysis %g, numeric %g, compact %g s, %lld waits", s.t_analysis,
-             s.t_numeric, s.t_compact, (long long)s.host_waits);
+    snprintf(msg, sizeof(msg), "with the device timers: analysis %g, numeric %g, compact %g s, %lld waits",
+             s.t_analysis, s.t_numeric, s.t_compact, (long long)s.host_waits);
     goto out;
   }
   if (OceanProductNumeric(pg, &ga, &ga) || OceanProductGetStats(pg, 0, &s) || !(s.t_numeric > 0)) {
@@ -829,7 +831,7 @@ static int RunUnusedPlan(GenCSR *A)
   OceanOptions o;
   OceanStats   s;
   OceanProduct pg = NULL;
-  OceanCSR     a = GenView(A);
+  OceanCSR     a  = GenView(A);
   OceanError   e;
 
   Options(&o, -1, 0, 0);
@@ -1016,7 +1018,7 @@ static int CaseLong(int64_t ncols, OceanAccumulator acc, int workflow, int regis
   MatFullRows(&A, 16, 3, seed, &D);
   GenRandomRows(&B, 2000, ncols, 5, 0, seed + 1, seed + 1);
   case_heavy        = OCEAN_HEAVY_OFF; /* the full rows' 10,000 products would make them heavy */
-  case_bound_factor = 0; /* and their likely sizes (8 x 5) would take them to a shared-memory table */
+  case_bound_factor = 0;               /* and their likely sizes (8 x 5) would take them to a shared-memory table */
   Options(&o, workflow, registers, coef);
   if (CpuRoutes(&o, &D, &B, &p, &rows, &nrows)) return 1;
   for (i = 0; i < nrows; i++) nacc += rows[i].bin == OCEAN_BIN_LONG && rows[i].accumulator == acc;
@@ -1822,7 +1824,8 @@ int main(int argc, char **argv)
     for (int64_t j = 0; j < 2000; j++) {
       const int len   = j < 1000 ? 4 : 400;
       B.rowptr[j + 1] = B.rowptr[j] + len;
-      for (int t = 0; t < len; t++) B.colidx[B.rowptr[j] + t] = (int32_t)((j * 7 + (int64_t)t * (j < 1000 ? 997 : 10)) % 4000);
+      for (int t = 0; t < len; t++)
+        B.colidx[B.rowptr[j] + t] = (int32_t)((j * 7 + (int64_t)t * (j < 1000 ? 997 : 10)) % 4000);
       GenSortUnique(B.colidx + B.rowptr[j], len);
     }
     GenFillValues(&A, GEN_VALUES_STREAM, 38);
@@ -1832,10 +1835,26 @@ int main(int argc, char **argv)
     o.small_bound  = 0;
     snprintf(name, sizeof(name), "AB skewed B, selected upper bound planned late, bound_factor %lld",
              (long long)factors[f]);
-    CASE(name, RunAB(&o, &A, &B, 0, 1) ||
-                 CheckSelected(OCEAN_WORKFLOW_UPPER_BOUND));
+    CASE(name, RunAB(&o, &A, &B, 0, 1) || CheckSelected(OCEAN_WORKFLOW_UPPER_BOUND));
     GenFree(&A);
     GenFree(&B);
+  }
+  {
+    /* the selection's upper bound by likely sizes after the sample (27-point stencil: likely slots 2.3x the sampled
+       nnz(C)), planned late; the exact workflow without the factor */
+    OceanOptions o;
+    for (int f = 0; f < 2; f++) {
+      GenStencil(&A, 16, 16, 16, 1, 1, GEN_VALUES_STREAM_DIAG, 40, 40);
+      GenCopy(&A, &B);
+      Options(&o, OCEAN_WORKFLOW_AUTO, 0, 0);
+      o.small_bound = 0;
+      if (f) o.bound_factor = 0;
+      snprintf(name, sizeof(name), "AB lap3d27 16^3 selected %s",
+               f ? "exact, bound_factor 0" : "upper bound by likely sizes");
+      CASE(name, RunAB(&o, &A, &B, 0, 1) || CheckSelected(f ? OCEAN_WORKFLOW_EXACT : OCEAN_WORKFLOW_UPPER_BOUND));
+      GenFree(&A);
+      GenFree(&B);
+    }
   }
   GenRmatStream(&A, 10, 16, 28, 28);
   GenCopy(&A, &B);
