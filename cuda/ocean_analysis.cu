@@ -72,7 +72,7 @@ __device__ static inline void OceanBlockAddTotals(unsigned long long q, unsigned
 }
 
 /* products, span, first column, longest B row and upper bound of every row of A*B, and the totals of products, bounds,
-   rows with products and the slots the rows' likely sizes route them to (OceanPredictBound with rp.bound_factor; 0
+   rows with products and the slots the rows' likely sizes route them to (OceanRouteBound with rp.bound_factor; 0
    without one) added into totals[0..3] (zeroed by OceanKernelRowRange); with routes, each row's numeric route by its
    upper bound (OceanKernelRoute's, d_p NULL; OceanKernelRouteLikely may replace it); LANES threads per row (1 or 32),
    blocks of OCEAN_THREADS */
@@ -110,19 +110,18 @@ __global__ void OceanKernelRowShapes(OceanDevCSR A, OceanDevCSR B, const int32_t
       r.longest  = (int32_t)longest;
       r.ub       = OceanMin64(OceanMin64(q, r.span), B.ncols);
       shapes[i]  = r;
-      if (routes) {
+      if (rp.bound_factor) {
+        OceanRoute by_bound, likely;
+        (void)OceanRouteBound(rp.bins, rp.warp, rp.load, &r, rp.bound_factor, &by_bound, &likely);
+        if (routes) routes[i] = by_bound;
+        likely_sum += (unsigned long long)likely.slot;
+      } else if (routes) {
         OceanRoute route;
         OceanRouteRowBins(rp.bins, rp.warp, rp.load, OCEAN_PASS_NUMERIC, r.ub, &r, &route);
         routes[i] = route;
       }
       q_sum += (unsigned long long)q;
       ub_sum += (unsigned long long)r.ub;
-      if (rp.bound_factor) {
-        OceanRoute likely;
-        OceanRouteRowBins(rp.bins, rp.warp, rp.load, OCEAN_PASS_NUMERIC,
-                          OceanPredictBound(rp.bins, rp.warp, rp.load, &r, rp.bound_factor), &r, &likely);
-        likely_sum += (unsigned long long)likely.slot;
-      }
       nq_sum += q > 0;
       if (nonempty) nonempty[i] = (uint8_t)(q > 0);
     }
@@ -130,7 +129,7 @@ __global__ void OceanKernelRowShapes(OceanDevCSR A, OceanDevCSR B, const int32_t
   OceanBlockAddTotals(q_sum, ub_sum, nq_sum, likely_sum, totals);
 }
 
-/* The rows' routes by their likely sizes (OceanPredictBound with rp.bound_factor) in place of those by their bounds,
+/* The rows' routes by their likely sizes (OceanRouteBound with rp.bound_factor) in place of those by their bounds,
    when the product takes the factor: OceanTakeBoundFactor of the totals OceanKernelRowShapes added (it runs before
    this kernel on the stream), so the analysis's plan is the one the numeric pass runs, with no wait between them;
    totals NULL: taken (the host decided). */
@@ -141,9 +140,8 @@ __global__ void OceanKernelRouteLikely(const OceanRowShape *shapes, int64_t n, c
   OCEAN_GRID_STRIDE(i, n)
   {
     const OceanRowShape r = shapes[i];
-    OceanRoute          route;
-    OceanRouteRowBins(rp.bins, rp.warp, rp.load, OCEAN_PASS_NUMERIC,
-                      OceanPredictBound(rp.bins, rp.warp, rp.load, &r, rp.bound_factor), &r, &route);
+    OceanRoute          by_bound, route;
+    (void)OceanRouteBound(rp.bins, rp.warp, rp.load, &r, rp.bound_factor, &by_bound, &route);
     routes[i] = route;
   }
 }

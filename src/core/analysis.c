@@ -65,11 +65,9 @@ static OceanError OceanAnalyzeRows(const OceanCSR *A, const OceanCSR *B, const O
       products += q;
       bound_total += r->ub;
       if (set && set->options.bound_factor) {
-        OceanRoute likely;
-        OceanRouteRow(
-          set, OCEAN_PASS_NUMERIC,
-          OceanPredictBound(set->bins, set->warp_size, set->options.hash_load, r, set->options.bound_factor), r,
-          &likely);
+        OceanRoute by_bound, likely;
+        (void)OceanRouteBound(set->bins, set->warp_size, set->options.hash_load, r, set->options.bound_factor,
+                              &by_bound, &likely);
         likely_total += likely.slot;
       }
     }

@@ -312,23 +312,34 @@ OCEAN_HD int64_t OceanPredictFromEstimate(double estimate, double coefficient, c
          : (p < (double)r->ub ? OceanMax64((int64_t)p, 1) : r->ub); /* the comparison also catches inf */
 }
 
-/* UPPER_BOUND's prediction: ub, or with factor > 0 the likely size min(ub, factor x longest) when that routes the row
-   to a smaller bin (many products into few columns: a smaller table, more rows at once); the rest of the bound stays
-   a possible overflow, which the fallback computes again by exact counts.  In the same bin the likely size would
-   only shrink a dense row's slot (AMG's coarse levels: a third of such rows overflowed), so the row keeps its bound;
-   so do rows heavy enough for the multisplit (bins[HEAVY].max_products), which sizes its output by the bound. */
+/* UPPER_BOUND's route of a row: by ub, or with factor > 0 by the likely size min(ub, factor x longest) when that routes
+   the row to a smaller bin (many products into few columns: a smaller table, more rows at once); the rest of the
+   bound stays a possible overflow, which the fallback computes again by exact counts.  In the same bin the likely
+   size would only shrink a dense row's slot (AMG's coarse levels: a third of such rows overflowed), so the row keeps
+   its bound; so do rows heavy enough for the multisplit (bins[HEAVY].max_products), which sizes its output by the
+   bound.  *route: the route taken, *by_bound: the route by ub; returns the size routed by. */
+OCEAN_HD int64_t OceanRouteBound(const OceanBinConfig *bins, int64_t warp, double load, const OceanRowShape *r,
+                                 int64_t factor, OceanRoute *by_bound, OceanRoute *route)
+{
+  OceanRoute by_likely;
+  int64_t    likely = OceanMin64(r->ub, OceanMax64(factor * (int64_t)r->longest, 1));
+
+  OceanRouteRowBins(bins, warp, load, OCEAN_PASS_NUMERIC, r->ub, r, by_bound);
+  *route = *by_bound;
+  if (factor <= 0 || r->products > bins[OCEAN_BIN_HEAVY].max_products || likely == r->ub) return r->ub;
+  OceanRouteRowBins(bins, warp, load, OCEAN_PASS_NUMERIC, likely, r, &by_likely);
+  if (by_likely.bin >= by_bound->bin) return r->ub;
+  *route = by_likely;
+  return likely;
+}
+
+/* UPPER_BOUND's prediction: the size OceanRouteBound routes the row by. */
 OCEAN_HD int64_t OceanPredictBound(const OceanBinConfig *bins, int64_t warp, double load, const OceanRowShape *r,
                                    int64_t factor)
 {
-  OceanRoute by_bound, by_likely;
-  int64_t    likely;
-
-  if (factor <= 0 || r->products > bins[OCEAN_BIN_HEAVY].max_products) return r->ub;
-  likely = OceanMin64(r->ub, OceanMax64(factor * (int64_t)r->longest, 1));
-  if (likely == r->ub) return r->ub;
-  OceanRouteRowBins(bins, warp, load, OCEAN_PASS_NUMERIC, r->ub, r, &by_bound);
-  OceanRouteRowBins(bins, warp, load, OCEAN_PASS_NUMERIC, likely, r, &by_likely);
-  return by_likely.bin < by_bound.bin ? likely : r->ub;
+  OceanRoute by_bound, route;
+  if (factor <= 0) return r->ub;
+  return OceanRouteBound(bins, warp, load, r, factor, &by_bound, &route);
 }
 
 /* Whether UPPER_BOUND routes a product's rows by OceanPredictBound with its bound factor: when the slots of the rows'
@@ -442,26 +453,16 @@ OCEAN_HD double OceanExpm1(double x)
   const double ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10;
   const double inv_ln2 = 1.44269504088896338700e+00;
   /* 1/n! for n = 18 down to 1, as the compiler rounds the quotients (the same constants on both sides) */
-  const double inv_fact[18] = {1.0 / 6402373705728000.0,
-                               1.0 / 355687428096000.0,
-                               1.0 / 20922789888000.0,
-                               1.0 / 1307674368000.0,
-                               1.0 / 87178291200.0,
-                               1.0 / 6227020800.0,
-                               1.0 / 479001600.0,
-                               1.0 / 39916800.0,
-                               1.0 / 3628800.0,
-                               1.0 / 362880.0,
-                               1.0 / 40320.0,
-                               1.0 / 5040.0,
-                               1.0 / 720.0,
-                               1.0 / 120.0,
-                               1.0 / 24.0,
-                               1.0 / 6.0,
-                               1.0 / 2.0,
-                               1.0};
-  double       k, r, p = 0;
-  int          i;
+  /* clang-format off */
+  const double inv_fact[18] = {1.0 / 6402373705728000.0, 1.0 / 355687428096000.0, 1.0 / 20922789888000.0,
+                               1.0 / 1307674368000.0,    1.0 / 87178291200.0,     1.0 / 6227020800.0,
+                               1.0 / 479001600.0,        1.0 / 39916800.0,        1.0 / 3628800.0,
+                               1.0 / 362880.0,           1.0 / 40320.0,           1.0 / 5040.0,
+                               1.0 / 720.0,              1.0 / 120.0,             1.0 / 24.0,
+                               1.0 / 6.0,                1.0 / 2.0,               1.0};
+  /* clang-format on */
+  double k, r, p = 0;
+  int    i;
 
   if (!(x <= 709.0)) return INFINITY; /* and NaN: 1/expm1 of either is then 0 */
   k = floor(x * inv_ln2 + 0.5);

@@ -40,7 +40,7 @@ typedef struct {
 
 /* Scratch of one symbolic run on the device; freed when it ends. */
 typedef struct {
-  int64_t    *p, *counts, *offsets, *foffsets, *list, *list2, *scan;
+  int64_t    *p, *counts, *offsets, *foffsets, *list, *list2;
   OceanRoute *routes, *sroutes;
   uint8_t    *flags, *cflags, *nflags, *sketches; /* overflow record; symbolic and fallback scratch */
   double     *estimate;
@@ -72,12 +72,12 @@ typedef struct {
   OceanCudaRouteCounts exact_counts;  /* rows per bin and accumulator of the exact routes (numeric calls' statistics) */
   /* the symbolic call's statistics reduced on the device, read back deferred (the call ends without a wait); taken
      into the stage's statistics by the first wait for the stage after it (OceanCudaTakeStats) */
-  unsigned long long route_hist[OCEAN_CUDA_ROUTE_SETS * OCEAN_CUDA_HIST_SIZE];
-  OceanCudaErrorSum  error_sums;
-  int                error_sums_queued;
-  int                stats_queued;    /* route_hist (and error_sums when queued) are on their way */
-  int                symbolic_queued; /* the symbolic call's timers and statistics are not taken yet */
-  int64_t            waits_before;    /* OceanCudaWaits() when the call began */
+  unsigned long long   route_hist[OCEAN_CUDA_ROUTE_SETS * OCEAN_CUDA_HIST_SIZE];
+  OceanCudaErrorSum    error_sums;
+  int                  error_sums_queued;
+  int                  stats_queued;    /* route_hist (and error_sums when queued) are on their way */
+  int                  symbolic_queued; /* the symbolic call's timers and statistics are not taken yet */
+  int64_t              waits_before;    /* OceanCudaWaits() when the call began */
   int64_t              row_chunks; /* > 0: C was made in row chunks and is on the host only (c_colidx, c_values NULL) */
   OceanCudaScratch     run;        /* the symbolic call's scratch (freed when it ends) */
   OceanCudaRowGroups   plan;       /* the rows' plan by their upper bounds, made with the analysis when planned */
@@ -136,7 +136,7 @@ OceanError       OceanCudaAnalyze(OceanContext ctx, OceanStage *st, OceanCudaSta
                                   OceanDevCSR A, OceanDevCSR B, OceanCudaScratch *s);
 OceanError       OceanCudaGetSketches(OceanContext ctx, const OceanCSR *Bh, int64_t b_nnz, OceanDevCSR B, int registers,
                                       OceanCudaScratch *s, const uint8_t **sketches, int *reused);
-OceanError OceanCudaQueueRowStats(OceanContext ctx, OceanStage *st, OceanCudaStage *d, OceanCudaScratch *s);
+OceanError       OceanCudaQueueRowStats(OceanContext ctx, OceanStage *st, OceanCudaStage *d, OceanCudaScratch *s);
 OceanError OceanCudaOverAllocated(OceanContext ctx, OceanStage *st, OceanCudaStage *d, const OceanCudaRouteParams *rp,
                                   OceanDevCSR A, OceanDevCSR B, OceanCudaScratch *s, int *switched);
 OceanError OceanCudaStageHostC(OceanContext ctx, OceanStage *st, const OceanCudaStage *d);

@@ -91,7 +91,6 @@ static OceanError OceanCudaAnalyzeStep(OceanContext ctx, OceanStage *st, const O
   OceanCall(OceanDevAlloc(ctx, n, &s->foffsets));
   OceanCall(OceanDevAlloc(ctx, n, &s->list));
   OceanCall(OceanDevAlloc(ctx, n + 1, &s->list2));
-  OceanCall(OceanDevAlloc(ctx, n + 1, &s->scan));
   OceanCall(OceanDevAlloc(ctx, n, &s->routes));
   OceanCall(OceanDevAlloc(ctx, n, &s->sroutes));
   OceanCall(OceanDevAlloc(ctx, n, &s->flags));

@@ -26,7 +26,6 @@ void OceanCudaScratchFree(OceanContext ctx, OceanCudaScratch *s)
   OceanDevFree(ctx, s->foffsets);
   OceanDevFree(ctx, s->list);
   OceanDevFree(ctx, s->list2);
-  OceanDevFree(ctx, s->scan);
   OceanDevFree(ctx, s->routes);
   OceanDevFree(ctx, s->sroutes);
   OceanDevFree(ctx, s->flags);
@@ -415,7 +414,6 @@ OceanError OceanCudaOverAllocated(OceanContext ctx, OceanStage *st, OceanCudaSta
   OceanDevFree(ctx, s->p);
   OceanDevFree(ctx, s->list);
   OceanDevFree(ctx, s->list2);
-  OceanDevFree(ctx, s->scan);
   OceanDevFree(ctx, s->sroutes);
   OceanDevFree(ctx, s->cflags);
   OceanDevFree(ctx, s->nflags);
