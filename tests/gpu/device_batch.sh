@@ -114,16 +114,16 @@ for s in $stages; do
   profile)
     # ncu on the row kernels of one matrix (PROFILE_MATRIX, default rmat_s16_d32; PROFILE_KERNELS a regex, PROFILE_COUNT
     # launches): duration, registers, occupancy, instructions, warp states, for the R-MAT regression's comparison
-    # (the numeric-only kernels: PROFILE_KERNELS='MapValues|Known|Narrow').
+    # (the numeric-only kernels: PROFILE_KERNELS='MapValues|Known|Narrow'; BENCH_ARGS adds options).
     # PROFILE_TRACE=1: only each kernel's duration, for every kernel of ours (and CUB's), one ocean run per matrix
-    # (a comma list in PROFILE_MATRIX), cuSPARSE not run: where an end-to-end time goes.  Clocks left alone.
+    # (a comma list in PROFILE_MATRIX; BENCH_ARGS adds options), cuSPARSE not run: where an end-to-end time goes.  Clocks left alone.
     # a matrix of the real set (BUNDLE_REAL=1) is read from its file
     NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
     mfile() { [ -f "build/realmat/$1.mtx" ] && echo "build/realmat/$1.mtx"; }
     if [ "${PROFILE_TRACE:-0}" = 1 ]; then
       for m in $(echo "${PROFILE_MATRIX:-lap2d_5pt_2048}" | tr ',' ' '); do
         timeout 280 "$NCU" --clock-control none -k regex:"${PROFILE_KERNELS:-Ocean|cub}" --metrics gpu__time_duration.sum --csv \
-          build/examples/bench_spgemm --only "$m" --reps 1 --warmup 1 --no-cusparse $(mfile "$m") 2>&1 | $CAP > "$OUT/trace_$m.csv"
+          build/examples/bench_spgemm --only "$m" --reps 1 --warmup 1 --no-cusparse ${BENCH_ARGS:-} $(mfile "$m") 2>&1 | $CAP > "$OUT/trace_$m.csv"
         echo "== $m (exit ${PIPESTATUS[0]})" >> "$OUT/profile.txt"
         # per kernel name (templates kept): launches and total microseconds, largest first
         python3 - "$OUT/trace_$m.csv" >> "$OUT/profile.txt" <<'PY'
@@ -155,7 +155,7 @@ PY
     [ -n "${PROFILE_SKIP:-}" ] && src+=(--launch-skip "$PROFILE_SKIP")
     timeout 400 "$NCU" --clock-control none -k regex:"${PROFILE_KERNELS:-OceanKernelRows|OceanKernelKnown}" -c "${PROFILE_COUNT:-12}" --section SpeedOfLight --section Occupancy \
       --section LaunchStats --section WarpStateStats --section InstructionStats --section MemoryWorkloadAnalysis "${src[@]}" build/examples/bench_spgemm --only "${PROFILE_MATRIX:-rmat_s16_d32}" --reps 1 --warmup 1 --no-cusparse \
-      --csv "$OUT/profile_bench.csv" $(mfile "${PROFILE_MATRIX:-rmat_s16_d32}") 2>&1 | $CAP > "$OUT/profile.txt"
+      ${BENCH_ARGS:-} --csv "$OUT/profile_bench.csv" $(mfile "${PROFILE_MATRIX:-rmat_s16_d32}") 2>&1 | $CAP > "$OUT/profile.txt"
     rc=${PIPESTATUS[0]}
     if [ -f "$OUT/prof.ncu-rep" ]; then
       # the source page is megabytes per launch: tests/gpu/ncu_source_summary.py keeps each launch's busiest basic
