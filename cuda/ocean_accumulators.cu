@@ -40,14 +40,16 @@ struct OceanRowArgs {
   unsigned long long  *next; /* LONG: the next position of list to take (rows handed out dynamically) */
 };
 
-/* Every product of row i through f, spread over the team (OceanGroupForProducts). */
+/* Every product of row i through f, spread over the team (OceanGroupForProducts); a block-wide team walks the long
+   rows of B together (lr: its list, emptied before the row). */
 template <typename F>
 __device__ __forceinline__ void OceanTeamForProducts(const OceanTeam &tm, const OceanRowArgs &a, int64_t i,
-                                                     bool numeric, F f)
+                                                     bool numeric, OceanTeamLongRows *lr, F f)
 {
   const int64_t tb = a.A.rowptr[i], te = a.A.rowptr[i + 1];
   const int     g = OceanLanesPerEntry(a.shapes[i].products, te - tb);
-  OceanGroupForProducts(a.A, a.B, tb, te, tm.tid, tm.size, g, numeric, f);
+  OceanGroupForProducts(a.A, a.B, tb, te, tm.tid, tm.size, g, numeric, f, tm.size > 32 ? lr : NULL,
+                        a.shapes[i].products);
 }
 
 /* Writes the n distinct columns keys[0, n) (and their values) in column order: each thread holds K of them and counts,
@@ -84,7 +86,8 @@ __device__ __forceinline__ void OceanTeamRankWrite(const OceanTeam &tm, const in
 
 /* Hash accumulator (shared table, or global memory for LONG). */
 __device__ void OceanTeamHashRow(const OceanTeam &tm, const OceanRowArgs &a, int64_t i, const OceanRoute &r,
-                                 int32_t *keys, double *hv, bool shared_table, OceanRowState *st, int *warp_sums)
+                                 int32_t *keys, double *hv, bool shared_table, OceanRowState *st, int *warp_sums,
+                                 OceanTeamLongRows *lr)
 {
   const bool    values = a.cols != NULL; /* numeric: vals too */
   const int64_t cap = r.capacity, slot = r.slot;
@@ -102,7 +105,7 @@ __device__ void OceanTeamHashRow(const OceanTeam &tm, const OceanRowArgs &a, int
                               return ((volatile int *)&st->over)[0] ? -1 : OceanHashFind(keys, cap, slot, col, st);
                             });
   else
-    OceanTeamForProducts(tm, a, i, values, [&](int32_t col, double v) {
+    OceanTeamForProducts(tm, a, i, values, lr, [&](int32_t col, double v) {
       if (!((volatile int *)&st->over)[0]) OceanHashInsert(keys, hv, cap, slot, col, v, values, st);
     });
   tm.sync();
@@ -142,7 +145,7 @@ __device__ void OceanTeamHashRow(const OceanTeam &tm, const OceanRowArgs &a, int
    where it is read, an overflowing row's where its bits are). */
 __device__ void OceanTeamDenseRow(const OceanTeam &tm, const OceanRowArgs &a, int64_t i, const OceanRoute &r,
                                   const OceanRowShape &sh, double *dv, unsigned *bm, bool global_values,
-                                  OceanRowState *st)
+                                  OceanRowState *st, OceanTeamLongRows *lr)
 {
   const bool    values = a.cols != NULL; /* numeric: vals too */
   const int64_t span = r.capacity, nw = (span + 31) / 32;
@@ -154,7 +157,7 @@ __device__ void OceanTeamDenseRow(const OceanTeam &tm, const OceanRowArgs &a, in
   /* With the plan's bitmap query a value would be written, not added, by the first product of its column; that
      needs an ordering between the bit and the value that atomics alone do not give, so this first version always
      zeroes the values and adds (same result). */
-  OceanTeamForProducts(tm, a, i, values, [&](int32_t col, double v) {
+  OceanTeamForProducts(tm, a, i, values, lr, [&](int32_t col, double v) {
     const int64_t  j   = (int64_t)col - sh.colmin;
     const unsigned bit = 1u << (j & 31);
     /* heavy rows set most bits early: reads then, not contended atomics */
@@ -320,11 +323,12 @@ template <int KIND>
 __global__ void __launch_bounds__(KIND == OCEAN_ROWS_WARP ? OCEAN_TEAM_BLOCK : 1024, KIND == OCEAN_ROWS_WARP ? 4 : 2)
   OceanKernelRows(OceanRowArgs a, int team_size, int team_bytes)
 {
-  extern __shared__ double ocean_smem_d[];
-  __shared__ OceanRowState st[OCEAN_MAX_TEAMS];
-  __shared__ int           warp_sums[32];
-  __shared__ long long     next_pos;
-  OceanTeam                tm;
+  extern __shared__ double     ocean_smem_d[];
+  __shared__ OceanRowState     st[OCEAN_MAX_TEAMS];
+  __shared__ int               warp_sums[32];
+  __shared__ long long         next_pos;
+  __shared__ OceanTeamLongRows long_rows; /* SHARED's block-wide team (LONG's rows walked by warps measured faster) */
+  OceanTeam                    tm;
   tm.size              = team_size;
   tm.id                = (int)threadIdx.x / team_size;
   tm.tid               = (int)threadIdx.x % team_size;
@@ -346,24 +350,25 @@ __global__ void __launch_bounds__(KIND == OCEAN_ROWS_WARP ? OCEAN_TEAM_BLOCK : 1
       s->count = 0;
       s->out   = 0;
       s->over  = 0;
+      if constexpr (KIND == OCEAN_ROWS_SHARED) long_rows.n = 0;
     }
     tm.sync();
     if (r.acc == OCEAN_ACC_HASH) {
       /* values first: 8-byte aligned */
       double  *hv   = (double *)smem;
       int32_t *keys = (int32_t *)(a.cols ? smem + r.capacity * sizeof(double) : smem);
-      if constexpr (KIND != OCEAN_ROWS_GLOBAL) OceanTeamHashRow(tm, a, i, r, keys, hv, true, s, warp_sums);
+      if constexpr (KIND != OCEAN_ROWS_GLOBAL) OceanTeamHashRow(tm, a, i, r, keys, hv, true, s, warp_sums, &long_rows);
     } else if constexpr (KIND != OCEAN_ROWS_GLOBAL) {
       if (r.acc == OCEAN_ACC_DENSE)
         OceanTeamDenseRow(tm, a, i, r, a.shapes[i], (double *)smem,
-                          (unsigned *)(a.cols ? smem + r.capacity * sizeof(double) : smem), false, s);
+                          (unsigned *)(a.cols ? smem + r.capacity * sizeof(double) : smem), false, s, &long_rows);
     } else {
       if (r.acc == OCEAN_ACC_GLOBAL_DENSE)
         OceanTeamDenseRow(tm, a, i, r, a.shapes[i], a.gdense ? a.gdense + (int64_t)blockIdx.x * a.gdense_stride : NULL,
-                          (unsigned *)smem, true, s);
+                          (unsigned *)smem, true, s, NULL);
       else if (r.acc == OCEAN_ACC_GLOBAL_HASH)
         OceanTeamHashRow(tm, a, i, r, a.gkeys + a.goff[pos], a.gvals ? a.gvals + a.goff[pos] : NULL, false, s,
-                         warp_sums);
+                         warp_sums, NULL);
     }
     tm.sync();
     if (tm.tid == 0) {

@@ -37,27 +37,64 @@ __device__ __forceinline__ OceanEntryRow OceanEntryRowAt(const OceanDevCSR &A, c
   return r;
 }
 
+/* The rows of B a block-wide team leaves to all its threads (OceanGroupForProductsAt with a list): a row longer than
+   half a warp's share of the row's products and than OCEAN_TEAM_LONG_MIN entries, as many as the list holds.  On R-MAT
+   (power-law rows of B beside short ones) one warp walking a row of thousands held its 1024-thread team at the
+   barrier after the products: 63% of the stall samples of the largest shared-memory bin's numeric kernel (H100,
+   rmat_s18_d8).  Rows within a warp's share stay with their warps: walked flat, each product pays a search of the
+   list (R-MAT 16/32, whose LONG rows have tens of thousands of products each, took 12% longer listing every row past
+   128 entries). */
+#define OCEAN_TEAM_LONG_MIN 128
+#define OCEAN_TEAM_LONG_CAP 64
+struct OceanTeamLongRows {
+  int64_t start[OCEAN_TEAM_LONG_CAP]; /* the row of B's first entry */
+  int64_t t[OCEAN_TEAM_LONG_CAP];     /* the entry of A */
+  double  a[OCEAN_TEAM_LONG_CAP];     /* its value (numeric) */
+  int64_t off[OCEAN_TEAM_LONG_CAP + 1];
+  int     len[OCEAN_TEAM_LONG_CAP];
+  int     n; /* rows offered (more than the list holds: the rest walked by their warps); 0 before each walk */
+};
+
 /* Calls f(column, A value * B value, t, u) for every product of A's entries [t_begin, t_end), t its entry of A and u
    its entry of B, spread over a team of `size` threads (a multiple of 32; tid is the thread's rank in it).  Lanes
    form groups of g (a power of two dividing 32); the team's warps take chunks of 32/g consecutive entries of A in
    turn, a group per entry, its lanes walking that entry's row of B.  A row of B longer than 4g (R-MAT's heavy rows
    beside light ones) is walked by the whole warp instead, so one long row does not leave a small group working
-   alone.  f must not synchronize. */
+   alone.  With a list (a team that is the whole block, every thread calling; lr->n zero on entry; products: the
+   row's), the rows of B longer than half a warp's share of the products are listed instead and walked flat by the
+   whole block after the rest (two __syncthreads).  f must not synchronize. */
 template <typename F>
 __device__ __forceinline__ void OceanGroupForProductsAt(const OceanDevCSR &A, const OceanDevCSR &B, int64_t t_begin,
-                                                        int64_t t_end, int tid, int size, int g, bool numeric, F f)
+                                                        int64_t t_end, int tid, int size, int g, bool numeric, F f,
+                                                        OceanTeamLongRows *lr = NULL, int64_t products = 0)
 {
   const int     lane = tid & 31, warp = tid >> 5, nwarps = size >> 5, per_warp = 32 / g, gw = lane / g;
   const int     sub      = lane & (g - 1);
   const int64_t long_row = 4 * (int64_t)g;
+  const int64_t list_min =
+    products / (2 * nwarps) > OCEAN_TEAM_LONG_MIN ? products / (2 * nwarps) : OCEAN_TEAM_LONG_MIN;
 
   for (int64_t c = t_begin + (int64_t)warp * per_warp; c < t_end; c += (int64_t)nwarps * per_warp) {
-    const int64_t       t       = c + gw;
-    const OceanEntryRow er      = OceanEntryRowAt(A, B, t, t_end, numeric);
-    const int64_t       bs      = er.start;
-    const double        av      = er.a;
-    const bool          is_long = g < 32 && er.len > long_row;
-    unsigned            longs   = __ballot_sync(0xffffffffu, is_long && sub == 0);
+    const int64_t t  = c + gw;
+    OceanEntryRow er = OceanEntryRowAt(A, B, t, t_end, numeric);
+    if (lr) {
+      bool listed = false;
+      if (sub == 0 && er.len > list_min) {
+        const int k = atomicAdd(&lr->n, 1);
+        if (k < OCEAN_TEAM_LONG_CAP) {
+          lr->start[k] = er.start;
+          lr->t[k]     = t;
+          lr->a[k]     = er.a;
+          lr->len[k]   = er.len;
+          listed       = true;
+        }
+      }
+      if ((__ballot_sync(0xffffffffu, listed) >> (lane - sub)) & 1u) er.len = 0; /* the group's leader listed it */
+    }
+    const int64_t bs      = er.start;
+    const double  av      = er.a;
+    const bool    is_long = g < 32 && er.len > long_row;
+    unsigned      longs   = __ballot_sync(0xffffffffu, is_long && sub == 0);
     /* within a row of B, 32-bit offsets from its start (the loops' index arithmetic is a good part of their
        instructions) */
     if (!is_long) {
@@ -77,6 +114,33 @@ __device__ __forceinline__ void OceanGroupForProductsAt(const OceanDevCSR &A, co
       const double  *bv  = numeric ? B.values + lb : NULL;
       for (int j = lane; j < len; j += 32) f(bc[j], numeric ? la * bv[j] : 0.0, lt, lb + j);
     }
+  }
+  if (!lr) return;
+  __syncthreads();
+  const int n = lr->n < OCEAN_TEAM_LONG_CAP ? lr->n : OCEAN_TEAM_LONG_CAP;
+  if (n == 0) return; /* the same on every thread */
+  if (tid < 32) {     /* the listed rows' offsets: two a lane, a warp scan */
+    const int64_t x0 = 2 * tid < n ? lr->len[2 * tid] : 0, x1 = 2 * tid + 1 < n ? lr->len[2 * tid + 1] : 0;
+    int64_t       incl = x0 + x1;
+    for (int d = 1; d < 32; d <<= 1) {
+      const int64_t y = __shfl_up_sync(0xffffffffu, incl, d);
+      if (tid >= d) incl += y;
+    }
+    if (2 * tid < n) lr->off[2 * tid] = incl - x0 - x1;
+    if (2 * tid + 1 < n) lr->off[2 * tid + 1] = incl - x1;
+    if (tid == 31) lr->off[n] = incl;
+  }
+  __syncthreads();
+  const int64_t total = lr->off[n];
+  for (int64_t q = tid; q < total; q += size) { /* consecutive threads, consecutive entries of B */
+    int lo = 0, hi = n - 1;
+    while (lo < hi) {
+      const int mid = (lo + hi + 1) >> 1;
+      if (lr->off[mid] <= q) lo = mid;
+      else hi = mid - 1;
+    }
+    const int64_t u = lr->start[lo] + (q - lr->off[lo]);
+    f(B.colidx[u], numeric ? lr->a[lo] * B.values[u] : 0.0, lr->t[lo], u);
   }
 }
 
@@ -136,10 +200,11 @@ __device__ __forceinline__ void OceanWarpPhasedProducts(const OceanDevCSR &A, co
 /* OceanGroupForProducts: the same with f(column, value). */
 template <typename F>
 __device__ __forceinline__ void OceanGroupForProducts(const OceanDevCSR &A, const OceanDevCSR &B, int64_t t_begin,
-                                                      int64_t t_end, int tid, int size, int g, bool numeric, F f)
+                                                      int64_t t_end, int tid, int size, int g, bool numeric, F f,
+                                                      OceanTeamLongRows *lr = NULL, int64_t products = 0)
 {
-  OceanGroupForProductsAt(A, B, t_begin, t_end, tid, size, g, numeric,
-                          [&](int32_t c, double v, int64_t, int64_t) { f(c, v); });
+  OceanGroupForProductsAt(
+    A, B, t_begin, t_end, tid, size, g, numeric, [&](int32_t c, double v, int64_t, int64_t) { f(c, v); }, lr, products);
 }
 
 /* Calls f(p, column, A value * B value, t, u) for every product of A's entries [t_begin, t_end), p its index in

@@ -141,8 +141,8 @@ OCEAN_HD void OceanRouteSet(OceanRoute *r, int bin, int acc, int64_t slot, int64
 }
 
 /* The opt-in shared memory a LONG block's dense bitmap leaves to its kernel's static shared memory (row states, warp
-   sums: a few hundred bytes); the launch checks that the bitmap fits. */
-#define OCEAN_LONG_STATIC_SMEM 1024
+   sums, the list of long rows of B the block walks together: about 2.5 KB); the launch checks that the bitmap fits. */
+#define OCEAN_LONG_STATIC_SMEM 3072
 
 /* HEAVY's split kernel: elements staged per block, and its shared-memory bytes per staged element (an A entry's
    window: product offset, B offset, A value, row; the element's column, value and chunk) */
