@@ -1235,6 +1235,55 @@ static int CaseNarrowForced(int64_t ncols, uint64_t seed)
   return CaseAB(&D, &B, OCEAN_WORKFLOW_NARROW, 0, 0, 0, 1);
 }
 
+/* Row j of M: n distinct random columns below ncols, sorted (the row's place is M->rowptr[j], already set). */
+static void RowRandomColumns(GenCSR *M, int64_t j, int n, int64_t ncols)
+{
+  int32_t *c = M->colidx + M->rowptr[j];
+  int      k = 0;
+  while (k < n) {
+    c[k] = (int32_t)(GenRand64() % (uint64_t)ncols);
+    k    = (int)GenSortUnique(c, k + 1);
+  }
+  M->rowptr[j + 1] = M->rowptr[j] + n;
+}
+
+/* Rows of B far longer than the rest under rows of C that the shared-memory bins N1-N4 take: B's rows 0-19 have
+   300-1200 entries, the others 6 (200000 columns); row i of A has entry i % 20 and 40 others, so each row of C has one
+   long row of B beside 40 short ones (540-1440 products, as many entries).  The block-wide teams list the long rows and
+   walk them with all their threads; the CPU backend's decisions must put the rows in N1-N4 (counted), then CaseAB. */
+static int CaseLongRowsOfB(int workflow)
+{
+  GenCSR              A, B;
+  OceanOptions        o;
+  OceanProduct        pc;
+  const OceanRowInfo *ri;
+  int64_t             n, in_teams = 0;
+  const int64_t       m = 3000, nb = 5000, ncols = 200000;
+
+  GenAlloc(&B, nb, ncols, 20 * 1200 + nb * 6, 90);
+  GenAlloc(&A, m, nb, m * 41, 91);
+  GenRandSeed(92);
+  for (int64_t j = 0; j < nb; j++) RowRandomColumns(&B, j, j < 20 ? 300 + 100 * (int)(j % 10) : 6, ncols);
+  for (int64_t i = 0; i < m; i++) {
+    int32_t *c = A.colidx + A.rowptr[i];
+    int      k = 1;
+    c[0]       = (int32_t)(i % 20);
+    while (k < 41) {
+      c[k] = (int32_t)(20 + GenRand64() % (uint64_t)(nb - 20));
+      k    = (int)GenSortUnique(c, k + 1);
+    }
+    A.rowptr[i + 1] = A.rowptr[i] + 41;
+  }
+  GenFillValues(&A, GEN_VALUES_STREAM, 91);
+  GenFillValues(&B, GEN_VALUES_STREAM, 90);
+  Options(&o, workflow, 0, 0);
+  if (CpuRoutes(&o, &A, &B, &pc, &ri, &n)) return 1;
+  for (int64_t i = 0; i < n; i++) in_teams += ri[i].bin >= OCEAN_BIN_N1 && ri[i].bin <= OCEAN_BIN_N4;
+  OceanProductDestroy(&pc);
+  CHECK(in_teams == m, "rows of C in N1-N4: %lld of %lld", (long long)in_teams, (long long)m);
+  return CaseAB(&A, &B, workflow, 0, 0, 0, 1);
+}
+
 /* Short rows of C (B has 600 columns, too many for the narrow workflow) under rows of A from 1 to 40000 entries: light
    rows beside full rows of about 120000 products each, which the known-structure kernels and the product map must
    spread over many threads, with reuse. */
@@ -1744,6 +1793,8 @@ int main(int argc, char **argv)
   CASE("AB N0 warp teams (hash 33-272 entries, dense), auto", CaseN0Teams(-1, 0, 0));
   CASE("AB N0 warp teams, forced exact", CaseN0Teams(OCEAN_WORKFLOW_EXACT, 0, 0));
   CASE("AB N0 warp teams, forced estimate", CaseN0Teams(OCEAN_WORKFLOW_ESTIMATE, 32, 2.0));
+  CASE("AB long rows of B walked by block-wide teams, auto", CaseLongRowsOfB(-1));
+  CASE("AB long rows of B walked by block-wide teams, forced exact", CaseLongRowsOfB(OCEAN_WORKFLOW_EXACT));
   CASE("AB LONG rows, dense in global memory, estimate overflow",
        CaseLong(30000, OCEAN_ACC_GLOBAL_DENSE, OCEAN_WORKFLOW_ESTIMATE, 64, 0.7, 1, 62));
   CASE("AB LONG rows, dense in global memory, forced exact",
