@@ -3,7 +3,8 @@
 # it with the device tool: carry [".gpu/wt"]): the scripts, the stripped binaries packed in bin.tar.xz (about 2 MB: the
 # programs' device code is the same in each), the PETSc runtime libraries when .gpu/petsc-rt.tar.xz exists
 # (../shared/gpu/make-petsc-runtime.sh .gpu) and, with BUNDLE_REAL=1, the real-matrix set of build/realmat
-# (examples/real_matrices.sh; about 23 MB packed).  Then, on the GPU machine:
+# (examples/real_matrices.sh; about 23 MB packed) and, with BUNDLE_BASE=REV, REV's bench_spgemm for the ab stage (about
+# 2 MB packed).  Then, on the GPU machine:
 #   bash .gpu/wt/tests/gpu/device_batch.sh [stages]        (stages: see there; default tests petsc bench examples)
 # Everything must stay under the 64 MiB the device tool carries.
 set -euo pipefail
@@ -22,7 +23,17 @@ strip -o "$S/lib/libpetscocean.so" lib/libpetscocean.so
 tar cJf "$W/bin.tar.xz" -C "$S" build lib
 rm -rf "$S"
 cp tests/run_tests.sh "$W/tests/"
-cp tests/gpu/run_gpu_tests.sh tests/gpu/device_batch.sh tests/gpu/ncu_source_summary.py "$W/tests/gpu/"
+cp tests/gpu/run_gpu_tests.sh tests/gpu/device_batch.sh tests/gpu/ncu_source_summary.py tests/gpu/ab_table.py "$W/tests/gpu/"
+if [ -n "${BUNDLE_BASE:-}" ]; then
+  # the ab stage's base: BUNDLE_BASE's bench_spgemm, built in a worktree kept between bundles (BUNDLE_BASE_DIR)
+  base=$(git rev-parse --short "$BUNDLE_BASE")
+  BD=${BUNDLE_BASE_DIR:-/tmp/ocean-bundle-base}
+  if [ -d "$BD" ]; then git -C "$BD" checkout -q --detach "$base"; else git worktree add -f --detach "$BD" "$base"; fi
+  make -C "$BD" OCEAN_CUDA_ARCHS=90 bench
+  mkdir -p "$S" && strip -o "$S/bench_base" "$BD/build/examples/bench_spgemm" && echo "$base" > "$S/bench_base.rev"
+  tar cJf "$W/bench_base.tar.xz" -C "$S" bench_base bench_base.rev
+  rm -rf "$S"
+fi
 if [ "${BUNDLE_REAL:-0}" = 1 ]; then
   ls build/realmat/*.mtx > /dev/null || { echo "bundle: BUNDLE_REAL=1 but no build/realmat/*.mtx: run examples/real_matrices.sh" >&2; exit 1; }
   tar cJf "$W/realmat.tar.xz" -C build/realmat $(cd build/realmat && ls *.mtx)
