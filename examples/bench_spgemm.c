@@ -84,7 +84,8 @@ static void usage(FILE *f)
 
 static int parse_options(int argc, char **argv, Options *o)
 {
-  *o = (Options){NULL, 10, 3, 0, 0, 0, 0, OCEAN_WORKFLOW_AUTO, 0, -1, -1, -1, "build/bench/bench.csv", 0, 0.2f, NULL, 0};
+  *o =
+    (Options){NULL, 10, 3, 0, 0, 0, 0, OCEAN_WORKFLOW_AUTO, 0, -1, -1, -1, "build/bench/bench.csv", 0, 0.2f, NULL, 0};
   o->heavy = 1; /* off: the library's default (OceanOptionsDefault), what a user gets */
   o->files = (const char **)GenMalloc((size_t)argc * sizeof(char *));
   for (int i = 1; i < argc; i++) {
@@ -814,6 +815,18 @@ static void workflow_name(const OceanStats *st, char *buf, size_t len)
 
 static double bench_copy_gbs; /* Gpu.copy_gbs, for the heavy rows' bandwidth fractions */
 
+/* The heavy rows' kernels' rates as fractions of the measured copy rate, from the bytes each must move at least: the
+   outer product reads B's column and value of each product and writes both (24 bytes; the histogram reads the
+   columns: 4); the later levels read and write their elements (24); the accumulation (and the assembly of the rows)
+   reads each product once (12).  f: outer product, histogram, multisplit, accumulate. */
+static void heavy_copy_fractions(const OceanStats *st, double f[4])
+{
+  const double p = (double)st->heavy_products, moved = (double)(st->heavy_split_elements - st->heavy_products);
+  const double gb = bench_copy_gbs > 0 ? bench_copy_gbs : 1, bytes[4] = {24 * p, 4 * (p + moved), 24 * moved, 12 * p};
+  const double t[4] = {st->t_heavy_expand, st->t_heavy_histogram, st->t_heavy_split, st->t_heavy_accumulate};
+  for (int k = 0; k < 4; k++) f[k] = t[k] > 0 ? bytes[k] / t[k] / 1e9 / gb : 0.0;
+}
+
 /* Ours: where the time goes (OceanStats: CUDA event times of each phase, from one run after the timed ones with the
    device timers on). */
 static void print_ocean_phases(const Summary *s)
@@ -835,23 +848,17 @@ static void print_ocean_phases(const Summary *s)
          "ocean phases", 1e3 * st->t_analysis, 1e3 * st->t_estimate, 1e3 * st->t_symbolic, 1e3 * st->t_numeric,
          1e3 * st->t_fallback, 1e3 * st->t_compact, 1e3 * s->ostats_reuse.t_numeric);
   if (st->heavy_rows) {
-    /* bytes each kernel must move at least: the outer product reads B's column and value of each product and writes
-       both (24 bytes; the histogram reads the columns: 4); the later levels read and write their elements (24); the
-       accumulation (and the assembly of the rows) reads each product once (12) */
-    const double p = (double)st->heavy_products, moved = (double)(st->heavy_split_elements - st->heavy_products);
-    const double gb = bench_copy_gbs > 0 ? bench_copy_gbs : 1;
-#define OCEAN_BW(bytes, t) ((t) > 0 ? (bytes) / (t) / 1e9 / gb : 0.0)
-    printf(
-      "  %-15s %lld rows (%.1f%%), %lld products (%.1f%%), %lld chunks of %lld columns (%lld dense), %d of %d "
-      "levels; outer product %.3f ms (%.2f of copy), histogram %.3f (%.2f), multisplit %.3f (%.2f), accumulate "
-      "%.3f (%.2f)\n",
-      "ocean heavy", (long long)st->heavy_rows, 100.0 * (double)st->heavy_rows / (double)(st->nrows ? st->nrows : 1),
-      (long long)st->heavy_products, 100.0 * p / (double)(st->products ? st->products : 1), (long long)st->heavy_chunks,
-      (long long)st->heavy_chunk_columns, (long long)st->heavy_dense_chunks, st->heavy_levels, st->heavy_levels_planned,
-      1e3 * st->t_heavy_expand, OCEAN_BW(24 * p, st->t_heavy_expand), 1e3 * st->t_heavy_histogram,
-      OCEAN_BW(4 * (p + moved), st->t_heavy_histogram), 1e3 * st->t_heavy_split,
-      OCEAN_BW(24 * moved, st->t_heavy_split), 1e3 * st->t_heavy_accumulate, OCEAN_BW(12 * p, st->t_heavy_accumulate));
-#undef OCEAN_BW
+    double f[4];
+    heavy_copy_fractions(st, f);
+    printf("  %-15s %lld rows (%.1f%%), %lld products (%.1f%%), %lld chunks of %lld columns (%lld dense), %d of %d "
+           "levels; outer product %.3f ms (%.2f of copy), histogram %.3f (%.2f), multisplit %.3f (%.2f), accumulate "
+           "%.3f (%.2f)\n",
+           "ocean heavy", (long long)st->heavy_rows,
+           100.0 * (double)st->heavy_rows / (double)(st->nrows ? st->nrows : 1), (long long)st->heavy_products,
+           100.0 * (double)st->heavy_products / (double)(st->products ? st->products : 1), (long long)st->heavy_chunks,
+           (long long)st->heavy_chunk_columns, (long long)st->heavy_dense_chunks, st->heavy_levels,
+           st->heavy_levels_planned, 1e3 * st->t_heavy_expand, f[0], 1e3 * st->t_heavy_histogram, f[1],
+           1e3 * st->t_heavy_split, f[2], 1e3 * st->t_heavy_accumulate, f[3]);
   }
   if (s->ptap)
     for (int k = 0; k < 2; k++) {
@@ -1595,6 +1602,50 @@ static void print_ocean_phase_summary(const Summary *sums, int n)
   free(t.cell);
 }
 
+/* The matrices with heavy rows (the multisplit): their share, chunks, levels and the time and copy-rate fraction of
+   each of its kernels, from the same run as the phases. */
+static void print_heavy_summary(const Summary *sums, int n)
+{
+  const char *head[] = {"name",         "heavy rows %",  "heavy products %", "chunks",
+                        "dense chunks", "chunk columns", "levels",           "outer product ms",
+                        "(of copy)",    "histogram ms",  "(of copy)",        "multisplit ms",
+                        "(of copy)",    "accumulate ms", "(of copy)",        "ocean ms"};
+  Table       t      = table_create(head, (int)(sizeof(head) / sizeof(head[0])), n);
+  int         rows   = 1;
+  for (int i = 0; i < n; i++) {
+    const Summary    *s  = &sums[i];
+    const OceanStats *st = &s->ostats;
+    double            f[4];
+    if (!s->have_ostats || s->res[M_OCEAN].state != RES_OK || !st->heavy_rows) continue;
+    heavy_copy_fractions(st, f);
+    table_set(&t, rows, 0, "%s", s->name);
+    table_set(&t, rows, 1, "%.1f", 100.0 * (double)st->heavy_rows / (double)(st->nrows ? st->nrows : 1));
+    table_set(&t, rows, 2, "%.1f", 100.0 * (double)st->heavy_products / (double)(st->products ? st->products : 1));
+    table_set(&t, rows, 3, "%lld", (long long)st->heavy_chunks);
+    table_set(&t, rows, 4, "%lld", (long long)st->heavy_dense_chunks);
+    table_set(&t, rows, 5, "%lld", (long long)st->heavy_chunk_columns);
+    table_set(&t, rows, 6, "%d of %d", st->heavy_levels, st->heavy_levels_planned);
+    table_set(&t, rows, 7, "%.3f", 1e3 * st->t_heavy_expand);
+    table_set(&t, rows, 8, "%.2f", f[0]);
+    table_set(&t, rows, 9, "%.3f", 1e3 * st->t_heavy_histogram);
+    table_set(&t, rows, 10, "%.2f", f[1]);
+    table_set(&t, rows, 11, "%.3f", 1e3 * st->t_heavy_split);
+    table_set(&t, rows, 12, "%.2f", f[2]);
+    table_set(&t, rows, 13, "%.3f", 1e3 * st->t_heavy_accumulate);
+    table_set(&t, rows, 14, "%.2f", f[3]);
+    table_set(&t, rows, 15, "%.3f", s->res[M_OCEAN].ms);
+    rows++;
+  }
+  t.nrows = rows;
+  if (rows > 1) {
+    printf(
+      "\nHeavy rows (the multisplit; ms of the phases' run; of copy: the least bytes each kernel moves over its time,\n"
+      "as a fraction of the measured device copy rate)\n");
+    table_print(&t);
+  }
+  free(t.cell);
+}
+
 static void print_list(const Summary *sums, int n)
 {
   const char *head[] = {"name",    "rows",     "cols",   "nnz(A)",          "nnz/row",
@@ -1806,6 +1857,7 @@ int main(int argc, char **argv)
   else {
     print_summary(sums, n);
     print_ocean_phase_summary(sums, n);
+    print_heavy_summary(sums, n);
     printf("CSV: %s\n", o.csv);
     fclose(csv);
     gpu_finalize(&g);
