@@ -1,8 +1,8 @@
 /*
   test_gpu.c - the CUDA backend against the CPU backend and an independent reference, on the same inputs.
 
-  Usage: test_gpu [-small] [-only TEXT]   (-small: only the small cases, for compute-sanitizer; -only: the cases
-                                          whose names contain TEXT)
+  Usage: test_gpu [-small] [-only TEXT[,TEXT...]]   (-small: only the small cases, for compute-sanitizer; -only: the
+                                                    cases whose names contain one of the texts)
   For every case: C of the CUDA backend has the reference's sorted structure and |c - r| <= 1e-12 (|A||B|)_ij;
   the workflow and every row's decisions (bin, accumulator, overflowed, predicted size, slot) equal the CPU
   backend's, which is given the device's own profile (these cases set record_rows, so the CUDA backend also checks its
@@ -883,15 +883,32 @@ static double Now(void)
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* -only TEXT: the cases whose names contain TEXT (the others' operands, generated before the case, are not freed:
-   not for memcheck's leak check) */
+/* -only TEXT[,TEXT...]: the cases whose names contain one of the comma-separated texts (the others' operands,
+   generated before the case, are not freed: not for memcheck's leak check) */
 static const char *only;
+
+static int Selected(const char *name)
+{
+  const char *t = only;
+  char        part[128];
+  if (!only) return 1;
+  while (*t) {
+    size_t n = strcspn(t, ",");
+    if (n && n < sizeof(part)) {
+      memcpy(part, t, n);
+      part[n] = 0;
+      if (strstr(name, part)) return 1;
+    }
+    t += n + (t[n] == ',');
+  }
+  return 0;
+}
 
 #define CASE(name, body) \
   do { \
     double t0_ = Now(); \
     int    f_; \
-    if (only && !strstr((name), only)) break; \
+    if (!Selected(name)) break; \
     msg[0] = 0; \
     f_     = (body); \
     Report(name, f_, Now() - t0_); \
@@ -1750,7 +1767,7 @@ int main(int argc, char **argv)
     if (!strcmp(argv[a], "-small")) small = 1;
     else if (!strcmp(argv[a], "-only") && a + 1 < argc) only = argv[++a];
     else {
-      fprintf(stderr, "usage: %s [-small] [-only TEXT]\n", argv[0]);
+      fprintf(stderr, "usage: %s [-small] [-only TEXT[,TEXT...]]\n", argv[0]);
       return 2;
     }
   }
