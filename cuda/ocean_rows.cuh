@@ -41,9 +41,8 @@ __device__ __forceinline__ OceanEntryRow OceanEntryRowAt(const OceanDevCSR &A, c
    half a warp's share of the row's products and than OCEAN_TEAM_LONG_MIN entries, as many as the list holds.  On R-MAT
    (power-law rows of B beside short ones) one warp walking a row of thousands held its 1024-thread team at the
    barrier after the products: 63% of the stall samples of the largest shared-memory bin's numeric kernel (H100,
-   rmat_s18_d8).  Rows within a warp's share stay with their warps: walked flat, each product pays a search of the
-   list (R-MAT 16/32, whose LONG rows have tens of thousands of products each, took 12% longer listing every row past
-   128 entries). */
+   rmat_s18_d8).  Walked flat, each product pays a search of the list, so rows within a warp's share stay with their
+   warps. */
 #define OCEAN_TEAM_LONG_MIN 128
 #define OCEAN_TEAM_LONG_CAP 64
 struct OceanTeamLongRows {
