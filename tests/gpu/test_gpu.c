@@ -1258,16 +1258,13 @@ static int CaseNarrowForced(int64_t ncols, uint64_t seed)
   return CaseAB(&D, &B, OCEAN_WORKFLOW_NARROW, 0, 0, 0, 1);
 }
 
-/* Row j of M: n distinct random columns below ncols, sorted (the row's place is M->rowptr[j], already set). */
-static void RowRandomColumns(GenCSR *M, int64_t j, int n, int64_t ncols)
+/* c[k..n): random columns in [lo, hi) distinct from each other and from c[0..k), then c[0..n) sorted. */
+static void RandomDistinctColumns(int32_t *c, int k, int n, int64_t lo, int64_t hi)
 {
-  int32_t *c = M->colidx + M->rowptr[j];
-  int      k = 0;
   while (k < n) {
-    c[k] = (int32_t)(GenRand64() % (uint64_t)ncols);
-    k    = (int)GenSortUnique(c, k + 1);
+    for (int t = k; t < n; t++) c[t] = (int32_t)(lo + (int64_t)(GenRand64() % (uint64_t)(hi - lo)));
+    k = (int)GenSortUnique(c, n);
   }
-  M->rowptr[j + 1] = M->rowptr[j] + n;
 }
 
 /* Rows of B far longer than the rest under rows of C that the shared-memory bins N1-N4 take: B's rows 0-19 have
@@ -1286,15 +1283,14 @@ static int CaseLongRowsOfB(int workflow)
   GenAlloc(&B, nb, ncols, 20 * 1200 + nb * 6, 90);
   GenAlloc(&A, m, nb, m * 41, 91);
   GenRandSeed(92);
-  for (int64_t j = 0; j < nb; j++) RowRandomColumns(&B, j, j < 20 ? 300 + 100 * (int)(j % 10) : 6, ncols);
+  for (int64_t j = 0; j < nb; j++) {
+    const int len = j < 20 ? 300 + 100 * (int)(j % 10) : 6;
+    RandomDistinctColumns(B.colidx + B.rowptr[j], 0, len, 0, ncols);
+    B.rowptr[j + 1] = B.rowptr[j] + len;
+  }
   for (int64_t i = 0; i < m; i++) {
-    int32_t *c = A.colidx + A.rowptr[i];
-    int      k = 1;
-    c[0]       = (int32_t)(i % 20);
-    while (k < 41) {
-      c[k] = (int32_t)(20 + GenRand64() % (uint64_t)(nb - 20));
-      k    = (int)GenSortUnique(c, k + 1);
-    }
+    A.colidx[A.rowptr[i]] = (int32_t)(i % 20);
+    RandomDistinctColumns(A.colidx + A.rowptr[i], 1, 41, 20, nb);
     A.rowptr[i + 1] = A.rowptr[i] + 41;
   }
   GenFillValues(&A, GEN_VALUES_STREAM, 91);
