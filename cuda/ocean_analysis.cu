@@ -153,11 +153,18 @@ __global__ void OceanKernelRouteLikely(const OceanRowShape *shapes, int64_t n, c
     else kernel<1><<<OceanGrid(nrows, OCEAN_THREADS), OCEAN_THREADS>>>(__VA_ARGS__); \
   } while (0)
 
+/* OceanKernelRouteLikely over rows 0..n-1 (totals NULL: the host took the factor). */
+static void OceanLaunchRouteLikely(const OceanRowShape *d_shapes, int64_t n, const unsigned long long *d_totals,
+                                   const OceanCudaRouteParams *rp, OceanRoute *d_routes)
+{
+  if (n > 0)
+    OceanKernelRouteLikely<<<OceanGrid(n, OCEAN_THREADS), OCEAN_THREADS>>>(d_shapes, n, d_totals, *rp, d_routes);
+}
+
 extern "C" OceanError OceanCudaRouteLikely(const OceanCudaRouteParams *rp, const OceanRowShape *d_shapes, int64_t n,
                                            OceanRoute *d_routes)
 {
-  if (n == 0) return OCEAN_SUCCESS;
-  OceanKernelRouteLikely<<<OceanGrid(n, OCEAN_THREADS), OCEAN_THREADS>>>(d_shapes, n, NULL, *rp, d_routes);
+  OceanLaunchRouteLikely(d_shapes, n, NULL, rp, d_routes);
   OCEAN_CUDA_LAUNCHED("routes by the likely sizes");
   return OCEAN_SUCCESS;
 }
@@ -186,9 +193,7 @@ extern "C" OceanError OceanCudaAnalyzeRows(OceanCudaDevice dev, OceanDevCSR A, i
   OCEAN_LAUNCH_PER_ROW(OceanKernelRowRange, B.nrows, nnz_b, B, first, last, d_totals);
   OCEAN_LAUNCH_PER_ROW(OceanKernelRowShapes, A.nrows, nnz_a, A, B, first, last, d_shapes, d_nonempty, d_totals,
                        rp ? *rp : none, d_routes);
-  if (d_routes && rp->bound_factor)
-    OceanKernelRouteLikely<<<OceanGrid(A.nrows, OCEAN_THREADS), OCEAN_THREADS>>>(d_shapes, A.nrows, d_totals, *rp,
-                                                                                 d_routes);
+  if (d_routes && rp->bound_factor) OceanLaunchRouteLikely(d_shapes, A.nrows, d_totals, rp, d_routes);
   err = OceanCudaCheck(cudaGetLastError(), "analysis kernels: launch");
 done:
   OceanCudaFree(dev, first); /* the pool hands them out again in stream order */

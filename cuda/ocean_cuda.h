@@ -114,12 +114,12 @@ OceanError OceanCudaReadbackDeferred(OceanCudaDevice dev, const void *d_src, siz
    the totals of products, of the per-row upper bounds, of the rows with products and of the slots of the rows' likely
    routes (rp->bound_factor; 0 without), queued (no wait: the caller reads the totals with whatever else it needs);
    with rp, d_routes[row] = the row's numeric route by its upper bound (OceanCudaRouteRows with d_p NULL) in the same
-   launch, or by its likely size (OceanPredictBound) when OceanTakeBoundFactor takes the totals.  nnz_a, nnz_b: the
+   launch, or by its likely size (OceanRouteBound) when OceanTakeBoundFactor takes the totals.  nnz_a, nnz_b: the
    operands' nonzeros (long rows get a warp each). */
 OceanError OceanCudaAnalyzeRows(OceanCudaDevice dev, OceanDevCSR A, int64_t nnz_a, OceanDevCSR B, int64_t nnz_b,
                                 OceanRowShape *d_shapes, uint8_t *d_nonempty, unsigned long long *d_totals,
                                 const OceanCudaRouteParams *rp, OceanRoute *d_routes);
-/* d_routes[row] = the numeric route of rows 0..n-1 by their likely sizes (OceanPredictBound with rp->bound_factor). */
+/* d_routes[row] = the numeric route of rows 0..n-1 by their likely sizes (OceanRouteBound with rp->bound_factor). */
 OceanError OceanCudaRouteLikely(const OceanCudaRouteParams *rp, const OceanRowShape *d_shapes, int64_t n,
                                 OceanRoute *d_routes);
 /* The CR sample (OceanAnalysisSampleSelect's rows): d_sample[j] = d_nonempty_rows[OceanSampleIndex(j, nq, ns)],
