@@ -1,7 +1,7 @@
 /*
   test_gpu.c - the CUDA backend against the CPU backend and an independent reference, on the same inputs.
 
-  Usage: test_gpu [-small] [-only TEXT[,TEXT...]]   (-small: only the small cases, for compute-sanitizer; -only: the
+  Usage: test_gpu [-small] [-only TEXT[|TEXT...]]   (-small: only the small cases, for compute-sanitizer; -only: the
                                                     cases whose names contain one of the texts)
   For every case: C of the CUDA backend has the reference's sorted structure and |c - r| <= 1e-12 (|A||B|)_ij;
   the workflow and every row's decisions (bin, accumulator, overflowed, predicted size, slot) equal the CPU
@@ -883,8 +883,8 @@ static double Now(void)
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* -only TEXT[,TEXT...]: the cases whose names contain one of the comma-separated texts (the others' operands,
-   generated before the case, are not freed: not for memcheck's leak check) */
+/* -only TEXT[|TEXT...]: the cases whose names contain one of the texts, separated by '|' as names have commas (the
+   others' operands, generated before the case, are not freed: not for memcheck's leak check) */
 static const char *only;
 
 static int Selected(const char *name)
@@ -893,13 +893,13 @@ static int Selected(const char *name)
   char        part[128];
   if (!only) return 1;
   while (*t) {
-    size_t n = strcspn(t, ",");
+    size_t n = strcspn(t, "|");
     if (n && n < sizeof(part)) {
       memcpy(part, t, n);
       part[n] = 0;
       if (strstr(name, part)) return 1;
     }
-    t += n + (t[n] == ',');
+    t += n + (t[n] == '|');
   }
   return 0;
 }
@@ -1763,7 +1763,7 @@ int main(int argc, char **argv)
     if (!strcmp(argv[a], "-small")) small = 1;
     else if (!strcmp(argv[a], "-only") && a + 1 < argc) only = argv[++a];
     else {
-      fprintf(stderr, "usage: %s [-small] [-only TEXT[,TEXT...]]\n", argv[0]);
+      fprintf(stderr, "usage: %s [-small] [-only TEXT[|TEXT...]]\n", argv[0]);
       return 2;
     }
   }
