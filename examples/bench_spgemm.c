@@ -42,6 +42,8 @@ typedef struct {
   long long    reuse_map_bytes; /* OceanOptions.reuse_map_max_bytes of ours (-1: the default) */
   long long    small_bound;     /* OceanOptions.small_bound of ours (-1: the default) */
   long long    bound_factor;    /* OceanOptions.bound_factor of ours (-1: the default) */
+  long long    heavy_threshold; /* OceanOptions.heavy_threshold of ours (0: from the shared memory) */
+  long long    heavy_columns;   /* OceanOptions.heavy_chunk_columns of ours (0: from the shared memory) */
   const char  *csv;
   double       max_gb; /* 0: no limit */
   float        chunk;  /* ALG3's chunk_fraction */
@@ -64,6 +66,10 @@ static void usage(FILE *f)
        "  --no-cusparse        ours only (for profiling: no ratio is printed)\n"
        "  --heavy MODE         our heavy rows: off (the library's default), auto (the multisplit where rows need\n"
        "                       it), multisplit\n"
+"  --heavy-threshold N  products above which a row is heavy (at most the shared memory's; 0, the default: the\n"
+       "                       shared memory's)\n"
+       "  --heavy-columns N    columns of a last-level heavy chunk, a power of two (0, the default: from the shared\n"
+       "                       memory)\n"
        "  --workflow W         our workflow for every product: auto (the selection), upper_bound, estimate, exact,\n"
        "                       narrow (a product the forced workflow cannot take fails and is reported)\n"
        "  --reuse-map-bytes N  our numeric-only reuse: the product map up to N bytes (0: never, searching C's rows;\n"
@@ -85,7 +91,7 @@ static void usage(FILE *f)
 static int parse_options(int argc, char **argv, Options *o)
 {
   *o =
-    (Options){NULL, 10, 3, 0, 0, 0, 0, OCEAN_WORKFLOW_AUTO, 0, -1, -1, -1, "build/bench/bench.csv", 0, 0.2f, NULL, 0};
+    (Options){NULL, 10, 3, 0, 0, 0, 0, OCEAN_WORKFLOW_AUTO, 0, -1, -1, -1, 0, 0, "build/bench/bench.csv", 0, 0.2f, NULL, 0};
   o->heavy = 1; /* off: the library's default (OceanOptionsDefault), what a user gets */
   o->files = (const char **)GenMalloc((size_t)argc * sizeof(char *));
   for (int i = 1; i < argc; i++) {
@@ -106,6 +112,8 @@ static int parse_options(int argc, char **argv, Options *o)
     else if (!strcmp(a, "--reuse-map-bytes")) o->reuse_map_bytes = atoll(v);
     else if (!strcmp(a, "--small-bound")) o->small_bound = atoll(v);
     else if (!strcmp(a, "--bound-factor")) o->bound_factor = atoll(v);
+    else if (!strcmp(a, "--heavy-threshold")) o->heavy_threshold = atoll(v);
+    else if (!strcmp(a, "--heavy-columns")) o->heavy_columns = atoll(v);
     else if (!strcmp(a, "--heavy")) {
       o->heavy = !strcmp(v, "auto") ? 0 : !strcmp(v, "off") ? 1 : !strcmp(v, "multisplit") ? 2 : -1;
       if (o->heavy < 0) return fprintf(stderr, "bench: --heavy %s: auto, off or multisplit\n", v), 1;
@@ -121,9 +129,10 @@ static int parse_options(int argc, char **argv, Options *o)
     i += takes;
   }
   if (o->reps < 1 || o->warmup < 1 || o->max_gb < 0 || !(o->chunk > 0 && o->chunk <= 1) || o->reuse_map_bytes < -1 ||
-      o->small_bound < -1 || o->bound_factor < -1) {
+      o->small_bound < -1 || o->bound_factor < -1 || o->heavy_threshold < 0 || o->heavy_columns < 0) {
     fprintf(stderr, "bench: need --reps >= 1, --warmup >= 1, --max-gb >= 0, 0 < --chunk-fraction <= 1, "
-                    "--reuse-map-bytes >= -1, --small-bound >= -1, --bound-factor >= -1\n");
+                    "--reuse-map-bytes >= -1, --small-bound >= -1, --bound-factor >= -1, --heavy-threshold >= 0, "
+                    "--heavy-columns >= 0\n");
     return 1;
   }
   return 0;
@@ -1727,6 +1736,8 @@ static int gpu_init(Gpu *g, const Options *o)
     opts.reuse_map_max_bytes = (int64_t)o->reuse_map_bytes;
     if (o->small_bound >= 0) opts.small_bound = (int64_t)o->small_bound;
     if (o->bound_factor >= 0) opts.bound_factor = (int64_t)o->bound_factor;
+    opts.heavy_threshold     = (int64_t)o->heavy_threshold;
+    opts.heavy_chunk_columns = (int64_t)o->heavy_columns;
     if (!e) e = OceanContextSetOptions(g->ocean, &opts);
     if (e) {
       fprintf(stderr, "bench: ocean: no CUDA context: %s: %s\n", OceanErrorString(e), OceanGetLastErrorMessage());
