@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""The ab stage's table (tests/gpu/device_batch.sh): bench_spgemm's CSVs of the bundle's build (head) and of the base
-commit's (base), ab_{head,base}_ROUND.csv in DIR, run in turns; per matrix the median over the rounds of ours (the
-full product) and of our numeric-only reuse, and base / head (above 1: head is faster).  Usage: ab_table.py DIR BASE"""
+"""The ab stage's table (tests/gpu/device_batch.sh): bench_spgemm's CSVs of the bundle's build (head), of the base
+commit's (base) and of the bundle's variants (VARIANT), ab_{head,base,VARIANT}_ROUND.csv in DIR, run in turns; per
+matrix the median over the rounds of ours (the full product) and of our numeric-only reuse, and base / head (above 1:
+head is faster), then base / VARIANT for each variant.  Usage: ab_table.py DIR BASE"""
 import csv, glob, math, os, statistics, sys
 
 d, base_rev = sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "base"
@@ -16,20 +17,22 @@ for path in sorted(glob.glob(os.path.join(d, "ab_*_*.csv"))):
             bad.add((version, row["matrix"]))
         runs.setdefault((version, row["method"]), {}).setdefault(row["matrix"], []).append(float(row["ms"]))
 
-for method, title in (("ocean", "product"), ("ocean_reuse", "numeric-only reuse")):
-    head, base = runs.get(("head", method), {}), runs.get(("base", method), {})
-    names = [m for m in head if m in base]
-    if not names:
-        continue
-    print("%s, ms (median of the rounds; the rounds in brackets), base = %s" % (title, base_rev))
-    print("%-22s %-28s %-28s %s" % ("matrix", "base", "head", "base/head"))
-    logs = []
-    for m in names:
-        b, h = statistics.median(base[m]), statistics.median(head[m])
-        logs.append(math.log(b / h))
-        print("%-22s %8.3f %-19s %8.3f %-19s %9.3fx" % (m, b, "(" + ", ".join("%.3f" % x for x in base[m]) + ")", h,
-                                                       "(" + ", ".join("%.3f" % x for x in head[m]) + ")", b / h))
-    print("%-22s %68.3fx  (geometric mean over %d)" % ("all", math.exp(sum(logs) / len(logs)), len(logs)))
-    print()
+versions = sorted({v for v, _ in runs} - {"base"}, key=lambda v: (v != "head", v))
+for version in versions:
+    for method, title in (("ocean", "product"), ("ocean_reuse", "numeric-only reuse")):
+        ours, base = runs.get((version, method), {}), runs.get(("base", method), {})
+        names = [m for m in ours if m in base]
+        if not names:
+            continue
+        print("%s, ms (median of the rounds; the rounds in brackets), base = %s" % (title, base_rev))
+        print("%-22s %-28s %-28s %s" % ("matrix", "base", version, "base/" + version))
+        logs = []
+        for m in names:
+            b, h = statistics.median(base[m]), statistics.median(ours[m])
+            logs.append(math.log(b / h))
+            print("%-22s %8.3f %-19s %8.3f %-19s %9.3fx" % (m, b, "(" + ", ".join("%.3f" % x for x in base[m]) + ")", h,
+                                                           "(" + ", ".join("%.3f" % x for x in ours[m]) + ")", b / h))
+        print("%-22s %68.3fx  (geometric mean over %d)" % ("all", math.exp(sum(logs) / len(logs)), len(logs)))
+        print()
 for version, m in sorted(bad):
     print("NOT VERIFIED: %s %s" % (version, m))

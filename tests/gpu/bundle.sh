@@ -4,7 +4,9 @@
 # programs' device code is the same in each), the PETSc runtime libraries when .gpu/petsc-rt.tar.xz exists
 # (../shared/gpu/make-petsc-runtime.sh .gpu) and, with BUNDLE_REAL=1, the real-matrix set of build/realmat
 # (examples/real_matrices.sh; about 23 MB packed) and, with BUNDLE_BASE=REV, REV's bench_spgemm for the ab stage (about
-# 2 MB packed).  Then, on the GPU machine:
+# 2 MB packed); BUNDLE_VARIANTS="NAME=REV ..." adds more bench_spgemm builds the ab stage runs in turn with head and base
+# (NAME: letters and digits; each built in a worktree /tmp/ocean-bundle-NAME, kept between bundles).  Then, on the GPU
+# machine:
 #   bash .gpu/wt/tests/gpu/device_batch.sh [stages]        (stages: see there; default tests petsc bench examples)
 # Everything must stay under the 64 MiB the device tool carries.
 set -euo pipefail
@@ -32,6 +34,20 @@ if [ -n "${BUNDLE_BASE:-}" ]; then
   make -C "$BD" OCEAN_CUDA_ARCHS=90 bench
   mkdir -p "$S" && strip -o "$S/bench_base" "$BD/build/examples/bench_spgemm" && echo "$base" > "$S/bench_base.rev"
   tar cJf "$W/bench_base.tar.xz" -C "$S" bench_base bench_base.rev
+  rm -rf "$S"
+fi
+if [ -n "${BUNDLE_VARIANTS:-}" ]; then
+  mkdir -p "$S/variants"
+  for nv in $BUNDLE_VARIANTS; do
+    name=${nv%%=*} rev=$(git rev-parse --short "${nv#*=}")
+    [[ $name =~ ^[A-Za-z0-9]+$ && $name != head && $name != base ]] ||
+      { echo "bundle: variant name '$name': letters and digits, not head or base" >&2; exit 1; }
+    VD=/tmp/ocean-bundle-$name
+    if [ -d "$VD" ]; then git -C "$VD" checkout -q --detach "$rev"; else git worktree add -f --detach "$VD" "$rev"; fi
+    make -C "$VD" OCEAN_CUDA_ARCHS=90 bench
+    strip -o "$S/variants/bench_$name" "$VD/build/examples/bench_spgemm" && echo "$name $rev" >> "$S/variants/revs"
+  done
+  tar cJf "$W/bench_variants.tar.xz" -C "$S" variants
   rm -rf "$S"
 fi
 if [ "${BUNDLE_REAL:-0}" = 1 ]; then

@@ -24,15 +24,17 @@
 #             side (the exact workflow's numeric phase routes rows by their real sizes, the upper bound's by bounds)
 #   profile   (not in the default) Nsight Compute on the row kernels of one benchmark matrix, see below
 #   ab        (not in the default; a bundle made with BUNDLE_BASE=REV) this build's bench_spgemm against REV's in turns,
-#             AB_ROUNDS rounds (2) of AB_MATRICES (built-in or real-set names; rmat_s18_d8, rmat_s16_d32,
-#             elast3d_27pt_48x3, lap3d_27pt_100, lap2d_5pt_2048 and seven of the real set by default), --reps AB_REPS (3),
-#             ours only, BENCH_ARGS added: medians and base/head per matrix (tests/gpu/ab_table.py)
+#             and the bundle's variants (BUNDLE_VARIANTS) after them, AB_ROUNDS rounds (2) of AB_MATRICES (built-in or
+#             real-set names; rmat_s18_d8, rmat_s16_d32, elast3d_27pt_48x3, lap3d_27pt_100, lap2d_5pt_2048 and seven of
+#             the real set by default), --reps AB_REPS (3), ours only, BENCH_ARGS added: medians and base/head (and
+#             base/variant) per matrix (tests/gpu/ab_table.py)
 set -u
 W=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$W"
 [ -f bin.tar.xz ] && tar xJf bin.tar.xz
 [ -f realmat.tar.xz ] && mkdir -p build/realmat && tar xJf realmat.tar.xz -C build/realmat
 [ -f bench_base.tar.xz ] && tar xJf bench_base.tar.xz
+[ -f bench_variants.tar.xz ] && tar xJf bench_variants.tar.xz
 RESULTS=${OUT:-$W/out}
 OUT=/tmp/ocean-logs # every stage's logs; packed into $RESULTS/logs.tar.xz at the end
 rm -rf "$OUT" && mkdir -p "$OUT" "$RESULTS"
@@ -120,13 +122,15 @@ for s in $stages; do
     if [ ! -x bench_base ]; then summary+=("ab: skipped (no bench_base: a bundle made without BUNDLE_BASE)"); continue; fi
     AM=${AB_MATRICES:-rmat_s18_d8,rmat_s16_d32,elast3d_27pt_48x3,lap3d_27pt_100,lap2d_5pt_2048,xpetra_A,teko_szdMat,teko_nsjac,muelu_vardofpernode,zoltan_brack2,metis_copter2,NotreDame_www}
     for r in $(seq "${AB_ROUNDS:-2}"); do
-      for v in head base; do
+      for v in head base $(awk '{print $1}' variants/revs 2> /dev/null); do
         exe=build/examples/bench_spgemm; [ $v = base ] && exe=./bench_base
+        [ -x variants/bench_$v ] && exe=variants/bench_$v
         timeout 250 $exe --only "$AM" --reps "${AB_REPS:-3}" --warmup 1 --no-cusparse ${BENCH_ARGS:-} --csv "$OUT/ab_${v}_$r.csv" \
           $(ls build/realmat/*.mtx 2> /dev/null) 2>&1 | $CAP > "$OUT/ab_${v}_$r.txt"
         echo "ab $v round $r: exit ${PIPESTATUS[0]}" >> "$OUT/ab.txt"
       done
     done
+    [ -f variants/revs ] && sed 's/^/variant /' variants/revs >> "$OUT/ab.txt"
     python3 tests/gpu/ab_table.py "$OUT" "$(cat bench_base.rev 2> /dev/null)" >> "$OUT/ab.txt" 2>&1
     summary+=("ab: see ab.txt") ;;
   profile)
