@@ -66,7 +66,7 @@ static void usage(FILE *f)
        "  --no-cusparse        ours only (for profiling: no ratio is printed)\n"
        "  --heavy MODE         our heavy rows: off (the library's default), auto (the multisplit where rows need\n"
        "                       it), multisplit\n"
-"  --heavy-threshold N  products above which a row is heavy (at most the shared memory's; 0, the default: the\n"
+       "  --heavy-threshold N  products above which a row is heavy (at most the shared memory's; 0, the default: the\n"
        "                       shared memory's)\n"
        "  --heavy-columns N    columns of a last-level heavy chunk, a power of two (0, the default: from the shared\n"
        "                       memory)\n"
@@ -90,9 +90,15 @@ static void usage(FILE *f)
 
 static int parse_options(int argc, char **argv, Options *o)
 {
-  *o =
-    (Options){NULL, 10, 3, 0, 0, 0, 0, OCEAN_WORKFLOW_AUTO, 0, -1, -1, -1, 0, 0, "build/bench/bench.csv", 0, 0.2f, NULL, 0};
-  o->heavy = 1; /* off: the library's default (OceanOptionsDefault), what a user gets */
+  *o       = (Options){.reps            = 10,
+                       .warmup          = 3,
+                       .heavy           = 1, /* off: the library's default (OceanOptionsDefault), what a user gets */
+                       .workflow        = OCEAN_WORKFLOW_AUTO,
+                       .reuse_map_bytes = -1,
+                       .small_bound     = -1,
+                       .bound_factor    = -1,
+                       .csv             = "build/bench/bench.csv",
+                       .chunk           = 0.2f};
   o->files = (const char **)GenMalloc((size_t)argc * sizeof(char *));
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;

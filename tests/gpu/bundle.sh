@@ -26,13 +26,18 @@ tar cJf "$W/bin.tar.xz" -C "$S" build lib
 rm -rf "$S"
 cp tests/run_tests.sh "$W/tests/"
 cp tests/gpu/run_gpu_tests.sh tests/gpu/device_batch.sh tests/gpu/ncu_source_summary.py tests/gpu/ab_table.py "$W/tests/gpu/"
+# REV's bench_spgemm, stripped, as FILE: built in the worktree DIR, kept between bundles
+bench_at() {
+  local rev=$1 dir=$2 file=$3
+  if [ -d "$dir" ]; then git -C "$dir" checkout -q --detach "$rev"; else git worktree add -f --detach "$dir" "$rev"; fi
+  make -C "$dir" OCEAN_CUDA_ARCHS=90 bench
+  strip -o "$file" "$dir/build/examples/bench_spgemm"
+}
 if [ -n "${BUNDLE_BASE:-}" ]; then
-  # the ab stage's base: BUNDLE_BASE's bench_spgemm, built in a worktree kept between bundles (BUNDLE_BASE_DIR)
+  # the ab stage's base, its worktree BUNDLE_BASE_DIR
   base=$(git rev-parse --short "$BUNDLE_BASE")
-  BD=${BUNDLE_BASE_DIR:-/tmp/ocean-bundle-base}
-  if [ -d "$BD" ]; then git -C "$BD" checkout -q --detach "$base"; else git worktree add -f --detach "$BD" "$base"; fi
-  make -C "$BD" OCEAN_CUDA_ARCHS=90 bench
-  mkdir -p "$S" && strip -o "$S/bench_base" "$BD/build/examples/bench_spgemm" && echo "$base" > "$S/bench_base.rev"
+  mkdir -p "$S" && bench_at "$base" "${BUNDLE_BASE_DIR:-/tmp/ocean-bundle-base}" "$S/bench_base"
+  echo "$base" > "$S/bench_base.rev"
   tar cJf "$W/bench_base.tar.xz" -C "$S" bench_base bench_base.rev
   rm -rf "$S"
 fi
@@ -42,10 +47,8 @@ if [ -n "${BUNDLE_VARIANTS:-}" ]; then
     name=${nv%%=*} rev=$(git rev-parse --short "${nv#*=}")
     [[ $name =~ ^[A-Za-z0-9]+$ && $name != head && $name != base ]] ||
       { echo "bundle: variant name '$name': letters and digits, not head or base" >&2; exit 1; }
-    VD=/tmp/ocean-bundle-$name
-    if [ -d "$VD" ]; then git -C "$VD" checkout -q --detach "$rev"; else git worktree add -f --detach "$VD" "$rev"; fi
-    make -C "$VD" OCEAN_CUDA_ARCHS=90 bench
-    strip -o "$S/variants/bench_$name" "$VD/build/examples/bench_spgemm" && echo "$name $rev" >> "$S/variants/revs"
+    bench_at "$rev" "/tmp/ocean-bundle-$name" "$S/variants/bench_$name"
+    echo "$name $rev" >> "$S/variants/revs"
   done
   tar cJf "$W/bench_variants.tar.xz" -C "$S" variants
   rm -rf "$S"
