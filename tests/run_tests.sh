@@ -226,10 +226,12 @@ done
 run_case hostile/abc-np3-aijocean-aij-aijocean 3 $H -case abc -types aijocean,aij,aijocean
 for op in scale zero shift setvalues; do run_case hostile/c-user-$op 1 $H -case c_user -op $op -expect_products 2; done
 run_case hostile/c-user-scale-np2         2 $H -case c_user -op scale
-# (on several processes PETSc 3.18's COO assembly, which the parallel route uses, corrupts memory when a new
-#  nonzero is inserted into C: the same with plain aij and -matmatmult_via backend; README, Notes)
 run_case hostile/c-newnonzero             1 $H -case c_newnonzero
 run_case hostile/c-newnonzero-after-reuse 1 $H -case c_newnonzero -change after_reuse
+# (a C that PETSc 3.18's own COO assembly made gets its memory corrupted by a new nonzero on several processes: the
+#  parallel route's C is assembled by petsc-ocean's, -malloc_debug checks; README, Notes)
+run_case hostile/c-newnonzero-np2         2 $H -case c_newnonzero -malloc_debug
+run_case hostile/c-newnonzero-after-reuse-np3 3 $H -case c_newnonzero -change after_reuse -malloc_debug
 run_case hostile/c-prealloc               1 $H -case c_prealloc
 run_case hostile/c-prealloc-np2           2 $H -case c_prealloc
 run_case hostile/store-retrieve           1 $H -case store_retrieve -expect_products 3
@@ -264,6 +266,7 @@ for o in "-matmatmult_via scalable" "-matmatmult_via hypre" "-mattransposematmul
 done
 run_case hostile/algorithm-mpi-np2        2 $H -case algorithm -matmatmult_via nonscalable -mattransposematmult_via scalable -matptap_via scalable
 run_case hostile/convert-np3              3 $H -case convert
+for np in 1 2 3 4; do run_case hostile/coo-np$np $np $H -case coo; done
 
 # ---- solvers: same iterations with aij and aijocean, Galerkin products through petsc-ocean ----
 S=$T/test_solvers

@@ -60,6 +60,8 @@ typedef struct {
   PetscErrorCode (*retrievevalues)(Mat);
   PetscErrorCode (*bindtocpu)(Mat, PetscBool);
   PetscErrorCode (*getlocalmatmerge)(Mat, MatReuse, IS *, Mat *); /* aijcusparse's (MPI kind only) */
+  PetscErrorCode (*setpreallocationcoo)(Mat, PetscCount, PetscInt[], PetscInt[]); /* MPIAIJ's (MPI kind only) */
+  PetscErrorCode (*setvaluescoo)(Mat, const PetscScalar[], InsertMode);
 } Mat_OceanParent;
 
 PETSC_INTERN PetscErrorCode MatOceanPetscErrorCode(OceanError);
@@ -111,6 +113,7 @@ PETSC_INTERN PetscErrorCode MatProductSetFromOptions_SeqAIJOcean(Mat);
 PETSC_INTERN PetscErrorCode MatProductSetFromOptions_MPIAIJOcean(Mat);
 PETSC_INTERN PetscErrorCode MatProductSetFromOptions_OceanMAIJ(Mat);
 PETSC_INTERN PetscErrorCode MatOceanWrapProduct_Private(Mat);
+PETSC_INTERN PetscErrorCode MatOceanComposeCOO_Private(Mat A, MatType parent_type, PetscBool attach);
 PETSC_INTERN PetscErrorCode MatOceanProductSetBlockSizes_Private(Mat C);
 
 #endif

@@ -121,6 +121,7 @@ static PetscErrorCode MatConvert_MPIAIJOcean_MPIAIJ(Mat A, MatType type, MatReus
   PetscCall(MatOceanConvertBegin_Private(A, reuse, newmat, &done));
   if (done) PetscFunctionReturn(OCEAN_PETSC_OK);
   PetscCall(MatOceanComposeLocalMerge(*newmat, PETSC_FALSE));
+  PetscCall(MatOceanComposeCOO_Private(*newmat, MatOceanTypeMPI.parent, PETSC_FALSE));
   PetscCall(MatOceanDetach_Private(*newmat));
   if ((*newmat)->assembled) {
     PetscCall(MatMPIAIJGetSeqAIJ(*newmat, &Ad, &Ao, NULL));
@@ -151,6 +152,7 @@ PetscErrorCode MatConvert_MPIAIJ_MPIAIJOcean(Mat A, MatType type, MatReuse reuse
     PetscCall(MatOceanToParent_Private(&MatOceanTypeMPI, newmat));
     PetscCall(MatOceanAttach_Private(*newmat, &MatOceanTypeMPI));
     PetscCall(MatOceanComposeLocalMerge(*newmat, PETSC_TRUE));
+    PetscCall(MatOceanComposeCOO_Private(*newmat, MatOceanTypeMPI.parent, PETSC_TRUE));
   }
   if ((*newmat)->assembled) PetscCall(MatOceanConvertBlocks_MPIAIJOcean(*newmat));
   PetscFunctionReturn(OCEAN_PETSC_OK);
