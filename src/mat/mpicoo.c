@@ -155,7 +155,7 @@ static PetscErrorCode MatOceanCOOExchange(Mat mat, PetscCount n, const PetscInt 
 {
   MPI_Comm        comm = PetscObjectComm((PetscObject)mat);
   PetscMPIInt     size, owner;
-  PetscInt       *per_owner, *fill, *send_i, *send_j, nranks = 0, nreceived = 0, *counts, *offsets;
+  PetscInt       *per_owner, *fill, *send_i, *send_j, nranks = 0, nreceived = 0, *counts, *offsets, any;
   PetscSFNode    *to_owner, *leaves;
   PetscSF         sf1;
   const PetscInt *ranges;
@@ -167,6 +167,9 @@ static PetscErrorCode MatOceanCOOExchange(Mat mat, PetscCount n, const PetscInt 
   PetscCheck(nremote <= PETSC_MAX_INT, PETSC_COMM_SELF, PETSC_ERR_SUP,
              "%" PetscCount_FMT " COO entries of rows owned by other processes: more than PetscInt counts",
              nremote);
+  any = nremote > 0; /* AB sends nothing: no graph then (its setup is collective) */
+  PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &any, 1, MPIU_INT, MPI_MAX, comm));
+  if (!any) PetscFunctionReturn(OCEAN_PETSC_OK);
   PetscCall(PetscLayoutGetRanges(mat->rmap, &ranges));
   /* the remote entries grouped by owner, in their order within each group */
   PetscCall(PetscCalloc2(size, &per_owner, size, &fill));
