@@ -114,6 +114,11 @@ PETSC_INTERN PetscErrorCode MatProductSetFromOptions_MPIAIJOcean(Mat);
 PETSC_INTERN PetscErrorCode MatProductSetFromOptions_OceanMAIJ(Mat);
 PETSC_INTERN PetscErrorCode MatOceanWrapProduct_Private(Mat);
 PETSC_INTERN PetscErrorCode MatOceanComposeCOO_Private(Mat A, MatType parent_type, PetscBool attach);
+/* A pointer composed on an object under a name, free_fn(ptr) called when the object goes or the name is composed
+   again; query gives NULL where none is composed. */
+PETSC_INTERN PetscErrorCode MatOceanComposePointer_Private(PetscObject obj, const char *name, void *ptr,
+                                                           PetscErrorCode (*free_fn)(void *));
+PETSC_INTERN PetscErrorCode MatOceanQueryPointer_Private(PetscObject obj, const char *name, void **ptr);
 PETSC_INTERN PetscErrorCode MatOceanProductSetBlockSizes_Private(Mat C);
 
 #endif

@@ -22,21 +22,9 @@ typedef struct {
   PetscObjectState block_state[2];
 } MatOceanCOO;
 
-#if PETSC_VERSION_LT(3, 23, 0)
-static PetscErrorCode MatOceanCOODestroy(void *ptr)
+static PetscErrorCode MatOceanCOOFree(void *ptr)
 {
   MatOceanCOO *coo = (MatOceanCOO *)ptr;
-#else
-#if PETSC_VERSION_LT(3, 25, 0)
-static PetscErrorCode MatOceanCOODestroy(void **ptr)
-#else
-static PetscErrorCode MatOceanCOODestroy(PetscCtxRt ptr)
-#endif
-{
-  MatOceanCOO *coo = *(MatOceanCOO **)ptr;
-
-  *(MatOceanCOO **)ptr = NULL;
-#endif
 
   PetscFunctionBegin;
   PetscCall(PetscFree(coo->slot));
@@ -45,34 +33,6 @@ static PetscErrorCode MatOceanCOODestroy(PetscCtxRt ptr)
   PetscCall(PetscFree2(coo->sendbuf, coo->recvbuf));
   PetscCall(PetscSFDestroy(&coo->sf));
   PetscCall(PetscFree(coo));
-  PetscFunctionReturn(OCEAN_PETSC_OK);
-}
-
-static PetscErrorCode MatOceanCOOGet(Mat mat, MatOceanCOO **coo)
-{
-  PetscContainer container;
-
-  PetscFunctionBegin;
-  *coo = NULL;
-  PetscCall(PetscObjectQuery((PetscObject)mat, "MatOceanCOO", (PetscObject *)&container));
-  if (container) PetscCall(PetscContainerGetPointer(container, (void **)coo));
-  PetscFunctionReturn(OCEAN_PETSC_OK);
-}
-
-static PetscErrorCode MatOceanCOOAttach(Mat mat, MatOceanCOO *coo)
-{
-  PetscContainer container;
-
-  PetscFunctionBegin;
-  PetscCall(PetscContainerCreate(PETSC_COMM_SELF, &container));
-  PetscCall(PetscContainerSetPointer(container, coo));
-#if PETSC_VERSION_LT(3, 23, 0)
-  PetscCall(PetscContainerSetUserDestroy(container, MatOceanCOODestroy));
-#else
-  PetscCall(PetscContainerSetCtxDestroy(container, MatOceanCOODestroy));
-#endif
-  PetscCall(PetscObjectCompose((PetscObject)mat, "MatOceanCOO", (PetscObject)container));
-  PetscCall(PetscContainerDestroy(&container));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
@@ -402,7 +362,7 @@ static PetscErrorCode MatSetPreallocationCOO_MPIAIJOcean(Mat mat, PetscCount n, 
   coo->nnz_off  = nnz_off;
   PetscCall(MatOceanCOOBlockStates(mat, coo->block_id, coo->block_state));
   PetscCall(PetscMalloc2(coo->nsend, &coo->sendbuf, coo->nrecv, &coo->recvbuf));
-  PetscCall(MatOceanCOOAttach(mat, coo));
+  PetscCall(MatOceanComposePointer_Private((PetscObject)mat, "MatOceanCOO", coo, MatOceanCOOFree));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
@@ -417,7 +377,7 @@ static PetscErrorCode MatSetValuesCOO_MPIAIJOcean(Mat mat, const PetscScalar v[]
   PetscScalar     *ad, *ao;
 
   PetscFunctionBegin;
-  PetscCall(MatOceanCOOGet(mat, &coo));
+  PetscCall(MatOceanQueryPointer_Private((PetscObject)mat, "MatOceanCOO", (void **)&coo));
   if (!coo) {
     PetscCheck(parent->setvaluescoo, PETSC_COMM_SELF, PETSC_ERR_PLIB,
                "No parent MatSetValuesCOO() for a matrix of type %s", ((PetscObject)mat)->type_name);

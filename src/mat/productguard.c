@@ -77,23 +77,9 @@ typedef struct {
   MatOceanStructure c;      /* C when petsc-ocean last wrote it */
 } MatOceanWrap;
 
-/* The container's destroy gets the pointer itself before PETSc 3.23, its address from 3.23 on (void ** until 3.24,
-   PetscCtxRt from 3.25). */
-#if PETSC_VERSION_LT(3, 23, 0)
-static PetscErrorCode MatOceanWrapDestroy(void *ptr)
+static PetscErrorCode MatOceanWrapFree(void *ptr)
 {
   MatOceanWrap *w = (MatOceanWrap *)ptr;
-#else
-#if PETSC_VERSION_LT(3, 25, 0)
-static PetscErrorCode MatOceanWrapDestroy(void **ptr)
-#else
-static PetscErrorCode MatOceanWrapDestroy(PetscCtxRt ptr)
-#endif
-{
-  MatOceanWrap *w = *(MatOceanWrap **)ptr;
-
-  *(MatOceanWrap **)ptr = NULL;
-#endif
 
   PetscFunctionBegin;
   PetscCall(MatDestroy(&w->Paij));
@@ -104,23 +90,11 @@ static PetscErrorCode MatOceanWrapDestroy(PetscCtxRt ptr)
 
 static PetscErrorCode MatOceanWrapGet(Mat C, PetscBool create, MatOceanWrap **w)
 {
-  PetscContainer container;
-
   PetscFunctionBegin;
-  *w = NULL;
-  PetscCall(PetscObjectQuery((PetscObject)C, "MatOceanWrap", (PetscObject *)&container));
-  if (container) PetscCall(PetscContainerGetPointer(container, (void **)w));
-  else if (create) {
+  PetscCall(MatOceanQueryPointer_Private((PetscObject)C, "MatOceanWrap", (void **)w));
+  if (!*w && create) {
     PetscCall(PetscNew(w));
-    PetscCall(PetscContainerCreate(PETSC_COMM_SELF, &container));
-    PetscCall(PetscContainerSetPointer(container, *w));
-#if PETSC_VERSION_LT(3, 23, 0)
-    PetscCall(PetscContainerSetUserDestroy(container, MatOceanWrapDestroy));
-#else
-    PetscCall(PetscContainerSetCtxDestroy(container, MatOceanWrapDestroy));
-#endif
-    PetscCall(PetscObjectCompose((PetscObject)C, "MatOceanWrap", (PetscObject)container));
-    PetscCall(PetscContainerDestroy(&container));
+    PetscCall(MatOceanComposePointer_Private((PetscObject)C, "MatOceanWrap", *w, MatOceanWrapFree));
   }
   PetscCheck(*w || !create, PETSC_COMM_SELF, PETSC_ERR_PLIB, "petsc-ocean product wrapper missing");
   PetscFunctionReturn(OCEAN_PETSC_OK);
