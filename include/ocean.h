@@ -109,6 +109,10 @@ typedef struct {
                                            overflow it are computed again by their exact counts), in products whose
                                            rows' likely slots total at most 3/4 of their bounds (8: a mesh row of
                                            A*B reaches up to 2^3 times the rows of B in 3D); 0: by ub */
+  int     one_pass_exact;               /* where the selection takes ESTIMATE, a backend whose EXACT runs in one pass
+                                           (the CPU's: each thread appends its rows to its own buffer) takes EXACT
+                                           instead, which needs neither the sketches nor a second pass (1); 0: the
+                                           selection's choice, the decisions a GPU makes */
   double  er_threshold;                 /* estimation needs ER >= this (8) */
   double  cr_threshold;                 /* ... and sampled CR >= this (8) */
   double  hll_er_64;                    /* 64 registers from this ER on (48) */
@@ -362,7 +366,8 @@ typedef struct {
   OceanWorkflow workflow;          /* taken */
   int           workflow_forced;   /* by OceanOptions.workflow */
   int           switched_to_exact; /* the over-allocation would have passed max_output_nnz (1), or the device memory
-                                      (2: OceanOptions.device_memory_limit) */
+                                      (2: OceanOptions.device_memory_limit); or the selection's ESTIMATE was taken
+                                      as the backend's one-pass EXACT (3: OceanOptions.one_pass_exact) */
   int64_t bound_factor;            /* UPPER_BOUND routed rows by min(ub, bound_factor x longest B row) (0: by ub) */
   int     hll_registers;           /* 0 when no estimation ran */
   double  estimate_coefficient;

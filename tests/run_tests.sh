@@ -76,7 +76,9 @@ run_case seq/AB-lap3d            1 $P -product AB -gen_a lap3d -size_a 12 \
   -gen_b lap3d -size_b 12 -expect_workflow upper_bound
 run_case seq/AB-lap3d27          1 $P -product AB -gen_a lap3d27 -size_a 10 -gen_b lap3d27 -size_b 10
 run_case seq/AB-elast-estimate   1 $P -product AB -gen_a elast -size_a 8 \
-  -gen_b elast -size_b 8 -mat_ocean_small_bound 0 -expect_workflow estimate
+  -gen_b elast -size_b 8 -mat_ocean_small_bound 0 -mat_ocean_one_pass_exact 0 -expect_workflow estimate
+run_case seq/AB-elast-one-pass    1 $P -product AB -gen_a elast -size_a 8 \
+  -gen_b elast -size_b 8 -mat_ocean_small_bound 0 -expect_workflow exact
 run_case seq/AB-rmat             1 $P -product AB -gen_a rmat -size_a 11 -degree_a 8 -gen_b rmat -size_b 11 -degree_b 8
 run_case seq/AB-rect             1 $P -product AB -gen_a random -size_a 300 -n_a 500 -degree_a 6 \
   -gen_b random -size_b 500 -n_b 200 -degree_b 5

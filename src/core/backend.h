@@ -32,6 +32,7 @@ typedef struct _p_OceanBackendOps {
   OceanError (*over_allocated)(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B, int *switched);
   OceanStageStep narrow; /* the NARROW workflow in one pass (may be NULL: predict + over_allocated) */
   OceanStageStep exact;  /* symbolic counts, C sized exactly, numeric */
+  int (*exact_in_one_pass)(const OceanStage *st); /* whether exact would take one pass (may be NULL: never) */
   /* after C: the exact routes, the row statistics (bins, accumulators, estimate error) and, with record_rows, the
      per-row arrays of st->tmp the row records are made of */
   OceanError (*finish)(OceanContext ctx, OceanStage *st);

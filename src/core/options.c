@@ -32,6 +32,7 @@ void OceanOptionsDefault(OceanOptions *opts)
   opts->ub_products_per_row  = 64.0;
   opts->small_bound          = (int64_t)1 << 25;
   opts->bound_factor         = 8;
+  opts->one_pass_exact       = 1;
   opts->er_threshold         = 8.0;
   opts->cr_threshold         = 8.0;
   opts->hll_er_64            = 48.0;
@@ -64,6 +65,8 @@ OceanError OceanOptionsValidate(const OceanOptions *o)
              "options: device_timers %d must be 0 or 1", o->device_timers);
   OceanCheck(o->small_bound >= 0, OCEAN_ERR_ARG, "options: small_bound %lld must be 0 (never) or positive",
              (long long)o->small_bound);
+  OceanCheck(o->one_pass_exact == 0 || o->one_pass_exact == 1, OCEAN_ERR_ARG,
+             "options: one_pass_exact %d must be 0 or 1", o->one_pass_exact);
   OceanCheck(o->bound_factor >= 0 && o->bound_factor <= 1024, OCEAN_ERR_ARG,
              "options: bound_factor %lld must lie in [0, 1024] (0: route by the upper bound itself)",
              (long long)o->bound_factor);

@@ -538,6 +538,7 @@ const OceanBackendOps OceanCpuBackendOps = {
   .predict          = OceanCpuPredict,
   .over_allocated   = OceanCpuOverAllocated,
   .exact            = OceanCpuExact,
+  .exact_in_one_pass = OceanCpuExactOnePassFits,
   .finish           = OceanCpuFinish,
   .numeric          = OceanCpuNumeric,
   .exact_counts     = OceanCpuExactCounts,

@@ -12,7 +12,7 @@ typedef struct {
   PetscInt  backend, workflow, registers, nnz_limit, smem, narrow_columns, narrow_entries, small_bound, bound_factor;
   PetscInt  heavy, heavy_threshold, heavy_columns, heavy_per_level;
   PetscReal coefficient, narrow_density, reuse_map_mb, device_memory_mb;
-  PetscBool view;
+  PetscBool view, one_pass_exact;
 } MatOceanRawOptions;
 
 /* Reads the options under one prefix (NULL: none) over the values in *r. */
@@ -33,6 +33,10 @@ static PetscErrorCode MatOceanReadOptions_Private(Mat C, const char *prefix, Mat
                             "The upper bound routes a row by min(bound, this x the longest row of B it reaches) (0: by "
                             "the bound)",
                             "MatOceanInitializePackage", r->bound_factor, &r->bound_factor, NULL));
+  PetscCall(PetscOptionsBool("-mat_ocean_one_pass_exact",
+                             "Where the selection takes the estimate workflow, the CPU backend takes the exact one in "
+                             "one pass (false: the GPU's decisions)",
+                             "MatOceanInitializePackage", r->one_pass_exact, &r->one_pass_exact, NULL));
   PetscCall(PetscOptionsInt("-mat_ocean_hll_registers", "HyperLogLog registers per sketch (0: 32, or 64 when ER >= 48)",
                             "MatOceanInitializePackage", r->registers, &r->registers, NULL));
   PetscCall(PetscOptionsReal("-mat_ocean_estimate_coefficient",
@@ -117,6 +121,7 @@ PetscErrorCode MatOceanGetOptions_Private(Mat C, MatOceanOptions *opts)
   r.narrow_entries = (PetscInt)opts->core.narrow_max_entries;
   r.small_bound    = (PetscInt)opts->core.small_bound;
   r.bound_factor   = (PetscInt)opts->core.bound_factor;
+  r.one_pass_exact = opts->core.one_pass_exact ? PETSC_TRUE : PETSC_FALSE;
   r.reuse_map_mb   = -1;
   r.heavy          = (PetscInt)opts->core.heavy;
   PetscCall(MatOceanReadOptions_Private(C, NULL, &r));
@@ -177,6 +182,7 @@ PetscErrorCode MatOceanGetOptions_Private(Mat C, MatOceanOptions *opts)
   opts->core.narrow_max_entries     = (int64_t)r.narrow_entries;
   opts->core.small_bound            = (int64_t)r.small_bound;
   opts->core.bound_factor           = (int64_t)r.bound_factor;
+  opts->core.one_pass_exact         = r.one_pass_exact ? 1 : 0;
   opts->core.reuse_map_max_bytes    = r.reuse_map_mb < 0 ? -1 : (int64_t)(r.reuse_map_mb * 1048576.0);
   opts->core.device_memory_limit    = (int64_t)(r.device_memory_mb * 1048576.0);
   opts->core.heavy                  = (OceanHeavyMode)r.heavy;

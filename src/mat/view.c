@@ -19,7 +19,9 @@ PetscErrorCode MatOceanStatsView(const OceanStats *s, PetscViewer viewer)
                                    "workflow %s%s%s%s, %" PetscInt64_FMT " x %" PetscInt64_FMT ", nnz A %" PetscInt64_FMT
                                    " B %" PetscInt64_FMT " C %" PetscInt64_FMT ", products %" PetscInt64_FMT "\n",
                                    OceanWorkflowName(s->workflow), s->workflow_forced ? " (forced)" : " (selected)",
-                                   s->switched_to_exact == 2
+                                   s->switched_to_exact == 3
+                                     ? " (the estimate's place: this backend's exact workflow takes one pass)"
+                                   : s->switched_to_exact == 2
                                      ? " (switched to exact: the over-allocation would not fit the device memory)"
                                    : s->switched_to_exact ? " (switched to exact: over-allocation beyond the nnz limit)"
                                                           : "",

@@ -807,9 +807,11 @@ static int TestStats(OceanContext ctx)
   OceanCSR     b, a2;
   int64_t      built0, reused0, built, reused;
 
-  /* the paper's choices on matrices this small: without the small-product rule, checked after them */
+  /* the paper's choices on matrices this small: without the small-product rule, checked after them; the selection's
+     own (the GPU's), without the CPU backend's one-pass exact in place of the estimate, checked after them too */
   OceanOptionsDefault(&opts);
-  opts.small_bound = 0;
+  opts.small_bound    = 0;
+  opts.one_pass_exact = 0;
   CALL(OceanContextSetOptions(ctx, &opts));
   GenStencil(&L, 40, 40, 1, 1, 0, GEN_VALUES_STREAM_DIAG, 91, 0);
   TRY(CheckAB(ctx, NULL, &L, &L, "2D 5-point squared", &stats));
@@ -828,6 +830,19 @@ static int TestStats(OceanContext ctx)
   CHECK(stats.estimate_mean_rel_error > 0 && stats.estimate_mean_rel_error < 0.2, "elasticity: estimate error %g",
         stats.estimate_mean_rel_error);
   CHECK(fabs(stats.cr_sampled / stats.cr - 1) < 0.1, "sampled CR %g, exact %g", stats.cr_sampled, stats.cr);
+  {
+    OceanStats est = stats;
+    opts.one_pass_exact = 1; /* the default: where the selection takes the estimate, the CPU's exact in one pass */
+    TRY(CheckAB(ctx, &opts, &E, &E, "elasticity squared, one-pass exact", &stats));
+    CHECK(stats.workflow == OCEAN_WORKFLOW_EXACT && stats.switched_to_exact == 3 && stats.hll_registers == 0 &&
+            stats.t_estimate == 0 && stats.t_symbolic == 0 && stats.allocated_entries == stats.nnz_c &&
+            stats.nnz_c == est.nnz_c && stats.sampled_rows == est.sampled_rows,
+          "elasticity, one-pass exact: %s (switched %d), %d registers, %lld of %lld entries allocated",
+          OceanWorkflowName(stats.workflow), stats.switched_to_exact, stats.hll_registers,
+          (long long)stats.allocated_entries, (long long)stats.nnz_c);
+    opts.one_pass_exact = 0;
+    CALL(OceanContextSetOptions(ctx, &opts));
+  }
 
   GenRandomRows(&R, 2000, 2000, 10, 0, 93, 0);
   TRY(CheckAB(ctx, NULL, &R, &R, "random, low CR", &stats));
@@ -845,7 +860,8 @@ static int TestStats(OceanContext ctx)
           stats.bound_nnz <= opts.small_bound && stats.allocated_entries == stats.bound_nnz && stats.t_symbolic == 0,
         "small elasticity: %s, %lld sampled rows, bound %lld, allocated %lld", OceanWorkflowName(stats.workflow),
         (long long)stats.sampled_rows, (long long)stats.bound_nnz, (long long)stats.allocated_entries);
-  opts.small_bound = stats.bound_nnz - 1; /* one entry less: the paper's estimate again */
+  opts.small_bound    = stats.bound_nnz - 1; /* one entry less: the paper's estimate again */
+  opts.one_pass_exact = 0;
   TRY(CheckAB(ctx, &opts, &E, &E, "elasticity squared, just above small_bound", &stats));
   CHECK(stats.workflow == OCEAN_WORKFLOW_ESTIMATE && stats.sampled_rows > 0, "elasticity above small_bound: %s",
         OceanWorkflowName(stats.workflow));

@@ -185,6 +185,7 @@ static int64_t        case_bound_factor = -1; /* >= 0: the cases' OceanOptions.b
 static void Options(OceanOptions *o, int workflow, int registers, double coefficient)
 {
   OceanOptionsDefault(o);
+  o->one_pass_exact         = 0; /* the CPU backend makes the GPU's decisions */
   o->reuse_map_max_bytes    = case_reuse_map;
   o->workflow               = (OceanWorkflow)workflow;
   o->hll_registers          = registers;
