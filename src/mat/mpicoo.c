@@ -107,8 +107,8 @@ static inline int MatOceanCOOKind(PetscInt i, PetscInt j, PetscInt rstart, Petsc
   return i >= rstart && i < rend ? 1 : 2;
 }
 
-/* The entries of rows other processes own go to their owner: returns the graph (NULL on one process), which of ours
-   are sent in its leaves' order, and the received rows and columns. */
+/* The entries of rows other processes own go to their owner: returns the graph (NULL where no process sends any),
+   which of ours are sent in its leaves' order, and the received rows and columns.  Collective. */
 static PetscErrorCode MatOceanCOOExchange(Mat mat, PetscCount n, const PetscInt coo_i[], const PetscInt coo_j[],
                                           PetscInt rstart, PetscInt rend, PetscCount nremote, MatOceanCOO *coo,
                                           PetscInt **recv_i, PetscInt **recv_j)
@@ -118,19 +118,18 @@ static PetscErrorCode MatOceanCOOExchange(Mat mat, PetscCount n, const PetscInt 
   PetscInt       *per_owner, *fill, *send_i, *send_j, nranks = 0, nreceived = 0, *counts, *offsets, any;
   PetscSFNode    *to_owner, *leaves;
   PetscSF         sf1;
-  const PetscInt *ranges;
 
   PetscFunctionBegin;
   *recv_i = *recv_j = NULL;
   PetscCallMPI(MPI_Comm_size(comm, &size));
   if (size == 1) PetscFunctionReturn(OCEAN_PETSC_OK);
-  PetscCheck(nremote <= PETSC_MAX_INT, PETSC_COMM_SELF, PETSC_ERR_SUP,
-             "%" PetscCount_FMT " COO entries of rows owned by other processes: more than PetscInt counts",
-             nremote);
-  any = nremote > 0; /* AB sends nothing: no graph then (its setup is collective) */
+  any = nremote > PETSC_MAX_INT ? 2 : nremote > 0; /* AB sends nothing: no graph then (its setup is collective) */
   PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &any, 1, MPIU_INT, MPI_MAX, comm));
+  PetscCheck(any < 2, comm, PETSC_ERR_SUP,
+             "A process has more COO entries of rows owned by other processes than PetscInt counts (here %" PetscCount_FMT
+             ")",
+             nremote);
   if (!any) PetscFunctionReturn(OCEAN_PETSC_OK);
-  PetscCall(PetscLayoutGetRanges(mat->rmap, &ranges));
   /* the remote entries grouped by owner, in their order within each group */
   PetscCall(PetscCalloc2(size, &per_owner, size, &fill));
   for (PetscCount k = 0; k < n; k++)
