@@ -236,7 +236,7 @@ static OceanError OceanStageRowRecords(OceanStage *st)
 static OceanError OceanStageLadder(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B)
 {
   const OceanBackendOps *ops      = ctx->ops;
-  int                    switched = 0;
+  int                    switched = 0, one_pass = 0;
 
   OceanCall(ops->analyze(ctx, st, A, B));
   if (st->narrow) OceanDecideNarrow(&st->set->options, &st->dec);
@@ -244,19 +244,19 @@ static OceanError OceanStageLadder(OceanContext ctx, OceanStage *st, const Ocean
   if (st->dec.workflow == OCEAN_WORKFLOW_ESTIMATE && !st->dec.forced && st->set->options.one_pass_exact &&
       ops->exact_in_one_pass && ops->exact_in_one_pass(st)) {
     st->dec.workflow = OCEAN_WORKFLOW_EXACT; /* one pass: cheaper than the sketches and a pass */
-    switched         = 3;
+    one_pass         = 1;
   }
   st->dec.bound_factor = OceanDecideBoundFactor(&st->set->options, &st->an, st->dec.workflow);
   OceanStageStatsFromAnalysis(st, A, B);
-  st->stats.bound_factor      = st->dec.bound_factor;
-  st->stats.switched_to_exact = switched;
+  st->stats.bound_factor = st->dec.bound_factor;
+  if (one_pass) st->stats.switched_to_exact = 3; /* the estimate's place */
 
   if (st->dec.workflow == OCEAN_WORKFLOW_NARROW && ops->narrow) OceanCall(ops->narrow(ctx, st, A, B));
   else if (st->dec.workflow != OCEAN_WORKFLOW_EXACT) {
     OceanCall(ops->predict(ctx, st, A, B));
     OceanCall(ops->over_allocated(ctx, st, A, B, &switched));
   }
-  if (switched && switched != 3) {         /* the slots would pass max_output_nnz */
+  if (switched) {                           /* the slots would pass max_output_nnz */
     st->stats.switched_to_exact = switched; /* 1: max_output_nnz, 2: device memory */
     st->stats.bound_factor      = 0;
     st->dec.workflow            = OCEAN_WORKFLOW_EXACT;
