@@ -59,7 +59,7 @@ typedef struct {
   PetscErrorCode (*storevalues)(Mat);
   PetscErrorCode (*retrievevalues)(Mat);
   PetscErrorCode (*bindtocpu)(Mat, PetscBool);
-  PetscErrorCode (*getlocalmatmerge)(Mat, MatReuse, IS *, Mat *); /* aijcusparse's (MPI kind only) */
+  PetscErrorCode (*getlocalmatmerge)(Mat, MatReuse, IS *, Mat *);                 /* aijcusparse's (MPI kind only) */
   PetscErrorCode (*setpreallocationcoo)(Mat, PetscCount, PetscInt[], PetscInt[]); /* MPIAIJ's (MPI kind only) */
   PetscErrorCode (*setvaluescoo)(Mat, const PetscScalar[], InsertMode);
 } Mat_OceanParent;
@@ -113,6 +113,18 @@ PETSC_INTERN PetscErrorCode MatProductSetFromOptions_SeqAIJOcean(Mat);
 PETSC_INTERN PetscErrorCode MatProductSetFromOptions_MPIAIJOcean(Mat);
 PETSC_INTERN PetscErrorCode MatProductSetFromOptions_OceanMAIJ(Mat);
 PETSC_INTERN PetscErrorCode MatOceanWrapProduct_Private(Mat);
+/* A matrix's sparsity as far as PETSc tells it: its object id and nonzero state, and for MPIAIJ-based matrices those
+   of its local blocks too (a new preallocation makes new blocks, and PETSc 3.25's parallel nonzero state, the sum of
+   the blocks', can come back to an earlier value); and the nonzeros of its SeqAIJ parts (MatResetPreallocation() and
+   an assembly empty a matrix without a new nonzero state). */
+typedef struct {
+  PetscObjectId    id[3];
+  PetscObjectState nz[3];
+  PetscLogDouble   used[3];
+} MatOceanStructure;
+
+PETSC_INTERN PetscErrorCode MatOceanGetStructure_Private(Mat M, MatOceanStructure *s);
+PETSC_INTERN PetscBool      MatOceanStructureEqual_Private(const MatOceanStructure *a, const MatOceanStructure *b);
 PETSC_INTERN PetscErrorCode MatOceanComposeCOO_Private(Mat A, MatType parent_type, PetscBool attach);
 /* A pointer composed on an object under a name, free_fn(ptr) called when the object goes or the name is composed
    again; query gives NULL where none is composed. */

@@ -8,18 +8,17 @@
 #include <petscsf.h>
 
 typedef struct {
-  PetscCount       n;         /* the entries given to MatSetPreallocationCOO() */
-  PetscCount      *slot;      /* [n] where each entry's value goes: [0, nnz_diag) the diagonal block's values, then
-                                 the off-diagonal block's; -1: ignored (a negative index) or sent to its owner */
-  PetscCount       nsend;     /* entries of rows owned by other processes, in the order of the graph's leaves */
-  PetscCount      *send_from; /* [nsend] their index among the n */
-  PetscCount       nrecv;     /* entries other processes send us */
-  PetscCount      *recv_slot; /* [nrecv] where each goes */
-  PetscSF          sf;        /* leaves: our entries of remote rows; roots: the entries we receive */
-  PetscScalar     *sendbuf, *recvbuf;
-  PetscCount       nnz_diag, nnz_off;
-  PetscObjectId    block_id[2];
-  PetscObjectState block_state[2];
+  PetscCount  n;               /* the entries given to MatSetPreallocationCOO() */
+  PetscCount *slot;            /* [n] where each entry's value goes: [0, nnz_diag) the diagonal block's values, then
+                                  the off-diagonal block's; -1: ignored (a negative index) or sent to its owner */
+  PetscCount        nsend;     /* entries of rows owned by other processes, in the order of the graph's leaves */
+  PetscCount       *send_from; /* [nsend] their index among the n */
+  PetscCount        nrecv;     /* entries other processes send us */
+  PetscCount       *recv_slot; /* [nrecv] where each goes */
+  PetscSF           sf;        /* leaves: our entries of remote rows; roots: the entries we receive */
+  PetscScalar      *sendbuf, *recvbuf;
+  PetscCount        nnz_diag, nnz_off;
+  MatOceanStructure blocks[2]; /* the diagonal and off-diagonal blocks as the map was made for them */
 } MatOceanCOO;
 
 static PetscErrorCode MatOceanCOOFree(void *ptr)
@@ -36,16 +35,13 @@ static PetscErrorCode MatOceanCOOFree(void *ptr)
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
-static PetscErrorCode MatOceanCOOBlockStates(Mat mat, PetscObjectId id[2], PetscObjectState state[2])
+static PetscErrorCode MatOceanCOOBlocks(Mat mat, MatOceanStructure blocks[2])
 {
-  Mat blocks[2];
+  Mat b[2];
 
   PetscFunctionBegin;
-  PetscCall(MatMPIAIJGetSeqAIJ(mat, &blocks[0], &blocks[1], NULL));
-  for (int k = 0; k < 2; k++) {
-    PetscCall(PetscObjectGetId((PetscObject)blocks[k], &id[k]));
-    PetscCall(MatGetNonzeroState(blocks[k], &state[k]));
-  }
+  PetscCall(MatMPIAIJGetSeqAIJ(mat, &b[0], &b[1], NULL));
+  for (int k = 0; k < 2; k++) PetscCall(MatOceanGetStructure_Private(b[k], &blocks[k]));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
@@ -80,10 +76,10 @@ static void MatOceanCOOSortRow(PetscInt *col, PetscCount *src, PetscCount len, P
       PetscCount       p = lo, q = mid, o = lo;
       while (p < mid && q < hi) {
         if (a[q] < a[p]) {
-          b[o] = a[q];
+          b[o]    = a[q];
           sb[o++] = sa[q++];
         } else {
-          b[o] = a[p];
+          b[o]    = a[p];
           sb[o++] = sa[p++];
         }
       }
@@ -113,11 +109,11 @@ static PetscErrorCode MatOceanCOOExchange(Mat mat, PetscCount n, const PetscInt 
                                           PetscInt rstart, PetscInt rend, PetscCount nremote, MatOceanCOO *coo,
                                           PetscInt **recv_i, PetscInt **recv_j)
 {
-  MPI_Comm        comm = PetscObjectComm((PetscObject)mat);
-  PetscMPIInt     size, owner;
-  PetscInt       *per_owner, *fill, *send_i, *send_j, nranks = 0, nreceived = 0, *counts, *offsets, any;
-  PetscSFNode    *to_owner, *leaves;
-  PetscSF         sf1;
+  MPI_Comm     comm = PetscObjectComm((PetscObject)mat);
+  PetscMPIInt  size, owner;
+  PetscInt    *per_owner, *fill, *send_i, *send_j, nranks = 0, nreceived = 0, *counts, *offsets, any;
+  PetscSFNode *to_owner, *leaves;
+  PetscSF      sf1;
 
   PetscFunctionBegin;
   *recv_i = *recv_j = NULL;
@@ -125,10 +121,10 @@ static PetscErrorCode MatOceanCOOExchange(Mat mat, PetscCount n, const PetscInt 
   if (size == 1) PetscFunctionReturn(OCEAN_PETSC_OK);
   any = nremote > PETSC_MAX_INT ? 2 : nremote > 0; /* AB sends nothing: no graph then (its setup is collective) */
   PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &any, 1, MPIU_INT, MPI_MAX, comm));
-  PetscCheck(any < 2, comm, PETSC_ERR_SUP,
-             "A process has more COO entries of rows owned by other processes than PetscInt counts (here %" PetscCount_FMT
-             ")",
-             nremote);
+  PetscCheck(
+    any < 2, comm, PETSC_ERR_SUP,
+    "A process has more COO entries of rows owned by other processes than PetscInt counts (here %" PetscCount_FMT ")",
+    nremote);
   if (!any) PetscFunctionReturn(OCEAN_PETSC_OK);
   /* the remote entries grouped by owner, in their order within each group */
   PetscCall(PetscCalloc2(size, &per_owner, size, &fill));
@@ -252,7 +248,7 @@ static PetscErrorCode MatSetPreallocationCOO_MPIAIJOcean(Mat mat, PetscCount n, 
     rowptr[recv_i[r] - rstart + 1]++;
   }
   for (PetscInt i = 0; i < m; i++) {
-    longest       = PetscMax(longest, rowptr[i + 1]);
+    longest = PetscMax(longest, rowptr[i + 1]);
     rowptr[i + 1] += rowptr[i];
   }
   PetscCall(PetscMalloc1(n, &coo->slot));
@@ -348,8 +344,7 @@ static PetscErrorCode MatSetPreallocationCOO_MPIAIJOcean(Mat mat, PetscCount n, 
   PetscCall(MatRestoreRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &nad, &ai, &aj, &done));
   PetscCall(MatGetRowIJ(Ao, 0, PETSC_FALSE, PETSC_FALSE, &nao, &ai, &aj, &done));
   PetscCheck(done && nao == m && ai[m] == nnz_off, PETSC_COMM_SELF, PETSC_ERR_PLIB,
-             "The off-diagonal block of %s has %" PetscInt_FMT " nonzeros after assembly, %" PetscCount_FMT
-             " expected",
+             "The off-diagonal block of %s has %" PetscInt_FMT " nonzeros after assembly, %" PetscCount_FMT " expected",
              ((PetscObject)mat)->type_name, done ? ai[nao] : -1, nnz_off);
   for (PetscCount p = 0; p < nnz_off; p++)
     PetscCheck(garray[aj[p]] == off_cols[p], PETSC_COMM_SELF, PETSC_ERR_PLIB,
@@ -359,7 +354,7 @@ static PetscErrorCode MatSetPreallocationCOO_MPIAIJOcean(Mat mat, PetscCount n, 
 
   coo->nnz_diag = nnz_diag;
   coo->nnz_off  = nnz_off;
-  PetscCall(MatOceanCOOBlockStates(mat, coo->block_id, coo->block_state));
+  PetscCall(MatOceanCOOBlocks(mat, coo->blocks));
   PetscCall(PetscMalloc2(coo->nsend, &coo->sendbuf, coo->nrecv, &coo->recvbuf));
   PetscCall(MatOceanComposePointer_Private((PetscObject)mat, "MatOceanCOO", coo, MatOceanCOOFree));
   PetscFunctionReturn(OCEAN_PETSC_OK);
@@ -368,12 +363,11 @@ static PetscErrorCode MatSetPreallocationCOO_MPIAIJOcean(Mat mat, PetscCount n, 
 /* Composed as MatSetValuesCOO_C over the host parent's: the values of the entries given to our preallocation. */
 static PetscErrorCode MatSetValuesCOO_MPIAIJOcean(Mat mat, const PetscScalar v[], InsertMode imode)
 {
-  Mat_OceanParent *parent = &MatOceanParents[1];
-  MatOceanCOO     *coo;
-  PetscObjectId    id[2];
-  PetscObjectState state[2];
-  Mat              Ad, Ao;
-  PetscScalar     *ad, *ao;
+  Mat_OceanParent  *parent = &MatOceanParents[1];
+  MatOceanCOO      *coo;
+  MatOceanStructure now[2];
+  Mat               Ad, Ao;
+  PetscScalar      *ad, *ao;
 
   PetscFunctionBegin;
   PetscCall(MatOceanQueryPointer_Private((PetscObject)mat, "MatOceanCOO", (void **)&coo));
@@ -383,9 +377,9 @@ static PetscErrorCode MatSetValuesCOO_MPIAIJOcean(Mat mat, const PetscScalar v[]
     PetscCall((*parent->setvaluescoo)(mat, v, imode));
     PetscFunctionReturn(OCEAN_PETSC_OK);
   }
-  PetscCall(MatOceanCOOBlockStates(mat, id, state));
-  PetscCheck(id[0] == coo->block_id[0] && id[1] == coo->block_id[1] && state[0] == coo->block_state[0] &&
-               state[1] == coo->block_state[1],
+  PetscCall(MatOceanCOOBlocks(mat, now));
+  PetscCheck(MatOceanStructureEqual_Private(&now[0], &coo->blocks[0]) &&
+               MatOceanStructureEqual_Private(&now[1], &coo->blocks[1]),
              PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE,
              "The nonzero structure of %s changed since MatSetPreallocationCOO(): call it again",
              ((PetscObject)mat)->type_name);
@@ -419,7 +413,7 @@ static PetscErrorCode MatSetValuesCOO_MPIAIJOcean(Mat mat, const PetscScalar v[]
    whose values live on the device. */
 PetscErrorCode MatOceanComposeCOO_Private(Mat A, MatType parent_type, PetscBool attach)
 {
-  Mat_OceanParent *parent = &MatOceanParents[1];
+  Mat_OceanParent *parent                                             = &MatOceanParents[1];
   PetscErrorCode (*prealloc)(Mat, PetscCount, PetscInt[], PetscInt[]) = NULL;
   PetscErrorCode (*setvalues)(Mat, const PetscScalar[], InsertMode)   = NULL;
   PetscBool host;
@@ -433,7 +427,8 @@ PetscErrorCode MatOceanComposeCOO_Private(Mat A, MatType parent_type, PetscBool 
     if (!prealloc || !setvalues) PetscFunctionReturn(OCEAN_PETSC_OK);
     if (prealloc != MatSetPreallocationCOO_MPIAIJOcean) parent->setpreallocationcoo = prealloc;
     if (setvalues != MatSetValuesCOO_MPIAIJOcean) parent->setvaluescoo = setvalues;
-    PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetPreallocationCOO_C", MatSetPreallocationCOO_MPIAIJOcean));
+    PetscCall(
+      PetscObjectComposeFunction((PetscObject)A, "MatSetPreallocationCOO_C", MatSetPreallocationCOO_MPIAIJOcean));
     PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetValuesCOO_C", MatSetValuesCOO_MPIAIJOcean));
   } else if (parent->setpreallocationcoo) {
     PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetPreallocationCOO_C", parent->setpreallocationcoo));

@@ -11,16 +11,6 @@
    - C->ops->matmultnumeric and transposematmultnumeric, which PETSc's generic triple products call directly. */
 #include "mat/matocean.h"
 
-/* A matrix's sparsity as far as PETSc tells it: its object id and nonzero state, and for MPIAIJ-based matrices those
-   of its local blocks too (a new preallocation makes new blocks, and PETSc 3.25's parallel nonzero state, the sum of
-   the blocks', can come back to an earlier value); and the nonzeros of its SeqAIJ parts (MatResetPreallocation() and
-   an assembly empty a matrix without a new nonzero state). */
-typedef struct {
-  PetscObjectId    id[3];
-  PetscObjectState nz[3];
-  PetscLogDouble   used[3];
-} MatOceanStructure;
-
 static PetscErrorCode MatOceanGetUsed(Mat M, PetscLogDouble *used)
 {
   PetscBool seq;
@@ -35,7 +25,7 @@ static PetscErrorCode MatOceanGetUsed(Mat M, PetscLogDouble *used)
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
-static PetscErrorCode MatOceanGetStructure(Mat M, MatOceanStructure *s)
+PetscErrorCode MatOceanGetStructure_Private(Mat M, MatOceanStructure *s)
 {
   PetscBool mpi;
 
@@ -58,7 +48,7 @@ static PetscErrorCode MatOceanGetStructure(Mat M, MatOceanStructure *s)
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
-static PetscBool MatOceanStructureEqual(const MatOceanStructure *a, const MatOceanStructure *b)
+PetscBool MatOceanStructureEqual_Private(const MatOceanStructure *a, const MatOceanStructure *b)
 {
   for (int k = 0; k < 3; k++)
     if (a->id[k] != b->id[k] || a->nz[k] != b->nz[k] || a->used[k] != b->used[k]) return PETSC_FALSE;
@@ -154,7 +144,7 @@ static PetscErrorCode MatOceanWrapInnerState(MatOceanWrap *w, MatOceanStructure 
 
   PetscFunctionBegin;
   PetscCall(MatMAIJGetAIJ(w->P, &inner));
-  PetscCall(MatOceanGetStructure(inner, s));
+  PetscCall(MatOceanGetStructure_Private(inner, s));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
@@ -167,7 +157,7 @@ static PetscErrorCode MatOceanWrapExpandMAIJ(MatOceanWrap *w)
 
   PetscFunctionBegin;
   PetscCall(MatOceanWrapInnerState(w, &inner));
-  if (w->Paij && !MatOceanStructureEqual(&inner, &w->inner)) PetscCall(MatDestroy(&w->Paij));
+  if (w->Paij && !MatOceanStructureEqual_Private(&inner, &w->inner)) PetscCall(MatDestroy(&w->Paij));
   PetscCall(MatConvert(w->P, w->type->base, MAT_INITIAL_MATRIX, &tmp));
   if (!w->Paij) {
     PetscCall((*w->type->convert_to)(tmp, w->type->name, MAT_INPLACE_MATRIX, &tmp));
@@ -194,8 +184,8 @@ static PetscErrorCode MatOceanWrapRecordStructure(Mat C, MatOceanWrap *w)
 
   PetscFunctionBegin;
   PetscCall(MatOceanWrapOperands(C, w, ops));
-  for (int k = 0; k < 2; k++) PetscCall(MatOceanGetStructure(ops[k], &w->ops[k]));
-  PetscCall(MatOceanGetStructure(C, &w->c));
+  for (int k = 0; k < 2; k++) PetscCall(MatOceanGetStructure_Private(ops[k], &w->ops[k]));
+  PetscCall(MatOceanGetStructure_Private(C, &w->c));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
@@ -213,15 +203,15 @@ static PetscErrorCode MatOceanWrapChanges(Mat C, MatOceanWrap *w, PetscInt *chan
   *changes = 0;
   if (w->P) {
     PetscCall(MatOceanWrapInnerState(w, &now));
-    if (!w->Paij || !MatOceanStructureEqual(&now, &w->inner)) *changes |= MAT_OCEAN_CHANGED_OPERANDS;
+    if (!w->Paij || !MatOceanStructureEqual_Private(&now, &w->inner)) *changes |= MAT_OCEAN_CHANGED_OPERANDS;
   }
   PetscCall(MatOceanWrapOperands(C, w, ops));
   for (int k = 0; k < 2; k++) {
-    PetscCall(MatOceanGetStructure(ops[k], &now));
-    if (!MatOceanStructureEqual(&now, &w->ops[k])) *changes |= MAT_OCEAN_CHANGED_OPERANDS;
+    PetscCall(MatOceanGetStructure_Private(ops[k], &now));
+    if (!MatOceanStructureEqual_Private(&now, &w->ops[k])) *changes |= MAT_OCEAN_CHANGED_OPERANDS;
   }
-  PetscCall(MatOceanGetStructure(C, &now));
-  if (!MatOceanStructureEqual(&now, &w->c)) *changes |= MAT_OCEAN_CHANGED_C;
+  PetscCall(MatOceanGetStructure_Private(C, &now));
+  if (!MatOceanStructureEqual_Private(&now, &w->c)) *changes |= MAT_OCEAN_CHANGED_C;
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)C), &size));
   if (size > 1) PetscCall(MPIU_Allreduce(MPI_IN_PLACE, changes, 1, MPIU_INT, MPI_BOR, PetscObjectComm((PetscObject)C)));
   PetscFunctionReturn(OCEAN_PETSC_OK);
@@ -407,7 +397,7 @@ static PetscErrorCode MatProductNumeric_OceanWrap(Mat C)
     if (w->P) product->B = w->P;
   }
   C->ops->productnumeric = caller;
-  PetscCall(MatOceanGetStructure(C, &w->c));
+  PetscCall(MatOceanGetStructure_Private(C, &w->c));
   PetscFunctionReturn(OCEAN_PETSC_OK);
 }
 
