@@ -530,16 +530,16 @@ static void OceanCpuExactCounts(const OceanStage *st, OceanStats *s)
 }
 
 const OceanBackendOps OceanCpuBackendOps = {
-  .name             = "cpu",
-  .context_setup    = OceanCpuContextSetup,
-  .context_teardown = OceanCpuContextTeardown,
-  .symbolic_begin   = OceanCpuSymbolicBegin,
-  .analyze          = OceanCpuAnalyze,
-  .predict          = OceanCpuPredict,
-  .over_allocated   = OceanCpuOverAllocated,
-  .exact            = OceanCpuExact,
+  .name              = "cpu",
+  .context_setup     = OceanCpuContextSetup,
+  .context_teardown  = OceanCpuContextTeardown,
+  .symbolic_begin    = OceanCpuSymbolicBegin,
+  .analyze           = OceanCpuAnalyze,
+  .predict           = OceanCpuPredict,
+  .over_allocated    = OceanCpuOverAllocated,
+  .exact             = OceanCpuExact,
   .exact_in_one_pass = OceanCpuExactOnePassFits,
-  .finish           = OceanCpuFinish,
-  .numeric          = OceanCpuNumeric,
-  .exact_counts     = OceanCpuExactCounts,
+  .finish            = OceanCpuFinish,
+  .numeric           = OceanCpuNumeric,
+  .exact_counts      = OceanCpuExactCounts,
 };

@@ -831,7 +831,7 @@ static int TestStats(OceanContext ctx)
         stats.estimate_mean_rel_error);
   CHECK(fabs(stats.cr_sampled / stats.cr - 1) < 0.1, "sampled CR %g, exact %g", stats.cr_sampled, stats.cr);
   {
-    OceanStats est = stats;
+    OceanStats est      = stats;
     opts.one_pass_exact = 1; /* the default: where the selection takes the estimate, the CPU's exact in one pass */
     TRY(CheckAB(ctx, &opts, &E, &E, "elasticity squared, one-pass exact", &stats));
     CHECK(stats.workflow == OCEAN_WORKFLOW_EXACT && stats.switched_to_exact == 3 && stats.hll_registers == 0 &&

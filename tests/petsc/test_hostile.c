@@ -588,7 +588,7 @@ static PetscErrorCode CooEntries(Mat M, PetscInt seed, PetscCount *n, PetscInt *
   PetscCall(PetscMalloc3(*n, ci, *n, cj, *n, v));
   for (PetscCount k = 0; k < *n; k++) {
     const PetscInt h = (PetscInt)((k * 2654435761u + (PetscCount)(rank + 1) * 40503u + seed * 977u) % 1000003u);
-    (*ci)[k]         = h % (rows + 1) - (k % 97 == 0);      /* some -1 */
+    (*ci)[k]         = h % (rows + 1) - (k % 97 == 0); /* some -1 */
     (*cj)[k]         = (h / 7) % (cols + 1) - (k % 89 == 0);
     if ((*ci)[k] == rows) (*ci)[k] = (k * 31) % rows; /* a few rows hit many times */
     if ((*cj)[k] == cols) (*cj)[k] = 0;
