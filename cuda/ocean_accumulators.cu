@@ -35,8 +35,6 @@ struct OceanRowArgs {
   const int64_t       *goff; /* global hash tables: offset per position of list (LONG only) */
   int32_t             *gkeys;
   double              *gvals;
-  double              *gdense; /* global dense values (LONG, numeric): gdense_stride per block, all zero */
-  int64_t              gdense_stride;
   unsigned long long  *next; /* LONG: the next position of list to take (rows handed out dynamically) */
 };
 
@@ -140,18 +138,17 @@ __device__ void OceanTeamHashRow(const OceanTeam &tm, const OceanRowArgs &a, int
   }
 }
 
-/* Dense accumulator over the row's span: a bitmap in shared memory and (numeric) the sums dv, in shared memory (DENSE:
-   cleared here) or in the block's global array (GLOBAL_DENSE: all zero on entry, and left so: each sum is cleared
-   where it is read, an overflowing row's where its bits are). */
+/* Dense accumulator over the row's span: a bitmap and (numeric) the sums dv in shared memory (DENSE; LONG's dense rows
+   count here, symbolic, and sum in OceanTeamWindowedDenseRow). */
 __device__ void OceanTeamDenseRow(const OceanTeam &tm, const OceanRowArgs &a, int64_t i, const OceanRoute &r,
-                                  const OceanRowShape &sh, double *dv, unsigned *bm, bool global_values,
-                                  OceanRowState *st, OceanTeamLongRows *lr)
+                                  const OceanRowShape &sh, double *dv, unsigned *bm, OceanRowState *st,
+                                  OceanTeamLongRows *lr)
 {
   const bool    values = a.cols != NULL; /* numeric: vals too */
   const int64_t span = r.capacity, nw = (span + 31) / 32;
 
   for (int64_t j = tm.tid; j < nw; j += tm.size) bm[j] = 0;
-  if (values && !global_values)
+  if (values)
     for (int64_t j = tm.tid; j < span; j += tm.size) dv[j] = 0.0;
   tm.sync();
   /* With the plan's bitmap query a value would be written, not added, by the first product of its column; that
@@ -172,9 +169,6 @@ __device__ void OceanTeamDenseRow(const OceanTeam &tm, const OceanRowArgs &a, in
   tm.sync();
   if (tm.tid == 0) st->over = st->count > (unsigned long long)r.slot;
   tm.sync();
-  if (values && global_values && st->over)
-    for (int64_t w = tm.tid; w < nw; w += tm.size)
-      for (unsigned bits = bm[w]; bits; bits &= bits - 1) dv[w * 32 + __ffs(bits) - 1] = 0.0;
   if (!values || st->over) return;
   /* in column order: warp k takes a contiguous chunk of the bitmap's words, counts the bits before its chunk, then
      walks the chunk 32 words at a time with a warp scan of the words' bit counts */
@@ -199,10 +193,127 @@ __device__ void OceanTeamDenseRow(const OceanTeam &tm, const OceanRowArgs &a, in
       const int j     = w * 32 + __ffs(bits) - 1;
       a.cols[off + o] = (int32_t)(sh.colmin + j);
       a.vals[off + o] = dv[j];
-      if (global_values) dv[j] = 0.0;
     }
     base += __shfl_sync(0xffffffffu, incl, 31);
   }
+}
+
+/* LONG's dense rows, numeric: the row's span in windows of OCEAN_LONG_WINDOW columns, each summed in shared memory
+   (values and a bitmap) and written in column order before the next, so the sums' fp64 atomics stay in shared memory
+   instead of the block's global array (whose blocks' arrays pass the L2: R-MAT 16/32 spans 2^16 columns, 512 KB a
+   block).  Each entry of A keeps its place in its row of B from one window to the next (a cursor in shared memory for
+   the first OCEAN_LONG_CURSORS entries, a binary search for the rest); g lanes an entry, g from the products a window
+   holds on average.  The row overflows when its entries so far pass its slot: nothing more is written. */
+#define OCEAN_LONG_WINDOW  8192
+#define OCEAN_LONG_CURSORS 4096
+#define OCEAN_LONG_WINDOW_BYTES \
+  (OCEAN_LONG_WINDOW * (int)sizeof(double) + OCEAN_LONG_WINDOW / 8 + OCEAN_LONG_CURSORS * (int)sizeof(int32_t))
+__device__ void OceanTeamWindowedDenseRow(const OceanTeam &tm, const OceanRowArgs &a, int64_t i, const OceanRoute &r,
+                                          const OceanRowShape &sh, char *smem, OceanRowState *st, int *warp_sums)
+{
+  double         *dv   = (double *)smem;
+  unsigned       *bm   = (unsigned *)(dv + OCEAN_LONG_WINDOW);
+  int32_t        *cur  = (int32_t *)(bm + OCEAN_LONG_WINDOW / 32);
+  const int64_t   span = r.capacity, tb = a.A.rowptr[i], te = a.A.rowptr[i + 1], nent = te - tb;
+  const int64_t   ncur = nent < OCEAN_LONG_CURSORS ? nent : OCEAN_LONG_CURSORS;
+  const int64_t   nwin = (span + OCEAN_LONG_WINDOW - 1) / OCEAN_LONG_WINDOW;
+  const int       g    = OceanLanesPerEntry((a.shapes[i].products + nwin - 1) / nwin, nent);
+  const int       lane = tm.tid & 31, warp = tm.tid >> 5, nwarps = tm.size >> 5, per_warp = 32 / g, gw = lane / g;
+  const int       sub  = lane & (g - 1);
+  const unsigned  gmask = (g == 32 ? 0xffffffffu : ((1u << g) - 1u)) << (gw * g);
+  const int64_t   off   = a.offsets[i];
+  int64_t         base  = 0; /* the row's entries in the windows before: the same on every thread */
+
+  for (int64_t e = tm.tid; e < ncur; e += tm.size) cur[e] = 0;
+  for (int64_t lo = 0; lo < span; lo += OCEAN_LONG_WINDOW) {
+    const int     w = (int)(span - lo < OCEAN_LONG_WINDOW ? span - lo : OCEAN_LONG_WINDOW), nw = (w + 31) / 32;
+    const int32_t clo = (int32_t)(sh.colmin + lo), chi = clo + w;
+    for (int j = tm.tid; j < w; j += tm.size) dv[j] = 0.0;
+    for (int j = tm.tid; j < nw; j += tm.size) bm[j] = 0;
+    tm.sync();
+    /* the window's products: a group per entry, its lanes from the entry's place on while the columns are below chi */
+    for (int64_t c = (int64_t)warp * per_warp; c < nent; c += (int64_t)nwarps * per_warp) {
+      const int64_t e  = c + gw;
+      const bool    ok = e < nent;
+      int64_t       bs = 0, be = 0, p = 0;
+      double        av = 0.0;
+      if (ok) {
+        const int32_t k = a.A.colidx[tb + e];
+        bs              = a.B.rowptr[k];
+        be              = a.B.rowptr[k + 1];
+        av              = a.A.values[tb + e];
+        if (e < ncur) p = bs + cur[e];
+        else { /* the first entry of the row of B at or past clo */
+          int64_t l = bs, h = be;
+          while (l < h) {
+            const int64_t m = (l + h) >> 1;
+            if (a.B.colidx[m] < clo) l = m + 1;
+            else h = m;
+          }
+          p = l;
+        }
+      }
+      bool done = !ok;
+      while (__any_sync(0xffffffffu, !done)) {
+        const int64_t q  = p + sub;
+        const int32_t cl = !done && q < be ? a.B.colidx[q] : INT32_MAX;
+        const bool    in = cl < chi;
+        if (in) {
+          const int      j   = cl - clo;
+          const unsigned bit = 1u << (j & 31);
+          if (!(((volatile unsigned *)bm)[j >> 5] & bit)) atomicOr(&bm[j >> 5], bit);
+          atomicAdd(&dv[j], av * a.B.values[q]);
+        }
+        /* the columns increase along the row: the lanes in the window are the group's first ones */
+        const unsigned m = __ballot_sync(0xffffffffu, in) & gmask;
+        if (!done) {
+          p += __popc(m);
+          if (m != gmask) done = true;
+        }
+      }
+      if (ok && sub == 0 && e < ncur) cur[e] = (int32_t)(p - bs);
+    }
+    tm.sync();
+    /* the window's entries: its words' bits, counted by a block reduction */
+    int mine = 0;
+    for (int j = tm.tid; j < nw; j += tm.size) mine += __popc(bm[j]);
+    for (int d = 16; d > 0; d >>= 1) mine += __shfl_xor_sync(0xffffffffu, mine, d);
+    if (lane == 0) warp_sums[warp] = mine;
+    tm.sync();
+    int cw = 0;
+    for (int k = 0; k < nwarps; k++) cw += warp_sums[k];
+    if (base + cw > r.slot) { /* the same on every thread */
+      if (tm.tid == 0) st->over = 1;
+      return;
+    }
+    /* in column order at base: warp k takes a contiguous chunk of the window's words (as OceanTeamDenseRow) */
+    {
+      const int chunk = (nw + nwarps - 1) / nwarps, w0 = min(nw, warp * chunk), w1 = min(nw, w0 + chunk);
+      unsigned  before = 0;
+      for (int t = lane; t < w0; t += 32) before += (unsigned)__popc(bm[t]);
+      for (int d = 16; d > 0; d >>= 1) before += __shfl_xor_sync(0xffffffffu, before, d);
+      for (int t = w0; t < w1; t += 32) {
+        const int      wd   = t + lane;
+        unsigned       bits = wd < w1 ? bm[wd] : 0u;
+        const unsigned cnt  = (unsigned)__popc(bits);
+        unsigned       incl = cnt;
+        for (int d = 1; d < 32; d <<= 1) {
+          const unsigned y = __shfl_up_sync(0xffffffffu, incl, d);
+          if (lane >= d) incl += y;
+        }
+        int64_t o = off + base + before + incl - cnt;
+        for (; bits; bits &= bits - 1, o++) {
+          const int j = wd * 32 + __ffs(bits) - 1;
+          a.cols[o]   = clo + j;
+          a.vals[o]   = dv[j];
+        }
+        before += __shfl_sync(0xffffffffu, incl, 31);
+      }
+    }
+    base += cw;
+    tm.sync(); /* the window's values and bits read before the next window clears them */
+  }
+  if (tm.tid == 0) st->count = (unsigned)base;
 }
 
 /* Expand-sort-compact for rows of at most OCEAN_ESC_MAX products (ESC4 and ESC2 alike): a team of OCEAN_ESC_LANES
@@ -363,11 +474,12 @@ __global__ void __launch_bounds__(KIND == OCEAN_ROWS_WARP ? OCEAN_TEAM_BLOCK : 1
     } else if constexpr (KIND != OCEAN_ROWS_GLOBAL) {
       if (r.acc == OCEAN_ACC_DENSE)
         OceanTeamDenseRow(tm, a, i, r, a.shapes[i], (double *)smem,
-                          (unsigned *)(a.cols ? smem + r.capacity * sizeof(double) : smem), false, s, &long_rows);
+                          (unsigned *)(a.cols ? smem + r.capacity * sizeof(double) : smem), s, &long_rows);
     } else {
-      if (r.acc == OCEAN_ACC_GLOBAL_DENSE)
-        OceanTeamDenseRow(tm, a, i, r, a.shapes[i], a.gdense ? a.gdense + (int64_t)blockIdx.x * a.gdense_stride : NULL,
-                          (unsigned *)smem, true, s, NULL);
+      if (r.acc == OCEAN_ACC_GLOBAL_DENSE) {
+        if (a.cols) OceanTeamWindowedDenseRow(tm, a, i, r, a.shapes[i], smem, s, warp_sums);
+        else OceanTeamDenseRow(tm, a, i, r, a.shapes[i], NULL, (unsigned *)smem, s, NULL);
+      }
       else if (r.acc == OCEAN_ACC_GLOBAL_HASH)
         OceanTeamHashRow(tm, a, i, r, a.gkeys + a.goff[pos], a.gvals ? a.gvals + a.goff[pos] : NULL, false, s,
                          warp_sums, NULL);
@@ -608,7 +720,7 @@ static OceanError OceanCudaRunGroupedRows(OceanCudaDevice dev, const OceanCudaRo
   int64_t               smem_kept = 0;
   int64_t              *gcap = NULL, *goff = NULL;
   int32_t              *gkeys = NULL;
-  double               *gvals = NULL, *gdense = NULL;
+  double               *gvals = NULL;
   unsigned long long   *glong = NULL; /* LONG: [0] the widest dense row, [1] the next row to take */
   OceanError            err   = OCEAN_SUCCESS;
   int64_t               start, b, n = 0, long_grid = 1;
@@ -718,13 +830,13 @@ static OceanError OceanCudaRunGroupedRows(OceanCudaDevice dev, const OceanCudaRo
           if (err) goto done;
         }
       }
-      /* the dense rows' bitmap: LONG's dense columns fit the block */
-      if (h[0]) team_bytes = (int)((h[0] + 31) / 32 * 4 + 15) / 16 * 16;
+      /* the dense rows: symbolic, the bitmap of their span (LONG's dense columns fit the block); numeric, a window */
+      if (h[0]) team_bytes = d_vals ? OCEAN_LONG_WINDOW_BYTES : (int)((h[0] + 31) / 32 * 4 + 15) / 16 * 16;
       if (team_bytes > smem_max) {
         err = OceanSetError(OCEAN_ERR_DEVICE,
-                            "accumulators: LONG's dense rows span %llu columns, a bitmap of %d bytes; the kernel may "
-                            "have %d of dynamic shared memory",
-                            h[0], team_bytes, smem_max);
+                            "accumulators: LONG's dense rows span %llu columns, %d bytes of shared memory (%s); the "
+                            "kernel may have %d of dynamic shared memory",
+                            h[0], team_bytes, d_vals ? "a window" : "a bitmap", smem_max);
         goto done;
       }
       a.goff  = goff;
@@ -732,7 +844,7 @@ static OceanError OceanCudaRunGroupedRows(OceanCudaDevice dev, const OceanCudaRo
       a.gvals = gvals;
       a.next  = glong + 1;
       {
-        /* as many blocks as are resident at once, each with its own dense values (zeroed once, left zeroed) */
+        /* as many blocks as are resident at once, taking the rows one after another */
         const int sms    = OceanDeviceSMs();
         int       per_sm = 0;
         if (sms < 1) {
@@ -745,14 +857,6 @@ static OceanError OceanCudaRunGroupedRows(OceanCudaDevice dev, const OceanCudaRo
         if (err) goto done;
         if (per_sm < 1) per_sm = 1;
         long_grid = (int64_t)sms * per_sm < nb ? (int64_t)sms * per_sm : nb;
-      }
-      if (h[0] && d_vals) {
-        a.gdense_stride = (int64_t)h[0];
-        if ((err = OceanCudaAlloc(dev, (size_t)long_grid * (size_t)h[0] * sizeof(double), (void **)&gdense))) goto done;
-        err = OceanCudaCheck(cudaMemsetAsync(gdense, 0, (size_t)long_grid * (size_t)h[0] * sizeof(double), 0),
-                             "accumulators: memset");
-        if (err) goto done;
-        a.gdense = gdense;
       }
     } else {
       const int rpb = c->rows_per_block > 0 ? c->rows_per_block : 1;
@@ -787,7 +891,6 @@ done:
   OceanCudaFree(dev, goff);
   OceanCudaFree(dev, gkeys);
   OceanCudaFree(dev, gvals);
-  OceanCudaFree(dev, gdense);
   OceanCudaFree(dev, glong);
   return err;
 }
