@@ -1027,10 +1027,10 @@ static void MatFullRows(GenCSR *A, int64_t every, int64_t first, uint64_t id, Ge
   GenFree(A);
 }
 
-/* LONG rows: full rows of A (2000 columns) over a B of ncols columns, 5 per row (10000 products each); the CPU backend
-   (whose decisions the GPU's must equal) must route them to acc, then CaseAB. */
-static int CaseLong(int64_t ncols, OceanAccumulator acc, int workflow, int registers, double coef, int expect_overflow,
-                    uint64_t seed)
+/* LONG rows: full rows of A (acols columns) over a B of ncols columns, 5 per row (5 x acols products each); the CPU
+   backend (whose decisions the GPU's must equal) must route them to acc, then CaseAB. */
+static int CaseLong(int64_t acols, int64_t ncols, OceanAccumulator acc, int workflow, int registers, double coef,
+                    int expect_overflow, uint64_t seed)
 {
   GenCSR              A, B, D;
   OceanOptions        o;
@@ -1038,10 +1038,10 @@ static int CaseLong(int64_t ncols, OceanAccumulator acc, int workflow, int regis
   const OceanRowInfo *rows;
   int64_t             nrows, i, nacc = 0;
 
-  GenRandomRows(&A, 64, 2000, 4, 0, seed, 0);
+  GenRandomRows(&A, 64, acols, 4, 0, seed, 0);
   MatFullRows(&A, 16, 3, seed, &D);
-  GenRandomRows(&B, 2000, ncols, 5, 0, seed + 1, seed + 1);
-  case_heavy        = OCEAN_HEAVY_OFF; /* the full rows' 10,000 products would make them heavy */
+  GenRandomRows(&B, acols, ncols, 5, 0, seed + 1, seed + 1);
+  case_heavy        = OCEAN_HEAVY_OFF; /* the full rows' products would make them heavy */
   case_bound_factor = 0;               /* and their likely sizes (8 x 5) would take them to a shared-memory table */
   Options(&o, workflow, registers, coef);
   if (CpuRoutes(&o, &D, &B, &p, &rows, &nrows)) return 1;
@@ -1338,8 +1338,8 @@ static void ReuseCases(const char *mode)
   GenCopy(&A, &B);
   REUSE_CASE("AB rmat 11/8", CaseAB(&A, &B, -1, 0, 0, 0, 1));
   REUSE_CASE("AB short rows of C, some of 120000 products", CaseShortRowsManyProducts(74));
-  REUSE_CASE("AB LONG rows, dense in global memory", CaseLong(30000, OCEAN_ACC_GLOBAL_DENSE, -1, 0, 0, 0, 60));
-  REUSE_CASE("AB LONG rows, hash in global memory", CaseLong(2000000, OCEAN_ACC_GLOBAL_HASH, -1, 0, 0, 0, 66));
+  REUSE_CASE("AB LONG rows, dense in global memory", CaseLong(2000, 30000, OCEAN_ACC_GLOBAL_DENSE, -1, 0, 0, 0, 60));
+  REUSE_CASE("AB LONG rows, hash in global memory", CaseLong(2000, 2000000, OCEAN_ACC_GLOBAL_HASH, -1, 0, 0, 0, 66));
 #undef REUSE_CASE
 }
 
@@ -1817,11 +1817,14 @@ int main(int argc, char **argv)
   CASE("AB long rows of B walked by block-wide teams, auto", CaseLongRowsOfB(-1));
   CASE("AB long rows of B walked by block-wide teams, forced exact", CaseLongRowsOfB(OCEAN_WORKFLOW_EXACT));
   CASE("AB LONG rows, dense in global memory, estimate overflow",
-       CaseLong(30000, OCEAN_ACC_GLOBAL_DENSE, OCEAN_WORKFLOW_ESTIMATE, 64, 0.7, 1, 62));
+       CaseLong(2000, 30000, OCEAN_ACC_GLOBAL_DENSE, OCEAN_WORKFLOW_ESTIMATE, 64, 0.7, 1, 62));
   CASE("AB LONG rows, dense in global memory, forced exact",
-       CaseLong(30000, OCEAN_ACC_GLOBAL_DENSE, OCEAN_WORKFLOW_EXACT, 0, 0, 0, 64));
+       CaseLong(2000, 30000, OCEAN_ACC_GLOBAL_DENSE, OCEAN_WORKFLOW_EXACT, 0, 0, 0, 64));
   CASE("AB LONG rows, dense over 1M columns (bitmap of the opt-in shared memory)",
-       CaseLong(1000000, OCEAN_ACC_GLOBAL_DENSE, OCEAN_WORKFLOW_EXACT, 0, 0, 0, 68));
+       CaseLong(2000, 1000000, OCEAN_ACC_GLOBAL_DENSE, OCEAN_WORKFLOW_EXACT, 0, 0, 0, 68));
+  /* rows of 6000 entries of A: past the 4096 the numeric windows keep a place in B's rows for (a search for the rest) */
+  CASE("AB LONG rows, dense in global memory, 6000 entries of A a row",
+       CaseLong(6000, 30000, OCEAN_ACC_GLOBAL_DENSE, OCEAN_WORKFLOW_EXACT, 0, 0, 0, 69));
   /* heavy rows: the multisplit at the device's own parameters, then 1, 2 and 3 levels forced on R-MAT (rows heavy at
      one level and light at the next, empty chunks), every workflow, overflow and fallback */
   {
