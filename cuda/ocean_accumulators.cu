@@ -201,19 +201,20 @@ __device__ void OceanTeamDenseRow(const OceanTeam &tm, const OceanRowArgs &a, in
 /* LONG's dense rows, numeric: the row's span in windows of OCEAN_LONG_WINDOW columns, each summed in shared memory
    (values and a bitmap) and written in column order before the next, so the sums' fp64 atomics stay in shared memory
    instead of the block's global array (whose blocks' arrays pass the L2: R-MAT 16/32 spans 2^16 columns, 512 KB a
-   block).  Each entry of A keeps its place in its row of B from one window to the next (a cursor in shared memory for
-   the first OCEAN_LONG_CURSORS entries, a binary search for the rest); g lanes an entry, g from the products a window
-   holds on average.  The row overflows when its entries so far pass its slot: nothing more is written. */
+   block).  The first OCEAN_LONG_CURSORS entries of A keep their place and end in their rows of B in shared memory from
+   one window to the next (no reload of A's columns and B's row pointers); the rest reload them and search the window's
+   first column; g lanes an entry, g from the products a window holds on average.  The row overflows when its entries
+   so far pass its slot: nothing more is written. */
 #define OCEAN_LONG_WINDOW  8192
-#define OCEAN_LONG_CURSORS 4096
+#define OCEAN_LONG_CURSORS 2560
 #define OCEAN_LONG_WINDOW_BYTES \
-  (OCEAN_LONG_WINDOW * (int)sizeof(double) + OCEAN_LONG_WINDOW / 8 + OCEAN_LONG_CURSORS * (int)sizeof(int32_t))
+  (OCEAN_LONG_WINDOW * (int)sizeof(double) + OCEAN_LONG_WINDOW / 8 + OCEAN_LONG_CURSORS * 2 * (int)sizeof(int64_t))
 __device__ void OceanTeamWindowedDenseRow(const OceanTeam &tm, const OceanRowArgs &a, int64_t i, const OceanRoute &r,
                                           const OceanRowShape &sh, char *smem, OceanRowState *st, int *warp_sums)
 {
   double         *dv   = (double *)smem;
   unsigned       *bm   = (unsigned *)(dv + OCEAN_LONG_WINDOW);
-  int32_t        *cur  = (int32_t *)(bm + OCEAN_LONG_WINDOW / 32);
+  int64_t        *cpos = (int64_t *)(bm + OCEAN_LONG_WINDOW / 32), *cend = cpos + OCEAN_LONG_CURSORS;
   const int64_t   span = r.capacity, tb = a.A.rowptr[i], te = a.A.rowptr[i + 1], nent = te - tb;
   const int64_t   ncur = nent < OCEAN_LONG_CURSORS ? nent : OCEAN_LONG_CURSORS;
   const int64_t   nwin = (span + OCEAN_LONG_WINDOW - 1) / OCEAN_LONG_WINDOW;
@@ -224,7 +225,6 @@ __device__ void OceanTeamWindowedDenseRow(const OceanTeam &tm, const OceanRowArg
   const int64_t   off   = a.offsets[i];
   int64_t         base  = 0; /* the row's entries in the windows before: the same on every thread */
 
-  for (int64_t e = tm.tid; e < ncur; e += tm.size) cur[e] = 0;
   for (int64_t lo = 0; lo < span; lo += OCEAN_LONG_WINDOW) {
     const int     w = (int)(span - lo < OCEAN_LONG_WINDOW ? span - lo : OCEAN_LONG_WINDOW), nw = (w + 31) / 32;
     const int32_t clo = (int32_t)(sh.colmin + lo), chi = clo + w;
@@ -235,22 +235,25 @@ __device__ void OceanTeamWindowedDenseRow(const OceanTeam &tm, const OceanRowArg
     for (int64_t c = (int64_t)warp * per_warp; c < nent; c += (int64_t)nwarps * per_warp) {
       const int64_t e  = c + gw;
       const bool    ok = e < nent;
-      int64_t       bs = 0, be = 0, p = 0;
+      int64_t       be = 0, p = 0;
       double        av = 0.0;
       if (ok) {
-        const int32_t k = a.A.colidx[tb + e];
-        bs              = a.B.rowptr[k];
-        be              = a.B.rowptr[k + 1];
-        av              = a.A.values[tb + e];
-        if (e < ncur) p = bs + cur[e];
-        else { /* the first entry of the row of B at or past clo */
-          int64_t l = bs, h = be;
-          while (l < h) {
-            const int64_t m = (l + h) >> 1;
-            if (a.B.colidx[m] < clo) l = m + 1;
-            else h = m;
+        av = a.A.values[tb + e];
+        if (lo > 0 && e < ncur) {
+          p  = cpos[e];
+          be = cend[e];
+        } else {
+          const int32_t k = a.A.colidx[tb + e];
+          p               = a.B.rowptr[k];
+          be              = a.B.rowptr[k + 1];
+          if (lo > 0) { /* the first entry of the row of B at or past clo (every one is, in the first window) */
+            int64_t h = be;
+            while (p < h) {
+              const int64_t m = (p + h) >> 1;
+              if (a.B.colidx[m] < clo) p = m + 1;
+              else h = m;
+            }
           }
-          p = l;
         }
       }
       bool done = !ok;
@@ -271,7 +274,10 @@ __device__ void OceanTeamWindowedDenseRow(const OceanTeam &tm, const OceanRowArg
           if (m != gmask) done = true;
         }
       }
-      if (ok && sub == 0 && e < ncur) cur[e] = (int32_t)(p - bs);
+      if (ok && sub == 0 && e < ncur) {
+        cpos[e] = p;
+        cend[e] = be;
+      }
     }
     tm.sync();
     /* the window's entries: its words' bits, counted by a block reduction */
