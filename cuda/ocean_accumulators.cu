@@ -274,6 +274,7 @@ __device__ void OceanTeamWindowedDenseRow(const OceanTeam &tm, const OceanRowArg
           if (m != gmask) done = true;
         }
       }
+      __syncwarp(); /* the group's lanes read the cursors above (the loop's exit is the warp's) */
       if (ok && sub == 0 && e < ncur) {
         cpos[e] = p;
         cend[e] = be;
