@@ -44,6 +44,7 @@ typedef struct {
   long long    bound_factor;    /* OceanOptions.bound_factor of ours (-1: the default) */
   long long    heavy_threshold; /* OceanOptions.heavy_threshold of ours (0: from the shared memory) */
   long long    heavy_columns;   /* OceanOptions.heavy_chunk_columns of ours (0: from the shared memory) */
+  long long    heavy_min_span;  /* OceanOptions.heavy_min_span of ours (-1: the default) */
   const char  *csv;
   double       max_gb; /* 0: no limit */
   float        chunk;  /* ALG3's chunk_fraction */
@@ -64,8 +65,10 @@ static void usage(FILE *f)
        "  --chunk-fraction F   cusparseSpGEMM_estimateMemory's chunk_fraction (0.2)\n"
        "  --small              smaller versions of the built-in matrices, for quick checks\n"
        "  --no-cusparse        ours only (for profiling: no ratio is printed)\n"
-       "  --heavy MODE         our heavy rows: off (the library's default), auto (the multisplit where rows need\n"
-       "                       it), multisplit\n"
+       "  --heavy MODE         our heavy rows: auto (the library's default: the multisplit where rows need it),\n"
+       "                       off, multisplit\n"
+       "  --heavy-min-span N   auto: the columns a row too heavy for shared memory must span to be heavy (-1, the\n"
+       "                       default: the library's, 2^17)\n"
        "  --heavy-threshold N  products above which a row is heavy (at most the shared memory's; 0, the default: the\n"
        "                       shared memory's)\n"
        "  --heavy-columns N    columns of a last-level heavy chunk, a power of two (0, the default: from the shared\n"
@@ -92,7 +95,8 @@ static int parse_options(int argc, char **argv, Options *o)
 {
   *o       = (Options){.reps            = 10,
                        .warmup          = 3,
-                       .heavy           = 1, /* off: the library's default (OceanOptionsDefault), what a user gets */
+                       .heavy           = 0, /* auto: the library's default (OceanOptionsDefault), what a user gets */
+                       .heavy_min_span  = -1,
                        .workflow        = OCEAN_WORKFLOW_AUTO,
                        .reuse_map_bytes = -1,
                        .small_bound     = -1,
@@ -120,6 +124,7 @@ static int parse_options(int argc, char **argv, Options *o)
     else if (!strcmp(a, "--bound-factor")) o->bound_factor = atoll(v);
     else if (!strcmp(a, "--heavy-threshold")) o->heavy_threshold = atoll(v);
     else if (!strcmp(a, "--heavy-columns")) o->heavy_columns = atoll(v);
+    else if (!strcmp(a, "--heavy-min-span")) o->heavy_min_span = atoll(v);
     else if (!strcmp(a, "--heavy")) {
       o->heavy = !strcmp(v, "auto") ? 0 : !strcmp(v, "off") ? 1 : !strcmp(v, "multisplit") ? 2 : -1;
       if (o->heavy < 0) return fprintf(stderr, "bench: --heavy %s: auto, off or multisplit\n", v), 1;
@@ -135,10 +140,11 @@ static int parse_options(int argc, char **argv, Options *o)
     i += takes;
   }
   if (o->reps < 1 || o->warmup < 1 || o->max_gb < 0 || !(o->chunk > 0 && o->chunk <= 1) || o->reuse_map_bytes < -1 ||
-      o->small_bound < -1 || o->bound_factor < -1 || o->heavy_threshold < 0 || o->heavy_columns < 0) {
+      o->small_bound < -1 || o->bound_factor < -1 || o->heavy_threshold < 0 || o->heavy_columns < 0 ||
+      o->heavy_min_span < -1) {
     fprintf(stderr, "bench: need --reps >= 1, --warmup >= 1, --max-gb >= 0, 0 < --chunk-fraction <= 1, "
                     "--reuse-map-bytes >= -1, --small-bound >= -1, --bound-factor >= -1, --heavy-threshold >= 0, "
-                    "--heavy-columns >= 0\n");
+                    "--heavy-columns >= 0, --heavy-min-span >= -1\n");
     return 1;
   }
   return 0;
@@ -1744,6 +1750,7 @@ static int gpu_init(Gpu *g, const Options *o)
     if (o->bound_factor >= 0) opts.bound_factor = (int64_t)o->bound_factor;
     opts.heavy_threshold     = (int64_t)o->heavy_threshold;
     opts.heavy_chunk_columns = (int64_t)o->heavy_columns;
+    if (o->heavy_min_span >= 0) opts.heavy_min_span = (int64_t)o->heavy_min_span;
     if (!e) e = OceanContextSetOptions(g->ocean, &opts);
     if (e) {
       fprintf(stderr, "bench: ocean: no CUDA context: %s: %s\n", OceanErrorString(e), OceanGetLastErrorMessage());

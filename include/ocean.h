@@ -84,7 +84,7 @@ const char *OceanWorkflowName(OceanWorkflow w);
 /* Heavy rows, the gMAGNUS way: their products expanded, split by a hierarchical multisplit into column chunks small
    enough for a shared-memory accumulator, each chunk summed there. */
 typedef enum {
-  OCEAN_HEAVY_AUTO       = 0, /* rows that no shared-memory bin holds (LONG) with more than heavy_threshold products */
+  OCEAN_HEAVY_AUTO       = 0, /* LONG's rows of more than heavy_threshold products spanning more than heavy_min_span */
   OCEAN_HEAVY_OFF        = 1, /* never: such rows accumulate in global memory (LONG) */
   OCEAN_HEAVY_MULTISPLIT = 2  /* every row with more than heavy_threshold products (and more than ESC's) */
 } OceanHeavyMode;
@@ -140,7 +140,7 @@ typedef struct {
                                      atomics, the same bits each call); else, or when the pool cannot hold it,
                                      each call searches C's rows.  -1 (default): a quarter of the device's memory;
                                      0: never */
-  OceanHeavyMode heavy;           /* rows too heavy for the shared-memory bins (gMAGNUS); OceanOptionsDefault: OFF */
+  OceanHeavyMode heavy;           /* rows too heavy for the shared-memory bins (gMAGNUS); OceanOptionsDefault: AUTO */
   int64_t        heavy_threshold; /* a row is heavy above this many products, and a chunk is summed in a shared hash
                                      at most this many (0: the shared memory a block may have / 24, the paper's eq. 4:
                                      12-byte entries at load 1/2) */
@@ -150,6 +150,10 @@ typedef struct {
   int64_t heavy_chunks_per_level; /* most chunks one multisplit level makes of a row or chunk (0: what the split
                                      kernel's shared-memory histograms hold, the paper's eq. 6; else a power of two
                                      >= 2): fewer make more levels */
+  int64_t        heavy_min_span; /* AUTO: a LONG row is heavy only when its columns span more than this (2^17): LONG
+                                    sums narrower rows faster (its dense values per block stay small), the
+                                    multisplit wider ones (R-MAT: 1.26x at 2^18 columns on an H100, 0.86x-0.96x at
+                                    2^15 to 2^17 on an H200) */
 } OceanOptions;
 
 void OceanOptionsDefault(OceanOptions *opts);
@@ -199,6 +203,7 @@ typedef struct {
                                      with at most this many is summed in its shared hash (hash_limit); 0 elsewhere */
   int64_t chunks_per_level;       /* HEAVY: most chunks one multisplit level makes (a power of two); 0 elsewhere */
   int     takes_all;              /* HEAVY: every row with more than max_products products is heavy (not only LONG's) */
+  int64_t min_span;               /* HEAVY: a LONG row is heavy when its span passes this (AUTO); 0 elsewhere */
 } OceanBinConfig;
 
 typedef struct _p_OceanContext *OceanContext;

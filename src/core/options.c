@@ -47,7 +47,8 @@ void OceanOptionsDefault(OceanOptions *opts)
   opts->device_timers        = 0; /* two event records a phase: 6% of a small numeric-only call (H100) */
   opts->device_memory_limit  = 0;
   opts->reuse_map_max_bytes  = -1;
-  opts->heavy                = OCEAN_HEAVY_OFF; /* measured slower than LONG's global dense rows on the H200 */
+  opts->heavy                = OCEAN_HEAVY_AUTO;
+  opts->heavy_min_span       = (int64_t)1 << 17;
 }
 
 OceanError OceanOptionsValidate(const OceanOptions *o)
@@ -95,6 +96,8 @@ OceanError OceanOptionsValidate(const OceanOptions *o)
     (long long)o->reuse_map_max_bytes);
   OceanCheck(o->heavy == OCEAN_HEAVY_AUTO || o->heavy == OCEAN_HEAVY_OFF || o->heavy == OCEAN_HEAVY_MULTISPLIT,
              OCEAN_ERR_ARG, "options: heavy %d is not AUTO (0), OFF (1) or MULTISPLIT (2)", (int)o->heavy);
+  OceanCheck(o->heavy_min_span >= 0, OCEAN_ERR_ARG, "options: heavy_min_span %lld must be a column count >= 0",
+             (long long)o->heavy_min_span);
   OceanCheck(o->heavy_threshold >= 0, OCEAN_ERR_ARG,
              "options: heavy_threshold %lld must be 0 (from the shared memory) or a product count",
              (long long)o->heavy_threshold);
@@ -228,6 +231,7 @@ OceanError OceanBinTableCompute(const OceanDeviceProfile *profile, const OceanOp
     h->hash_limit = h->symbolic_hash_limit = tau;
     h->max_products                        = opts->heavy == OCEAN_HEAVY_OFF ? INT64_MAX : tau;
     h->takes_all                           = opts->heavy == OCEAN_HEAVY_MULTISPLIT;
+    h->min_span                            = opts->heavy == OCEAN_HEAVY_AUTO ? opts->heavy_min_span : 0;
     OceanCheck(opts->heavy_chunk_columns <= dense_max, OCEAN_ERR_ARG,
                "options: heavy_chunk_columns %lld: a block's %lld bytes of shared memory hold dense chunks of at most "
                "%lld columns",

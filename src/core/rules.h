@@ -236,10 +236,11 @@ OCEAN_HD int64_t OceanHeavyChunksAt(const OceanHeavyLevels *L, int l, int64_t nc
                           or where p <= hash limit -> HASH; slot min(limit, ub)
     otherwise, s <= LONG's dense columns -> LONG, dense in global memory (bitmap in shared); slot as DENSE's
     otherwise                       -> LONG, hash in global memory of capacity for p (at least N4's); slot min(limit,
-  ub); but a row with more than HEAVY's max_products products that would take LONG (every such row with takes_all,
-  after ESC) is heavy: HEAVY, the multisplit (slot as DENSE's).  Then SHORT and N0..N3 rows with too many products for
-  their team move up (OceanRoutePromote). A row overflows when its nonzeros exceed its slot.  With p >= nnz (exact
-  counts, upper bounds) no route overflows.  The symbolic phase uses the symbolic (column-only) capacities.
+  ub); but a row with more than HEAVY's max_products products that would take LONG, spanning more than HEAVY's
+  min_span columns (every such row with takes_all, after ESC), is heavy: HEAVY, the multisplit (slot as DENSE's).  Then
+  SHORT and N0..N3 rows with too many products for their team move up (OceanRoutePromote). A row overflows when its
+  nonzeros exceed its slot.  With p >= nnz (exact counts, upper bounds) no route overflows.  The symbolic phase uses the
+  symbolic (column-only) capacities.
 */
 OCEAN_HD void OceanRouteRowBins(const OceanBinConfig *bins, int64_t warp, double load, OceanPass ph, int64_t p,
                                 const OceanRowShape *row, OceanRoute *r)
@@ -280,7 +281,7 @@ OCEAN_HD void OceanRouteRowBins(const OceanBinConfig *bins, int64_t warp, double
       return;
     }
   }
-  if (row->products > bins[OCEAN_BIN_HEAVY].max_products) {
+  if (row->products > bins[OCEAN_BIN_HEAVY].max_products && row->span > bins[OCEAN_BIN_HEAVY].min_span) {
     OceanRouteHeavy(ph, p, warp, row, r);
     return;
   }

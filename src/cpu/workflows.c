@@ -346,14 +346,21 @@ static OceanError OceanCpuExactNumeric(OceanContext ctx, OceanStage *st, const O
   EXACT in one pass, where the threads' buffers make a separate count unnecessary: every row computed once, routed by
   its upper bound (it cannot overflow), into its thread's buffer, then compacted.  The decisions are still the GPU's two
   passes': a row's symbolic retry is its exact count over the slot of its first symbolic route (the symbolic
-  accumulators overflow exactly then), and C's routes are those of the exact counts.  Taken when heavy rows are off (a
-  multisplit row's route, and its statistics, depend on the prediction) and the upper bounds stay within
+  accumulators overflow exactly then), and C's routes are those of the exact counts.  Taken when no row can be heavy
+  (a multisplit row's route, and its statistics, depend on the prediction) and the upper bounds stay within
   max_output_nnz (C then cannot pass it, as the two passes check before computing values).
 */
 static int OceanCpuExactOnePassFits(const OceanStage *st)
 {
-  return st->set->bins[OCEAN_BIN_HEAVY].max_products == INT64_MAX &&
-         st->an.bound_total <= st->set->options.max_output_nnz;
+  const OceanBinConfig *h = &st->set->bins[OCEAN_BIN_HEAVY];
+  int64_t               i;
+
+  if (st->an.bound_total > st->set->options.max_output_nnz) return 0;
+  if (h->max_products == INT64_MAX) return 1;
+  /* a row with more products than tau (and, but with takes_all, a span past min_span) might be heavy */
+  for (i = 0; i < st->nrows; i++)
+    if (st->an.rows[i].products > h->max_products && (h->takes_all || st->an.rows[i].span > h->min_span)) return 0;
+  return 1;
 }
 
 static OceanError OceanCpuExactOnePass(OceanContext ctx, OceanStage *st, const OceanCSR *A, const OceanCSR *B,

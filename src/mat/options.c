@@ -10,7 +10,7 @@ static const char *const MatOceanHeavyNames[] = {"auto", "off", "multisplit", "O
 /* The options as read, before they are checked. */
 typedef struct {
   PetscInt  backend, workflow, registers, nnz_limit, smem, narrow_columns, narrow_entries, small_bound, bound_factor;
-  PetscInt  heavy, heavy_threshold, heavy_columns, heavy_per_level;
+  PetscInt  heavy, heavy_threshold, heavy_columns, heavy_per_level, heavy_min_span;
   PetscReal coefficient, narrow_density, reuse_map_mb, device_memory_mb;
   PetscBool view, one_pass_exact;
 } MatOceanRawOptions;
@@ -62,10 +62,14 @@ static PetscErrorCode MatOceanReadOptions_Private(Mat C, const char *prefix, Mat
                              "MB (-1: a quarter of the device's memory, 0: never)",
                              "MatOceanInitializePackage", r->reuse_map_mb, &r->reuse_map_mb, NULL));
   PetscCall(PetscOptionsEList("-mat_ocean_heavy",
-                              "Heavy rows by the multisplit (gMAGNUS): auto (rows no shared-memory accumulator holds), "
-                              "off, multisplit (every row with more products than the threshold)",
+                              "Heavy rows by the multisplit (gMAGNUS): auto (rows no shared-memory accumulator holds, "
+                              "spanning more than -mat_ocean_heavy_min_span columns), off, multisplit (every row with "
+                              "more products than the threshold)",
                               "MatOceanInitializePackage", MatOceanHeavyNames, 3, MatOceanHeavyNames[r->heavy],
                               &r->heavy, NULL));
+  PetscCall(PetscOptionsInt("-mat_ocean_heavy_min_span",
+                            "auto: columns a row of too many products for shared memory must span to be heavy",
+                            "MatOceanInitializePackage", r->heavy_min_span, &r->heavy_min_span, NULL));
   PetscCall(PetscOptionsInt("-mat_ocean_heavy_threshold",
                             "Products above which a row is heavy, and elements up to which a chunk is hashed (0: "
                             "from the shared memory)",
@@ -124,6 +128,7 @@ PetscErrorCode MatOceanGetOptions_Private(Mat C, MatOceanOptions *opts)
   r.one_pass_exact = opts->core.one_pass_exact ? PETSC_TRUE : PETSC_FALSE;
   r.reuse_map_mb   = -1;
   r.heavy          = (PetscInt)opts->core.heavy;
+  r.heavy_min_span = (PetscInt)opts->core.heavy_min_span;
   PetscCall(MatOceanReadOptions_Private(C, NULL, &r));
   if (prefix && prefix[0]) {
     const size_t outer = MatOceanOuterPrefixLength(prefix);
@@ -159,6 +164,8 @@ PetscErrorCode MatOceanGetOptions_Private(Mat C, MatOceanOptions *opts)
              "-mat_ocean_small_bound %" PetscInt_FMT " must be >= 0", r.small_bound);
   PetscCheck(r.bound_factor >= 0 && r.bound_factor <= 1024, comm, PETSC_ERR_ARG_OUTOFRANGE,
              "-mat_ocean_bound_factor %" PetscInt_FMT " must lie in [0, 1024] (0: route by the bound)", r.bound_factor);
+  PetscCheck(r.heavy_min_span >= 0, comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "-mat_ocean_heavy_min_span %" PetscInt_FMT " must be >= 0", r.heavy_min_span);
   PetscCheck(r.heavy_threshold >= 0, comm, PETSC_ERR_ARG_OUTOFRANGE,
              "-mat_ocean_heavy_threshold %" PetscInt_FMT " must be >= 0", r.heavy_threshold);
   PetscCheck(r.heavy_columns >= 0 && !(r.heavy_columns & (r.heavy_columns - 1)), comm, PETSC_ERR_ARG_OUTOFRANGE,
@@ -187,6 +194,7 @@ PetscErrorCode MatOceanGetOptions_Private(Mat C, MatOceanOptions *opts)
   opts->core.device_memory_limit    = (int64_t)(r.device_memory_mb * 1048576.0);
   opts->core.heavy                  = (OceanHeavyMode)r.heavy;
   opts->core.heavy_threshold        = (int64_t)r.heavy_threshold;
+  opts->core.heavy_min_span         = (int64_t)r.heavy_min_span;
   opts->core.heavy_chunk_columns    = (int64_t)r.heavy_columns;
   opts->core.heavy_chunks_per_level = (int64_t)r.heavy_per_level;
   PetscFunctionReturn(OCEAN_PETSC_OK);

@@ -416,7 +416,7 @@ static int TestDenseRow(OceanContext ctx)
   TRY(CheckAllWorkflows(ctx, &D, &Bx, "dense row, B wider than LONG's bitmap"));
   opts.record_rows = 1;
   opts.workflow    = OCEAN_WORKFLOW_EXACT;
-  opts.heavy       = OCEAN_HEAVY_OFF; /* (the default) with auto the row's 10,000 products would make it heavy */
+  opts.heavy       = OCEAN_HEAVY_OFF; /* the LONG route: auto may make a row of 10,000 products heavy */
   CALL(OceanContextSetOptions(ctx, &opts));
   CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &prod));
   a = GenView(&D);
@@ -683,8 +683,8 @@ static int TestMultisplit(OceanContext ctx)
   }
 
   /* auto with the H200 profile's parameters: a dense row of 2000 entries into B of 20,000 columns and 12 entries a row:
-     24,000 products, too many for N4 (span and nonzeros) and more than tau: heavy in auto mode, 5 chunks of 4,096
-     columns */
+     24,000 products, too many for N4 (span and nonzeros) and more than tau: heavy in auto mode once its span passes
+     heavy_min_span, 5 chunks of 4,096 columns; LONG below it */
   GenAlloc(&A, 3, 2000, 2000 + 2, 0);
   GenRandSeed(58);
   for (k = 0; k < 2000; k++) {
@@ -700,18 +700,28 @@ static int TestMultisplit(OceanContext ctx)
   A.rowptr[3]    = 2002;
   GenRandomRows(&B, 2000, 20000, 12, 0, 59, 0);
   OceanOptionsDefault(&opts);
-  CHECK(opts.heavy == OCEAN_HEAVY_OFF, "heavy rows are %s by default", OceanHeavyModeName(opts.heavy));
-  opts.heavy = OCEAN_HEAVY_AUTO;
+  CHECK(opts.heavy == OCEAN_HEAVY_AUTO && opts.heavy_min_span == (int64_t)1 << 17,
+        "heavy rows are %s by default, spanning more than %lld columns", OceanHeavyModeName(opts.heavy),
+        (long long)opts.heavy_min_span);
   CALL(OceanContextSetOptions(ctx, &opts));
   CALL(OceanContextGetBinConfig(ctx, OCEAN_BIN_HEAVY, &heavy));
   CHECK(heavy.dense_columns == 4096 && heavy.hash_limit == heavy.max_products && heavy.max_products < 24000 &&
-          heavy.chunks_per_level >= 1024 && !heavy.takes_all,
-        "HEAVY on the H200 profile: %lld columns a chunk, tau %lld (hash limit %lld), %lld chunks a level",
+          heavy.chunks_per_level >= 1024 && !heavy.takes_all && heavy.min_span == opts.heavy_min_span,
+        "HEAVY on the H200 profile: %lld columns a chunk, tau %lld (hash limit %lld), %lld chunks a level, rows "
+        "spanning more than %lld columns",
         (long long)heavy.dense_columns, (long long)heavy.max_products, (long long)heavy.hash_limit,
-        (long long)heavy.chunks_per_level);
+        (long long)heavy.chunks_per_level, (long long)heavy.min_span);
+  opts.heavy_min_span = 0;
   TRY(CheckMultisplit(ctx, &opts, &A, &B, heavy.max_products, heavy.max_products, "dense row, auto", &ref));
   CHECK(ref.rows == 1 && ref.levels == 1 && ref.chunks == 5, "dense row: %lld heavy rows, %d levels, %lld chunks",
         (long long)ref.rows, ref.levels, (long long)ref.chunks);
+  opts.heavy_min_span = 20000; /* the row spans fewer columns: LONG (routed by its bound) */
+  opts.bound_factor   = 0;
+  TRY(CheckAB(ctx, &opts, &A, &B, "dense row, auto, narrower than heavy_min_span", &stats));
+  CHECK(stats.heavy_rows == 0 && stats.rows_per_bin[OCEAN_BIN_HEAVY] == 0 && stats.global_rows == 1,
+        "auto, span below heavy_min_span: %lld heavy rows, %lld global", (long long)stats.heavy_rows,
+        (long long)stats.global_rows);
+  opts.heavy_min_span = (int64_t)1 << 17;
   opts.heavy        = OCEAN_HEAVY_OFF;
   opts.bound_factor = 0; /* routed by its bound: the global path */
   TRY(CheckAB(ctx, &opts, &A, &B, "dense row, heavy off", &stats));
@@ -725,8 +735,9 @@ static int TestMultisplit(OceanContext ctx)
         (long long)stats.overflow_rows, (long long)stats.global_rows);
 
   /* options the kernels cannot take */
-  for (i = 0; i < 4; i++) {
+  for (i = 0; i < 5; i++) {
     OceanOptionsDefault(&opts);
+    if (i == 4) opts.heavy_min_span = -1;
     if (i == 0) opts.heavy_chunk_columns = 48;
     if (i == 1) opts.heavy_chunk_columns = (int64_t)1 << 20;
     if (i == 2) opts.heavy_chunks_per_level = 3;
@@ -1028,8 +1039,9 @@ static int TestSymbolicRetry(OceanContext ctx)
         "conservative CR %g, retried rows %lld", stats.cr_conservative, (long long)stats.symbolic_retry_rows);
   Say("  conservative CR %.2f (mean %.2f, std %.2f): %lld rows retried\n", stats.cr_conservative, stats.cr_mean,
       stats.cr_std, (long long)stats.symbolic_retry_rows);
-  { /* the one-pass exact workflow (heavy rows off) against the counting pass and the numeric pass (heavy rows on,
-       which takes the two passes; no row here is heavy): the same C bit for bit and the same decisions */
+  { /* the one-pass exact workflow (no row can be heavy) against the counting pass and the numeric pass (rows of more
+       than 64 products could be heavy at any span, which takes the two passes; none is): the same C bit for bit and
+       the same decisions */
     OceanProduct   one, two;
     OceanCSR       a = GenView(&A), b = GenView(&B);
     OceanStats     s1, s2;
@@ -1039,7 +1051,8 @@ static int TestSymbolicRetry(OceanContext ctx)
     const double  *v1, *v2;
     CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &one));
     CALL(OceanProductSymbolic(one, &a, &b));
-    opts.heavy = OCEAN_HEAVY_AUTO;
+    opts.heavy_threshold = 64;
+    opts.heavy_min_span  = 0;
     CALL(OceanContextSetOptions(ctx, &opts));
     CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &two));
     CALL(OceanProductSymbolic(two, &a, &b));

@@ -1831,8 +1831,8 @@ int main(int argc, char **argv)
     GenCSR D;
     GenRandomRows(&A, 64, 2000, 4, 0, 80, 0);
     MatFullRows(&A, 16, 3, 80, &D);
-    GenRandomRows(&B, 2000, 30000, 6, 0, 81, 81);
-    CASE("AB heavy rows, auto (8 chunks of 4096 columns)", CaseHeavy(&D, &B, -1, 0, 0, 0, 1, 0));
+    GenRandomRows(&B, 2000, 300000, 6, 0, 81, 81); /* the full rows span more than heavy_min_span's 2^17 columns */
+    CASE("AB heavy rows, auto (rows spanning 300000 columns, chunks of 4096)", CaseHeavy(&D, &B, -1, 0, 0, 0, 1, 0));
   }
   for (w = OCEAN_WORKFLOW_AUTO; w <= OCEAN_WORKFLOW_EXACT; w++) {
     int levels;
