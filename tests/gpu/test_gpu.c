@@ -1822,7 +1822,7 @@ int main(int argc, char **argv)
        CaseLong(2000, 30000, OCEAN_ACC_GLOBAL_DENSE, OCEAN_WORKFLOW_EXACT, 0, 0, 0, 64));
   CASE("AB LONG rows, dense over 1M columns (bitmap of the opt-in shared memory)",
        CaseLong(2000, 1000000, OCEAN_ACC_GLOBAL_DENSE, OCEAN_WORKFLOW_EXACT, 0, 0, 0, 68));
-  /* rows of 6000 entries of A: past the 4096 the numeric windows keep a place in B's rows for (a search for the rest) */
+  /* rows of 6000 entries of A: past the 2560 the numeric windows keep a place in B's rows for (a search for the rest) */
   CASE("AB LONG rows, dense in global memory, 6000 entries of A a row",
        CaseLong(6000, 30000, OCEAN_ACC_GLOBAL_DENSE, OCEAN_WORKFLOW_EXACT, 0, 0, 0, 69));
   /* heavy rows: the multisplit at the device's own parameters, then 1, 2 and 3 levels forced on R-MAT (rows heavy at
