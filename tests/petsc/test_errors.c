@@ -132,6 +132,10 @@ int main(int argc, char **argv)
     EXPECT_ERROR(ProductAB(A, A, &C), PETSC_ERR_ARG_OUTOFRANGE, "bound_factor");
     PetscCall(PetscOptionsClearValue(NULL, "-mat_ocean_bound_factor"));
     PetscCall(MatDestroy(&C));
+    PetscCall(PetscOptionsSetValue(NULL, "-mat_ocean_heavy_min_span", "-1"));
+    EXPECT_ERROR(ProductAB(A, A, &C), PETSC_ERR_ARG_OUTOFRANGE, "-mat_ocean_heavy_min_span -1");
+    PetscCall(PetscOptionsClearValue(NULL, "-mat_ocean_heavy_min_span"));
+    PetscCall(MatDestroy(&C));
     PetscCall(PetscOptionsSetValue(NULL, "-mat_ocean_device_memory_mb", "-1"));
     EXPECT_ERROR(ProductAB(A, A, &C), PETSC_ERR_ARG_OUTOFRANGE, "device_memory_mb");
   }
