@@ -173,6 +173,13 @@ OCEAN_HD void OceanRoutePromote(const OceanBinConfig *bins, int64_t warp, OceanP
   }
 }
 
+/* Whether a row is heavy where it reaches HEAVY's test: more products than max_products and, but with takes_all, a
+   span of more than min_span columns. */
+OCEAN_HD int OceanRowHeavyEnough(const OceanBinConfig *heavy, const OceanRowShape *row)
+{
+  return row->products > heavy->max_products && (heavy->takes_all || row->span > heavy->min_span);
+}
+
 /* A heavy row: its capacity is its products (all expanded); its slot as a dense row's (the multisplit counts
    exactly, so only the prediction bounds it). */
 OCEAN_HD void OceanRouteHeavy(OceanPass ph, int64_t p, int64_t warp, const OceanRowShape *row, OceanRoute *r)
@@ -256,7 +263,7 @@ OCEAN_HD void OceanRouteRowBins(const OceanBinConfig *bins, int64_t warp, double
                   OCEAN_ACC_ESC, row->ub, row->products);
     return;
   }
-  if (bins[OCEAN_BIN_HEAVY].takes_all && row->products > bins[OCEAN_BIN_HEAVY].max_products) {
+  if (bins[OCEAN_BIN_HEAVY].takes_all && OceanRowHeavyEnough(&bins[OCEAN_BIN_HEAVY], row)) {
     OceanRouteHeavy(ph, p, warp, row, r);
     return;
   }
@@ -281,7 +288,7 @@ OCEAN_HD void OceanRouteRowBins(const OceanBinConfig *bins, int64_t warp, double
       return;
     }
   }
-  if (row->products > bins[OCEAN_BIN_HEAVY].max_products && row->span > bins[OCEAN_BIN_HEAVY].min_span) {
+  if (OceanRowHeavyEnough(&bins[OCEAN_BIN_HEAVY], row)) { /* takes_all's rows took HEAVY above */
     OceanRouteHeavy(ph, p, warp, row, r);
     return;
   }

@@ -357,9 +357,9 @@ static int OceanCpuExactOnePassFits(const OceanStage *st)
 
   if (st->an.bound_total > st->set->options.max_output_nnz) return 0;
   if (h->max_products == INT64_MAX) return 1;
-  /* a row with more products than tau (and, but with takes_all, a span past min_span) might be heavy */
+  /* a row HEAVY's test would take might be heavy (unless a shared-memory bin holds it first) */
   for (i = 0; i < st->nrows; i++)
-    if (st->an.rows[i].products > h->max_products && (h->takes_all || st->an.rows[i].span > h->min_span)) return 0;
+    if (OceanRowHeavyEnough(h, &st->an.rows[i])) return 0;
   return 1;
 }
 
