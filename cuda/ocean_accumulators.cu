@@ -138,6 +138,37 @@ __device__ void OceanTeamHashRow(const OceanTeam &tm, const OceanRowArgs &a, int
   }
 }
 
+/* The set bits of bm[0, nw) in column order: the k-th (column col0 + j) to cols[k], with dv[j] to vals[k].  Warp w
+   takes a contiguous chunk of the words, counts the bits before its chunk, then walks the chunk 32 words at a time
+   with a warp scan of the words' bit counts. */
+__device__ void OceanTeamWriteBitsInOrder(const OceanTeam &tm, const unsigned *bm, int nw, const double *dv,
+                                          int32_t col0, int32_t *cols, double *vals)
+{
+  const int lane = tm.tid & 31, warp = tm.tid >> 5, nwarps = tm.size >> 5;
+  const int chunk = (nw + nwarps - 1) / nwarps, w0 = min(nw, warp * chunk), w1 = min(nw, w0 + chunk);
+  unsigned  before = 0; /* at most the row's slot */
+
+  for (int t = lane; t < w0; t += 32) before += (unsigned)__popc(bm[t]);
+  for (int d = 16; d > 0; d >>= 1) before += __shfl_xor_sync(0xffffffffu, before, d);
+  for (int t = w0; t < w1; t += 32) {
+    const int      w    = t + lane;
+    unsigned       bits = w < w1 ? bm[w] : 0u;
+    const unsigned cnt  = (unsigned)__popc(bits);
+    unsigned       incl = cnt;
+    for (int d = 1; d < 32; d <<= 1) {
+      const unsigned y = __shfl_up_sync(0xffffffffu, incl, d);
+      if (lane >= d) incl += y;
+    }
+    unsigned o = before + incl - cnt;
+    for (; bits; bits &= bits - 1, o++) {
+      const int j = w * 32 + __ffs(bits) - 1;
+      cols[o]     = col0 + j;
+      vals[o]     = dv[j];
+    }
+    before += __shfl_sync(0xffffffffu, incl, 31);
+  }
+}
+
 /* Dense accumulator over the row's span: a bitmap and (numeric) the sums dv in shared memory (DENSE; LONG's dense rows
    count here, symbolic, and sum in OceanTeamWindowedDenseRow). */
 __device__ void OceanTeamDenseRow(const OceanTeam &tm, const OceanRowArgs &a, int64_t i, const OceanRoute &r,
@@ -170,32 +201,8 @@ __device__ void OceanTeamDenseRow(const OceanTeam &tm, const OceanRowArgs &a, in
   if (tm.tid == 0) st->over = st->count > (unsigned long long)r.slot;
   tm.sync();
   if (!values || st->over) return;
-  /* in column order: warp k takes a contiguous chunk of the bitmap's words, counts the bits before its chunk, then
-     walks the chunk 32 words at a time with a warp scan of the words' bit counts */
-  const int64_t off  = a.offsets[i];
-  const int     lane = tm.tid & 31, warp = tm.tid >> 5, nwarps = tm.size >> 5;
-  const int     nwi   = (int)nw; /* a shared-memory bitmap: far below 2^31 words */
-  const int     chunk = (nwi + nwarps - 1) / nwarps, w0 = min(nwi, warp * chunk), w1 = min(nwi, w0 + chunk);
-  unsigned      base = 0; /* entries of the row: at most its slot */
-  for (int w = lane; w < w0; w += 32) base += (unsigned)__popc(bm[w]);
-  for (int d = 16; d > 0; d >>= 1) base += __shfl_xor_sync(0xffffffffu, base, d);
-  for (int t = w0; t < w1; t += 32) {
-    const int      w    = t + lane;
-    unsigned       bits = w < w1 ? bm[w] : 0u;
-    const unsigned c    = (unsigned)__popc(bits);
-    unsigned       incl = c;
-    for (int d = 1; d < 32; d <<= 1) {
-      const unsigned y = __shfl_up_sync(0xffffffffu, incl, d);
-      if (lane >= d) incl += y;
-    }
-    unsigned o = base + incl - c;
-    for (; bits; bits &= bits - 1, o++) {
-      const int j     = w * 32 + __ffs(bits) - 1;
-      a.cols[off + o] = (int32_t)(sh.colmin + j);
-      a.vals[off + o] = dv[j];
-    }
-    base += __shfl_sync(0xffffffffu, incl, 31);
-  }
+  /* a shared-memory bitmap: far below 2^31 words */
+  OceanTeamWriteBitsInOrder(tm, bm, (int)nw, dv, (int32_t)sh.colmin, a.cols + a.offsets[i], a.vals + a.offsets[i]);
 }
 
 /* LONG's dense rows, numeric: the row's span in windows of OCEAN_LONG_WINDOW columns, each summed in shared memory
@@ -293,30 +300,7 @@ __device__ void OceanTeamWindowedDenseRow(const OceanTeam &tm, const OceanRowArg
       if (tm.tid == 0) st->over = 1;
       return;
     }
-    /* in column order at base: warp k takes a contiguous chunk of the window's words (as OceanTeamDenseRow) */
-    {
-      const int chunk = (nw + nwarps - 1) / nwarps, w0 = min(nw, warp * chunk), w1 = min(nw, w0 + chunk);
-      unsigned  before = 0;
-      for (int t = lane; t < w0; t += 32) before += (unsigned)__popc(bm[t]);
-      for (int d = 16; d > 0; d >>= 1) before += __shfl_xor_sync(0xffffffffu, before, d);
-      for (int t = w0; t < w1; t += 32) {
-        const int      wd   = t + lane;
-        unsigned       bits = wd < w1 ? bm[wd] : 0u;
-        const unsigned cnt  = (unsigned)__popc(bits);
-        unsigned       incl = cnt;
-        for (int d = 1; d < 32; d <<= 1) {
-          const unsigned y = __shfl_up_sync(0xffffffffu, incl, d);
-          if (lane >= d) incl += y;
-        }
-        int64_t o = off + base + before + incl - cnt;
-        for (; bits; bits &= bits - 1, o++) {
-          const int j = wd * 32 + __ffs(bits) - 1;
-          a.cols[o]   = clo + j;
-          a.vals[o]   = dv[j];
-        }
-        before += __shfl_sync(0xffffffffu, incl, 31);
-      }
-    }
+    OceanTeamWriteBitsInOrder(tm, bm, nw, dv, clo, a.cols + off + base, a.vals + off + base);
     base += cw;
     tm.sync(); /* the window's values and bits read before the next window clears them */
   }
