@@ -715,15 +715,14 @@ static int TestMultisplit(OceanContext ctx)
   TRY(CheckMultisplit(ctx, &opts, &A, &B, heavy.max_products, heavy.max_products, "dense row, auto", &ref));
   CHECK(ref.rows == 1 && ref.levels == 1 && ref.chunks == 5, "dense row: %lld heavy rows, %d levels, %lld chunks",
         (long long)ref.rows, ref.levels, (long long)ref.chunks);
-  opts.heavy_min_span = 20000; /* the row spans fewer columns: LONG (routed by its bound) */
-  opts.bound_factor   = 0;
+  opts.heavy_min_span = 20000; /* the row spans fewer columns: LONG */
+  opts.bound_factor   = 0;     /* routed by its bound: the global path (here and with heavy off below) */
   TRY(CheckAB(ctx, &opts, &A, &B, "dense row, auto, narrower than heavy_min_span", &stats));
   CHECK(stats.heavy_rows == 0 && stats.rows_per_bin[OCEAN_BIN_HEAVY] == 0 && stats.global_rows == 1,
         "auto, span below heavy_min_span: %lld heavy rows, %lld global", (long long)stats.heavy_rows,
         (long long)stats.global_rows);
   opts.heavy_min_span = (int64_t)1 << 17;
-  opts.heavy        = OCEAN_HEAVY_OFF;
-  opts.bound_factor = 0; /* routed by its bound: the global path */
+  opts.heavy          = OCEAN_HEAVY_OFF;
   TRY(CheckAB(ctx, &opts, &A, &B, "dense row, heavy off", &stats));
   CHECK(stats.heavy_rows == 0 && stats.rows_per_bin[OCEAN_BIN_HEAVY] == 0 && stats.global_rows == 1,
         "heavy off: %lld heavy rows, %lld global", (long long)stats.heavy_rows, (long long)stats.global_rows);
