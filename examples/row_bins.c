@@ -6,10 +6,11 @@
   needed: it says which kernel a GPU profile should look at, and whether a few rows could hold the tail.
 
   Per bin also the accumulators its rows take and how far the predictions (the sizes the rows were routed by) are
-  above the rows' real nonzeros: with upper bounds, what over-sized tables and slots cost.
+  above the rows' real nonzeros: with upper bounds, what over-sized tables and slots cost.  For HEAVY (the multisplit)
+  the sizes of its finest chunks: a GPU block sums one chunk at a time, so many small chunks mean per-chunk costs.
 
-  Usage: row_bins [--small] [--bound-factor F] NAME|FILE.mtx ...    (NAME: a benchmark matrix, e.g. rmat_s18_d8; --small: 1/8 sizes;
-                                                  FILE.mtx: a Matrix Market file, C = A*A as bench_spgemm's)
+  Usage: row_bins [--small] [--bound-factor F] NAME|FILE.mtx ...    (NAME: a benchmark matrix, e.g. rmat_s18_d8;
+  --small: 1/8 sizes; FILE.mtx: a Matrix Market file, C = A*A as bench_spgemm's)
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,13 +25,50 @@ static int CompareDescending(const void *a, const void *b)
   return x < y ? 1 : x > y ? -1 : 0;
 }
 
+/* HEAVY's rows cut into chunks of width columns (the multisplit's finest level; with one level, the chunks it sums):
+   how many elements (products) the non-empty chunks hold, by powers of two. */
+static void ReportHeavyChunks(const GenCSR *M, const OceanRowInfo *rows, int64_t n, int64_t width)
+{
+  const int64_t nch           = (M->ncols + width - 1) / width;
+  int64_t      *count         = (int64_t *)GenCalloc((size_t)(nch ? nch : 1) * sizeof(int64_t)), i, c;
+  int64_t       chunks_in[64] = {0}, elements_in[64] = {0}, chunks = 0, elements = 0;
+  int           b, shift = 0;
+
+  while (((int64_t)1 << shift) < width) shift++;
+  for (i = 0; i < n; i++) {
+    if (rows[i].bin != OCEAN_BIN_HEAVY) continue;
+    for (int64_t t = M->rowptr[i]; t < M->rowptr[i + 1]; t++) {
+      const int64_t k = M->colidx[t];
+      for (int64_t u = M->rowptr[k]; u < M->rowptr[k + 1]; u++) count[M->colidx[u] >> shift]++;
+    }
+    for (c = 0; c < nch; c++) {
+      if (!count[c]) continue;
+      for (b = 0; ((int64_t)2 << b) <= count[c]; b++) {}
+      chunks_in[b]++;
+      elements_in[b] += count[c];
+      chunks++;
+      elements += count[c];
+      count[c] = 0;
+    }
+  }
+  free(count);
+  if (!chunks) return;
+  printf("  HEAVY: %lld non-empty chunks of %lld columns, %.0f elements each on average; by elements:\n",
+         (long long)chunks, (long long)width, (double)elements / (double)chunks);
+  for (b = 0; b < 64; b++)
+    if (chunks_in[b])
+      printf("    [2^%-2d, 2^%-2d) %9lld chunks (%5.1f%%) %12lld elements (%5.1f%%)\n", b, b + 1,
+             (long long)chunks_in[b], 100.0 * (double)chunks_in[b] / (double)chunks, (long long)elements_in[b],
+             100.0 * (double)elements_in[b] / (double)elements);
+}
+
 /* The bins of C = M*M's rows, as the pipeline takes them. */
 static int ReportRows(OceanContext ctx, const GenCSR *M)
 {
   OceanProduct        p = NULL;
   OceanCSR            a;
   const OceanRowInfo *rows;
-  OceanBinConfig      n4, lng;
+  OceanBinConfig      n4, lng, heavy;
   int64_t             n, i, nlong = 0, long_products = 0, long_nnz = 0, long_max_nnz = 0, rows_in[OCEAN_NUM_BINS] = {0},
                 products_in[OCEAN_NUM_BINS] = {0}, acc[OCEAN_ACC_GLOBAL_DENSE + 1] = {0}, *longest = NULL, sum = 0,
                 predicted_in[OCEAN_NUM_BINS] = {0}, nnz_in[OCEAN_NUM_BINS] = {0},
@@ -40,7 +78,7 @@ static int ReportRows(OceanContext ctx, const GenCSR *M)
   a = GenView(M);
   if (OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &p) || OceanProductSymbolic(p, &a, &a) ||
       OceanProductGetRowInfo(p, 0, &rows, &n) || OceanContextGetBinConfig(ctx, OCEAN_BIN_N4, &n4) ||
-      OceanContextGetBinConfig(ctx, OCEAN_BIN_LONG, &lng)) {
+      OceanContextGetBinConfig(ctx, OCEAN_BIN_LONG, &lng) || OceanContextGetBinConfig(ctx, OCEAN_BIN_HEAVY, &heavy)) {
     fprintf(stderr, "row_bins: %s: %s\n", M->name, OceanGetLastErrorMessage());
     OceanProductDestroy(&p);
     return 1;
@@ -65,7 +103,8 @@ static int ReportRows(OceanContext ctx, const GenCSR *M)
     if (!OceanProductGetStats(p, 0, &st))
       printf("%s: %lld rows, %lld products; workflow %s%s, slots %.2fx nnz(C) (bounds %.2fx), overflow rows %lld\n",
              M->name, (long long)n, (long long)sum, OceanWorkflowName(st.workflow),
-             st.bound_factor ? " routed by likely sizes" : "", st.nnz_c ? (double)st.allocated_entries / (double)st.nnz_c : 0.0,
+             st.bound_factor ? " routed by likely sizes" : "",
+             st.nnz_c ? (double)st.allocated_entries / (double)st.nnz_c : 0.0,
              st.nnz_c ? (double)st.bound_nnz / (double)st.nnz_c : 0.0, (long long)st.overflow_rows);
   }
   for (i = 0; i < OCEAN_NUM_BINS; i++) {
@@ -98,6 +137,7 @@ static int ReportRows(OceanContext ctx, const GenCSR *M)
                100.0 * (double)acc_sum / (double)long_products);
     }
   }
+  if (rows_in[OCEAN_BIN_HEAVY] && heavy.dense_columns > 0) ReportHeavyChunks(M, rows, n, heavy.dense_columns);
   free(longest);
   OceanProductDestroy(&p);
   return 0;
