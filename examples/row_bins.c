@@ -32,14 +32,13 @@ static void ReportHeavyChunks(const GenCSR *M, const OceanRowInfo *rows, int64_t
   const int64_t nch           = (M->ncols + width - 1) / width;
   int64_t      *count         = (int64_t *)GenCalloc((size_t)(nch ? nch : 1) * sizeof(int64_t)), i, c;
   int64_t       chunks_in[64] = {0}, elements_in[64] = {0}, chunks = 0, elements = 0;
-  int           b, shift = 0;
+  int           b;
 
-  while (((int64_t)1 << shift) < width) shift++;
   for (i = 0; i < n; i++) {
     if (rows[i].bin != OCEAN_BIN_HEAVY) continue;
     for (int64_t t = M->rowptr[i]; t < M->rowptr[i + 1]; t++) {
       const int64_t k = M->colidx[t];
-      for (int64_t u = M->rowptr[k]; u < M->rowptr[k + 1]; u++) count[M->colidx[u] >> shift]++;
+      for (int64_t u = M->rowptr[k]; u < M->rowptr[k + 1]; u++) count[M->colidx[u] / width]++;
     }
     for (c = 0; c < nch; c++) {
       if (!count[c]) continue;
