@@ -18,7 +18,7 @@ typedef struct {
   void     *sorta, *sortb; /* key-ptr words (8 bytes per entry reserved) */
   int32_t  *esc_cols;
   double   *esc_vals;
-  int32_t  *pos;        /* numeric-only reuse: a column's position in the current row of C; all -1 between rows */
+  int32_t  *pos;        /* numeric-only reuse: 0 for the columns of the current row of C; all -1 between rows */
   int32_t  *split_cols; /* MULTISPLIT: the other buffer of the expanded products (esc_cols/esc_vals the first) */
   double   *split_vals;
   int64_t  *split_offsets; /* chunk offsets, one array per level */

@@ -1515,8 +1515,32 @@ static int TestReuse(OceanContext ctx)
   CALL(OceanProductSymbolic(prod, &a, &b));
   CHECK(B.colidx[B.rowptr[55]] == 45, "row 55 of the Laplacian starts at column %d", (int)B.colidx[B.rowptr[55]]);
   B.colidx[B.rowptr[55]] = 0;
+#ifdef _OPENMP
+  const int nt = omp_get_max_threads();
+  omp_set_num_threads(1); /* the refused row's scratch and the next product's rows on one thread's workspace */
+#endif
   CHECK(OceanProductNumeric(prod, &a, &b) == OCEAN_ERR_STATE && strstr(OceanGetLastErrorMessage(), "structure"),
         "a product outside C's structure accepted: %s", OceanGetLastErrorMessage());
+  CALL(OceanProductDestroy(&prod));
+  /* nothing of the refused product is left in the workspace: with B restored, a new product's numeric-only pass
+     (column 0, where the stray product went, is in rows 0-10 of C) matches the reference */
+  B.colidx[B.rowptr[55]] = 45;
+  B.id                   = 127;
+  b                      = GenView(&B);
+  CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &prod));
+  CALL(OceanProductSymbolic(prod, &a, &b));
+  CALL(OceanProductNumeric(prod, &a, &b));
+  {
+    GenCSR  R;
+    double *absval;
+    GenRefMultiply(&A, &B, &R, &absval);
+    TRY(CompareC(prod, &R, absval, "numeric-only after a refused structure"));
+    GenFree(&R);
+    free(absval);
+  }
+#ifdef _OPENMP
+  omp_set_num_threads(nt);
+#endif
   CALL(OceanProductDestroy(&prod));
   GenFree(&A);
   GenFree(&B);
