@@ -117,7 +117,7 @@ void OceanWorkspacesDestroy(OceanWorkspace **ws, int n)
     OceanFree(w->sortb);
     OceanFree(w->esc_cols);
     OceanFree(w->esc_vals);
-    OceanFree(w->pos);
+    OceanFree(w->member);
     OceanFree(w->split_cols);
     OceanFree(w->split_vals);
     OceanFree(w->split_offsets);
@@ -702,9 +702,9 @@ OceanError OceanCpuRowKnown(OceanWorkspace *ws, const OceanCSR *A, const OceanCS
   int64_t j, t, u;
   int32_t missing = 0; /* negative once a column is not in C's row */
 
-  OceanCall(OceanGrowArray(ws, pos, B->ncols, 0xff, bytes)); /* -1 */
+  OceanCall(OceanGrowArray(ws, member, B->ncols, 0xff, bytes)); /* -1 */
   OceanCall(OceanGrowArray(ws, dense, B->ncols, 0, bytes));
-  member = ws->pos;
+  member = ws->member;
   dense  = ws->dense;
   for (j = 0; j < n; j++) member[cols[j]] = 0;
   /* every product added into a dense row of B's columns, two a step (the same sums in the same order as one at a

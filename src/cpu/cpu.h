@@ -18,14 +18,14 @@ typedef struct {
   void     *sorta, *sortb; /* key-ptr words (8 bytes per entry reserved) */
   int32_t  *esc_cols;
   double   *esc_vals;
-  int32_t  *pos;        /* numeric-only reuse: 0 for the columns of the current row of C; all -1 between rows */
+  int32_t  *member;     /* numeric-only reuse: 0 for the columns of the current row of C; all -1 between rows */
   int32_t  *split_cols; /* MULTISPLIT: the other buffer of the expanded products (esc_cols/esc_vals the first) */
   double   *split_vals;
   int64_t  *split_offsets; /* chunk offsets, one array per level */
   int32_t  *out_cols;      /* the over-allocating numeric pass: this thread's rows, one after another (kept across */
   double   *out_vals;      /* products: the slots are counted, not allocated, so no fresh memory per product) */
   int64_t   out_used;
-  int64_t   nkeys, nhvals, nused, ndense, nbitmap, nsort, nesc_cols, nesc_vals, npos, nsplit_cols, nsplit_vals,
+  int64_t   nkeys, nhvals, nused, ndense, nbitmap, nsort, nesc_cols, nesc_vals, nmember, nsplit_cols, nsplit_vals,
     nsplit_offsets, nout_cols, nout_vals;
   int                   all_packed;   /* every hash row sorted 32-bit key-ptr words */
   const OceanBinConfig *heavy;        /* the current settings' HEAVY configuration (OceanCpuWorkspaces) */
