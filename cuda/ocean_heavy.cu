@@ -14,9 +14,9 @@
                from one buffer into the other within its own range, by the same two kernels over a flattened space of
                such chunks; a chunk's elements never leave the range of the chunk it came from, so the outputs of the
                chunks already summed are left alone
-    accumulate every chunk of the last level densely (values + bitmap: its columns fit), a lighter chunk of an earlier
-               level (at most tau elements) in a shared hash (four table sizes, by elements); sorted output written in
-               place
+    accumulate every chunk of the last level densely (values + bitmap: its columns fit; a block a chunk, a warp a
+               chunk of at most HEAVY_WARP_MAX elements), a lighter chunk of an earlier level (at most tau elements) in
+               a shared hash (four table sizes, by elements); sorted output written in place
     assembly   the chunks sorted by (row, first column), their outputs placed after one another in the row's slot
   Decisions (heavy rows, tau, chunk widths, levels, which chunk is summed how) are the CPU backend's: core/rules.h
   (OceanRouteRowBins, OceanHeavyPlanLevels, OceanHeavyChunkOf) and the HEAVY bin's configuration.  Sums use atomics:
@@ -41,9 +41,12 @@
 #define HEAVY_PER (HEAVY_E / HEAVY_T)
 static_assert(HEAVY_E % HEAVY_T == 0, "the split kernels' elements must be a multiple of their threads");
 
-/* Hash classes of the accumulation (elements at most, table slots, threads) and the dense class after them. */
-#define HEAVY_CLASSES 5
-#define HEAVY_DENSE   4
+/* Hash classes of the accumulation (elements at most, table slots, threads), the dense class after them (a block a
+   chunk) and the last level's small chunks (at most HEAVY_WARP_MAX elements: a warp a chunk, no block barriers). */
+#define HEAVY_CLASSES  6
+#define HEAVY_DENSE    4
+#define HEAVY_WARP     5
+#define HEAVY_WARP_MAX 256
 __host__ __device__ __forceinline__ int64_t OceanHeavyClassMax(int cl)
 {
   return cl == 0 ? 256 : cl == 1 ? 1024 : cl == 2 ? 4096 : INT64_MAX;
@@ -322,7 +325,8 @@ __global__ void OceanKernelHeavyClassify(int64_t nbins, int64_t nc, const unsign
     s.pad     = 0;
     if (level + 1 == L.levels || n <= tau) {
       const int64_t k  = (int64_t)OceanAggregatedIncrement(nacc, 0);
-      int           cl = HEAVY_DENSE; /* every chunk of the last level: its columns fit, and dense needs no sort */
+      /* every chunk of the last level dense: its columns fit, and dense needs no sort */
+      int cl = n <= HEAVY_WARP_MAX ? HEAVY_WARP : HEAVY_DENSE;
       if (level + 1 < L.levels)
         for (cl = 0; n > OceanHeavyClassMax(cl); cl++) {}
       acc[k]                                                                            = s;
@@ -471,6 +475,92 @@ __global__ void __launch_bounds__(HEAVY_DENSE_THREADS)
       }
     if (threadIdx.x == 0) segs[k].out = cnt;
     __syncthreads();
+  }
+}
+
+/* The last level's chunks of at most HEAVY_WARP_MAX elements (61% of rmat_s18_d8's 1.27M chunks), a warp each: the
+   dense kernel's block barriers, bitmap scan and output pass cost a chunk of a hundred elements as much as one of
+   thousands.  A warp owns a bitmap of the chunk's columns, a 2-byte place per bitmap word and HEAVY_WARP_MAX sums: the
+   elements (at most 8 a lane, all read before anything is written over them) set their bits, a warp scan of the words
+   places each column, the values are added at their column's place and the outputs written in column order over the
+   chunk's first elements. */
+#define HEAVY_WARP_THREADS 256
+#define HEAVY_WARP_PER     (HEAVY_WARP_MAX / 32)
+static_assert(HEAVY_WARP_MAX % 32 == 0 && HEAVY_WARP_MAX < 65536, "a warp's chunk: whole lanes, 2-byte places");
+
+/* A warp's shared memory for chunks of width columns, 8-byte aligned: sums (numeric), bitmap, places. */
+__host__ __device__ static inline size_t OceanHeavyWarpBytes(int64_t width, bool numeric)
+{
+  const size_t nw = (size_t)((width + 31) / 32);
+  return ((numeric ? HEAVY_WARP_MAX * sizeof(double) : 0) + nw * 6 + 7) / 8 * 8;
+}
+
+__global__ void __launch_bounds__(HEAVY_WARP_THREADS)
+  OceanKernelHeavyWarp(OceanHeavySeg *segs, const int32_t *list, int64_t n, int64_t width, OceanHeavyBuffers buf)
+{
+  extern __shared__ double heavy_warp_smem[];
+  const bool               numeric = buf.val[0] != NULL;
+  const int                lane = (int)threadIdx.x & 31, warps = HEAVY_WARP_THREADS / 32;
+  const int                nw = (int)((width + 31) / 32), per = (nw + 31) / 32;
+  const int                w0 = min(lane * per, nw), w1 = min(w0 + per, nw); /* the lane's bitmap words */
+  char     *mine = (char *)heavy_warp_smem + (threadIdx.x >> 5) * OceanHeavyWarpBytes(width, numeric);
+  double   *sums = (double *)mine;
+  unsigned *bm   = (unsigned *)(numeric ? sums + HEAVY_WARP_MAX : sums);
+  uint16_t *place = (uint16_t *)(bm + nw);
+
+  for (int w = w0; w < w1; w++) bm[w] = 0;
+  __syncwarp();
+  for (int64_t s = (int64_t)blockIdx.x * warps + (threadIdx.x >> 5); s < n; s += (int64_t)gridDim.x * warps) {
+    const int32_t       k   = list[s];
+    const OceanHeavySeg sg  = segs[k];
+    const int           ne  = (int)sg.n;
+    int32_t            *col = buf.col[sg.level & 1] + sg.start;
+    double             *val = numeric ? buf.val[sg.level & 1] + sg.start : NULL;
+    int                 off[HEAVY_WARP_PER];
+    double              v[HEAVY_WARP_PER];
+#pragma unroll
+    for (int q = 0; q < HEAVY_WARP_PER; q++) {
+      const int j = lane + 32 * q;
+      off[q]      = j < ne ? col[j] - sg.colbase : -1;
+      v[q]        = numeric && j < ne ? val[j] : 0.0;
+    }
+#pragma unroll
+    for (int q = 0; q < HEAVY_WARP_PER; q++)
+      if (off[q] >= 0) atomicOr(&bm[off[q] >> 5], 1u << (off[q] & 31));
+    __syncwarp();
+    int mine_count = 0, incl;
+    for (int w = w0; w < w1; w++) mine_count += __popc(bm[w]);
+    incl = mine_count;
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+      const int t = __shfl_up_sync(OCEAN_FULL_MASK, incl, d);
+      if (lane >= d) incl += t;
+    }
+    const int total = __shfl_sync(OCEAN_FULL_MASK, incl, 31);
+    if (numeric) {
+      int before = incl - mine_count;
+      for (int w = w0; w < w1; w++) {
+        place[w] = (uint16_t)before;
+        before += __popc(bm[w]);
+      }
+      for (int j = lane; j < total; j += 32) sums[j] = 0.0;
+      __syncwarp();
+#pragma unroll
+      for (int q = 0; q < HEAVY_WARP_PER; q++)
+        if (off[q] >= 0) {
+          const int w = off[q] >> 5;
+          atomicAdd(&sums[place[w] + __popc(bm[w] & ((1u << (off[q] & 31)) - 1u))], v[q]);
+        }
+      __syncwarp();
+      before = incl - mine_count;
+      for (int w = w0; w < w1; w++)
+        for (unsigned m = bm[w]; m; m &= m - 1) col[before++] = sg.colbase + w * 32 + __ffs(m) - 1;
+      for (int j = lane; j < total; j += 32) val[j] = sums[j];
+    }
+    __syncwarp(); /* every lane's places read before the words are cleared */
+    for (int w = w0; w < w1; w++) bm[w] = 0;
+    if (lane == 0) segs[k].out = total;
+    __syncwarp();
   }
 }
 
@@ -628,7 +718,7 @@ static OceanError OceanHeavyOptin(int smem_optin, int64_t *value)
   const void *kernels[] = {(const void *)OceanKernelHeavySplit<0>,  (const void *)OceanKernelHeavySplit<1>,
                            (const void *)OceanKernelHeavyHash<128>, (const void *)OceanKernelHeavyHash<256>,
                            (const void *)OceanKernelHeavyHash<512>, (const void *)OceanKernelHeavyHash<1024>,
-                           (const void *)OceanKernelHeavyDense};
+                           (const void *)OceanKernelHeavyDense,     (const void *)OceanKernelHeavyWarp};
   int64_t     least     = smem_optin;
   for (const void *k : kernels) {
     cudaFuncAttributes fa;
@@ -663,6 +753,19 @@ static OceanError OceanHeavyAccumulate(int cl, OceanHeavySeg *segs, const int32_
   case 3:
     OceanKernelHeavyHash<1024><<<grid, 1024, hb->hash_capacity * per>>>(segs, list, n, hb->hash_capacity, buf);
     break;
+  case HEAVY_WARP: { /* as many blocks as are resident at once: each warp zeroes its bitmap once */
+    const size_t bytes  = HEAVY_WARP_THREADS / 32 * OceanHeavyWarpBytes(hb->dense_columns, numeric);
+    int          per_sm = 0;
+    const int    sms    = OceanDeviceSMs();
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, OceanKernelHeavyWarp, HEAVY_WARP_THREADS, bytes) !=
+          cudaSuccess ||
+        per_sm < 1)
+      per_sm = 1;
+    (void)cudaGetLastError();
+    OceanKernelHeavyWarp<<<(unsigned)OceanMin64((n + HEAVY_WARP_THREADS / 32 - 1) / (HEAVY_WARP_THREADS / 32),
+                                                (int64_t)(sms > 0 ? sms : 1) * per_sm),
+                           HEAVY_WARP_THREADS, bytes>>>(segs, list, n, hb->dense_columns, buf);
+  } break;
   default: { /* as many blocks as are resident at once: each zeroes its values once */
     const int64_t w      = hb->dense_columns;
     const size_t  bytes  = (numeric ? 10 * w : 0) + (w + 31) / 32 * 4;
@@ -750,7 +853,7 @@ static OceanError OceanCudaHeavyBatch(OceanCudaDevice dev, const OceanBinConfig 
     const bool          more = level + 1 < L->levels;
     const unsigned      grid = (unsigned)((elems + HEAVY_E - 1) / HEAVY_E);
     OceanHeavySplitArgs a;
-    unsigned long long  hcls[7];
+    unsigned long long  hcls[HEAVY_CLASSES + 2]; /* the classes' chunks, chunks summed, chunks split again */
     size_t              smem;
 
     memset(&a, 0, sizeof(a));
@@ -799,22 +902,22 @@ static OceanError OceanCudaHeavyBatch(OceanCudaDevice dev, const OceanBinConfig 
     HEAVY_CALL(next[level & 1].get(more ? (size_t)cap * sizeof(OceanHeavySeg) : 0));
     OceanKernelHeavyClassify<<<OceanGrid(nbins, OCEAN_THREADS), OCEAN_THREADS>>>(
       nbins, nc, a.counts, a.cursor, units, *L, level, tau, acc[level].as<OceanHeavySeg>(),
-      cls.as<unsigned long long>() + 5, lists.as<int32_t>(), cap, cls.as<unsigned long long>(),
-      next[level & 1].as<OceanHeavySeg>(), cls.as<unsigned long long>() + 6, rs);
+      cls.as<unsigned long long>() + HEAVY_CLASSES, lists.as<int32_t>(), cap, cls.as<unsigned long long>(),
+      next[level & 1].as<OceanHeavySeg>(), cls.as<unsigned long long>() + HEAVY_CLASSES + 1, rs);
     HEAVY_CALL(OceanHeavyLaunched("classifying chunks", nbins));
     HEAVY_CALL(OceanCudaReadback(dev, hcls, cls.p, sizeof(hcls)));
-    nacc[level] = (int64_t)hcls[5];
+    nacc[level] = (int64_t)hcls[HEAVY_CLASSES];
     nlev        = level + 1;
     HEAVY_CALL(clock->start());
     for (int c = 0; c < HEAVY_CLASSES; c++)
       HEAVY_CALL(OceanHeavyAccumulate(c, acc[level].as<OceanHeavySeg>(), lists.as<int32_t>() + (int64_t)c * cap,
                                       (int64_t)hcls[c], hb, buf));
     HEAVY_CALL(clock->stop(&times[3]));
-    if (!hcls[6]) break;
+    if (!hcls[HEAVY_CLASSES + 1]) break;
     if (!more)
       return OceanSetError(OCEAN_ERR_STATE, "heavy rows: chunks to split past the last of %d levels", L->levels);
     /* the next level's items: the chunks to split */
-    nitems = nunits = (int64_t)hcls[6];
+    nitems = nunits = (int64_t)hcls[HEAVY_CLASSES + 1];
     units           = next[level & 1].as<OceanHeavySeg>();
     HEAVY_CALL(elen.get((size_t)nitems * sizeof(int64_t)));
     HEAVY_CALL(ebase.get((size_t)nitems * sizeof(int64_t)));
