@@ -84,7 +84,8 @@ const char *OceanWorkflowName(OceanWorkflow w);
 /* Heavy rows, the gMAGNUS way: their products expanded, split by a hierarchical multisplit into column chunks small
    enough for a shared-memory accumulator, each chunk summed there. */
 typedef enum {
-  OCEAN_HEAVY_AUTO       = 0, /* LONG's rows of more than heavy_threshold products spanning more than heavy_min_span */
+  OCEAN_HEAVY_AUTO       = 0, /* LONG's rows spanning more than heavy_min_span columns (and, when heavy_threshold is
+                                   given, of more than that many products) */
   OCEAN_HEAVY_OFF        = 1, /* never: such rows accumulate in global memory (LONG) */
   OCEAN_HEAVY_MULTISPLIT = 2  /* every row with more than heavy_threshold products (and more than ESC's) */
 } OceanHeavyMode;
@@ -143,7 +144,7 @@ typedef struct {
   OceanHeavyMode heavy;           /* rows too heavy for the shared-memory bins (gMAGNUS); OceanOptionsDefault: AUTO */
   int64_t        heavy_threshold; /* a row is heavy above this many products, and a chunk is summed in a shared hash
                                      at most this many (0: the shared memory a block may have / 24, the paper's eq. 4:
-                                     12-byte entries at load 1/2) */
+                                     12-byte entries at load 1/2; in auto mode 0 sets no least products) */
   int64_t heavy_chunk_columns;    /* columns of a chunk of the last multisplit level, summed densely in shared memory
                                      (0: the largest power of two whose values, output list and bitmap fit a quarter
                                      of an SM's shared memory; else a power of two) */

@@ -180,6 +180,16 @@ OCEAN_HD int OceanRowHeavyEnough(const OceanBinConfig *heavy, const OceanRowShap
   return row->products > heavy->max_products && (heavy->takes_all || row->span > heavy->min_span);
 }
 
+/* Whether some pass might route the row to LONG, where HEAVY's test is (without takes_all): wider than N4's dense rows
+   and a bound past N4's hash in either pass (a prediction is at most the bound). */
+OCEAN_HD int OceanRowMayTakeLong(const OceanBinConfig *bins, const OceanRowShape *row)
+{
+  const OceanBinConfig *n4 = &bins[OCEAN_BIN_N4];
+  return row->products > bins[OCEAN_BIN_ESC2].max_products &&
+         row->span > OceanMin64(n4->dense_columns, n4->symbolic_dense_columns) &&
+         row->ub > OceanMin64(n4->hash_limit, n4->symbolic_hash_limit);
+}
+
 /* A heavy row: its capacity is its products (all expanded); its slot as a dense row's (the multisplit counts
    exactly, so only the prediction bounds it). */
 OCEAN_HD void OceanRouteHeavy(OceanPass ph, int64_t p, int64_t warp, const OceanRowShape *row, OceanRoute *r)
@@ -243,10 +253,10 @@ OCEAN_HD int64_t OceanHeavyChunksAt(const OceanHeavyLevels *L, int l, int64_t nc
                           or where p <= hash limit -> HASH; slot min(limit, ub)
     otherwise, s <= LONG's dense columns -> LONG, dense in global memory (bitmap in shared); slot as DENSE's
     otherwise                       -> LONG, hash in global memory of capacity for p (at least N4's); slot min(limit,
-  ub); but a row with more than HEAVY's max_products products that would take LONG, spanning more than HEAVY's
-  min_span columns (every such row with takes_all, after ESC), is heavy: HEAVY, the multisplit (slot as DENSE's).  Then
-  SHORT and N0..N3 rows with too many products for their team move up (OceanRoutePromote). A row overflows when its
-  nonzeros exceed its slot.  With p >= nnz (exact counts, upper bounds) no route overflows.  The symbolic phase uses the
+  ub); but a row with more than HEAVY's max_products products (none asked in auto mode without a threshold) that would
+  take LONG, spanning more than HEAVY's min_span columns (every such row with takes_all, after ESC), is heavy: HEAVY,
+  the multisplit (slot as DENSE's).  Then SHORT and N0..N3 rows with too many products for their team move up
+  (OceanRoutePromote). A row overflows when its nonzeros exceed its slot.  With p >= nnz (exact counts, upper bounds) no route overflows.  The symbolic phase uses the
   symbolic (column-only) capacities.
 */
 OCEAN_HD void OceanRouteRowBins(const OceanBinConfig *bins, int64_t warp, double load, OceanPass ph, int64_t p,
@@ -324,8 +334,7 @@ OCEAN_HD int64_t OceanPredictFromEstimate(double estimate, double coefficient, c
    the row to a smaller bin (many products into few columns: a smaller table, more rows at once); the rest of the
    bound stays a possible overflow, which the fallback computes again by exact counts.  In the same bin the likely
    size would only shrink a dense row's slot (AMG's coarse levels: a third of such rows overflowed), so the row keeps
-   its bound; so do rows heavy enough for the multisplit (bins[HEAVY].max_products), which sizes its output by the
-   bound.  *route: the route taken, *by_bound: the route by ub; returns the size routed by. */
+   its bound; so do the rows the bound makes heavy, whose multisplit sizes its output by the bound.  *route: the route taken, *by_bound: the route by ub; returns the size routed by. */
 OCEAN_HD int64_t OceanRouteBound(const OceanBinConfig *bins, int64_t warp, double load, const OceanRowShape *r,
                                  int64_t factor, OceanRoute *by_bound, OceanRoute *route)
 {
@@ -334,7 +343,7 @@ OCEAN_HD int64_t OceanRouteBound(const OceanBinConfig *bins, int64_t warp, doubl
 
   OceanRouteRowBins(bins, warp, load, OCEAN_PASS_NUMERIC, r->ub, r, by_bound);
   *route = *by_bound;
-  if (factor <= 0 || r->products > bins[OCEAN_BIN_HEAVY].max_products || likely == r->ub) return r->ub;
+  if (factor <= 0 || by_bound->bin == OCEAN_BIN_HEAVY || likely == r->ub) return r->ub;
   OceanRouteRowBins(bins, warp, load, OCEAN_PASS_NUMERIC, likely, r, &by_likely);
   if (by_likely.bin >= by_bound->bin) return r->ub;
   *route = by_likely;

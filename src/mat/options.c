@@ -72,7 +72,7 @@ static PetscErrorCode MatOceanReadOptions_Private(Mat C, const char *prefix, Mat
                             "MatOceanInitializePackage", r->heavy_min_span, &r->heavy_min_span, NULL));
   PetscCall(PetscOptionsInt("-mat_ocean_heavy_threshold",
                             "Products above which a row is heavy, and elements up to which a chunk is hashed (0: "
-                            "from the shared memory)",
+                            "from the shared memory; auto: no least products)",
                             "MatOceanInitializePackage", r->heavy_threshold, &r->heavy_threshold, NULL));
   PetscCall(PetscOptionsInt("-mat_ocean_heavy_chunk_columns",
                             "Columns of a last-level chunk, a power of two (0: from the shared memory)",

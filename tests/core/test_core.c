@@ -705,16 +705,45 @@ static int TestMultisplit(OceanContext ctx)
         (long long)opts.heavy_min_span);
   CALL(OceanContextSetOptions(ctx, &opts));
   CALL(OceanContextGetBinConfig(ctx, OCEAN_BIN_HEAVY, &heavy));
-  CHECK(heavy.dense_columns == 4096 && heavy.hash_limit == heavy.max_products && heavy.max_products < 24000 &&
+  CHECK(heavy.dense_columns == 4096 && heavy.hash_limit < 24000 && heavy.max_products == 0 &&
           heavy.chunks_per_level >= 1024 && !heavy.takes_all && heavy.min_span == opts.heavy_min_span,
-        "HEAVY on the H200 profile: %lld columns a chunk, tau %lld (hash limit %lld), %lld chunks a level, rows "
-        "spanning more than %lld columns",
+        "HEAVY on the H200 profile: %lld columns a chunk, least products %lld (auto: none), tau %lld, %lld chunks a "
+        "level, rows spanning more than %lld columns",
         (long long)heavy.dense_columns, (long long)heavy.max_products, (long long)heavy.hash_limit,
         (long long)heavy.chunks_per_level, (long long)heavy.min_span);
   opts.heavy_min_span = 0;
-  TRY(CheckMultisplit(ctx, &opts, &A, &B, heavy.max_products, heavy.max_products, "dense row, auto", &ref));
+  TRY(CheckMultisplit(ctx, &opts, &A, &B, 0, heavy.hash_limit, "dense row, auto", &ref));
   CHECK(ref.rows == 1 && ref.levels == 1 && ref.chunks == 5, "dense row: %lld heavy rows, %d levels, %lld chunks",
         (long long)ref.rows, ref.levels, (long long)ref.chunks);
+  { /* a row of 600 entries: about 7,200 products, fewer than tau, about 6,000 nonzeros over 20,000 columns, too many for N4:
+       LONG's, so heavy in auto mode; LONG when a threshold of tau is given */
+    GenCSR        A6;
+    const int64_t factor = opts.bound_factor;
+    GenAlloc(&A6, 3, 2000, 600 + 2, 0);
+    for (k = 0; k < 600; k++) {
+      A6.colidx[k] = (int32_t)(3 * k);
+      A6.values[k] = GenRandValue();
+    }
+    A6.rowptr[1]   = 600;
+    A6.colidx[600] = 5;
+    A6.values[600] = 1.5;
+    A6.rowptr[2]   = 601;
+    A6.colidx[601] = 7;
+    A6.values[601] = -0.5;
+    A6.rowptr[3]   = 602;
+    TRY(CheckMultisplit(ctx, &opts, &A6, &B, 0, heavy.hash_limit, "row below tau, auto", &ref));
+    CHECK(ref.rows == 1 && ref.products > 6000 && ref.products < heavy.hash_limit,
+          "row below tau: %lld heavy rows of %lld products (tau %lld)", (long long)ref.rows, (long long)ref.products,
+          (long long)heavy.hash_limit);
+    opts.heavy_threshold = heavy.hash_limit;
+    opts.bound_factor    = 0; /* routed by its bound, not by its likely size (96): the global path */
+    TRY(CheckAB(ctx, &opts, &A6, &B, "row below tau, auto with the threshold tau", &stats));
+    CHECK(stats.heavy_rows == 0 && stats.global_rows == 1, "auto, threshold tau: %lld heavy rows, %lld global",
+          (long long)stats.heavy_rows, (long long)stats.global_rows);
+    opts.heavy_threshold = 0;
+    opts.bound_factor    = factor;
+    GenFree(&A6);
+  }
   opts.heavy_min_span = 20000; /* the row spans fewer columns: LONG */
   opts.bound_factor   = 0;     /* routed by its bound: the global path (here and with heavy off below) */
   TRY(CheckAB(ctx, &opts, &A, &B, "dense row, auto, narrower than heavy_min_span", &stats));
@@ -1038,9 +1067,9 @@ static int TestSymbolicRetry(OceanContext ctx)
         "conservative CR %g, retried rows %lld", stats.cr_conservative, (long long)stats.symbolic_retry_rows);
   Say("  conservative CR %.2f (mean %.2f, std %.2f): %lld rows retried\n", stats.cr_conservative, stats.cr_mean,
       stats.cr_std, (long long)stats.symbolic_retry_rows);
-  { /* the one-pass exact workflow (no row can be heavy) against the counting pass and the numeric pass (rows of more
-       than 64 products could be heavy at any span, which takes the two passes; none is): the same C bit for bit and
-       the same decisions */
+  { /* the one-pass exact workflow (no row can be heavy, the bounds within max_output_nnz) against the counting pass and
+       the numeric pass (max_output_nnz at nnz(C), below the bounds' total): the same C bit for bit and the same
+       decisions */
     OceanProduct   one, two;
     OceanCSR       a = GenView(&A), b = GenView(&B);
     OceanStats     s1, s2;
@@ -1050,8 +1079,8 @@ static int TestSymbolicRetry(OceanContext ctx)
     const double  *v1, *v2;
     CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &one));
     CALL(OceanProductSymbolic(one, &a, &b));
-    opts.heavy_threshold = 64;
-    opts.heavy_min_span  = 0;
+    CALL(OceanProductGetC(one, NULL, NULL, &n1, NULL, NULL, NULL));
+    opts.max_output_nnz = n1;
     CALL(OceanContextSetOptions(ctx, &opts));
     CALL(OceanProductCreate(ctx, OCEAN_PRODUCT_AB, &two));
     CALL(OceanProductSymbolic(two, &a, &b));
