@@ -738,7 +738,18 @@ static OceanError OceanHeavyLaunched(const char *what, int64_t n)
   return OceanSetError(OCEAN_ERR_DEVICE, "heavy rows: %s (%lld): %s", what, (long long)n, cudaGetErrorString(e));
 }
 
-/* The chunks of one class summed: a block per chunk. */
+/* A grid of at most want blocks, no more than are resident at once (kernels that take chunk after chunk). */
+static unsigned OceanHeavyResident(const void *kernel, int threads, size_t bytes, int64_t want)
+{
+  int       per_sm = 0;
+  const int sms    = OceanDeviceSMs();
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, bytes) != cudaSuccess || per_sm < 1)
+    per_sm = 1;
+  (void)cudaGetLastError();
+  return (unsigned)OceanMin64(want, (int64_t)(sms > 0 ? sms : 1) * per_sm);
+}
+
+/* The chunks of one class summed: a block per chunk, or a warp per chunk (HEAVY_WARP). */
 static OceanError OceanHeavyAccumulate(int cl, OceanHeavySeg *segs, const int32_t *list, int64_t n,
                                        const OceanBinConfig *hb, OceanHeavyBuffers buf)
 {
@@ -753,31 +764,17 @@ static OceanError OceanHeavyAccumulate(int cl, OceanHeavySeg *segs, const int32_
   case 3:
     OceanKernelHeavyHash<1024><<<grid, 1024, hb->hash_capacity * per>>>(segs, list, n, hb->hash_capacity, buf);
     break;
-  case HEAVY_WARP: { /* as many blocks as are resident at once: each warp zeroes its bitmap once */
-    const size_t bytes  = HEAVY_WARP_THREADS / 32 * OceanHeavyWarpBytes(hb->dense_columns, numeric);
-    int          per_sm = 0;
-    const int    sms    = OceanDeviceSMs();
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, OceanKernelHeavyWarp, HEAVY_WARP_THREADS, bytes) !=
-          cudaSuccess ||
-        per_sm < 1)
-      per_sm = 1;
-    (void)cudaGetLastError();
-    OceanKernelHeavyWarp<<<(unsigned)OceanMin64((n + HEAVY_WARP_THREADS / 32 - 1) / (HEAVY_WARP_THREADS / 32),
-                                                (int64_t)(sms > 0 ? sms : 1) * per_sm),
+  case HEAVY_WARP: { /* each warp zeroes its bitmap once */
+    const size_t  bytes = HEAVY_WARP_THREADS / 32 * OceanHeavyWarpBytes(hb->dense_columns, numeric);
+    const int64_t want  = (n + HEAVY_WARP_THREADS / 32 - 1) / (HEAVY_WARP_THREADS / 32);
+    OceanKernelHeavyWarp<<<OceanHeavyResident((const void *)OceanKernelHeavyWarp, HEAVY_WARP_THREADS, bytes, want),
                            HEAVY_WARP_THREADS, bytes>>>(segs, list, n, hb->dense_columns, buf);
   } break;
-  default: { /* as many blocks as are resident at once: each zeroes its values once */
-    const int64_t w      = hb->dense_columns;
-    const size_t  bytes  = (numeric ? 10 * w : 0) + (w + 31) / 32 * 4;
-    int           per_sm = 0;
-    const int     sms    = OceanDeviceSMs();
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, OceanKernelHeavyDense, HEAVY_DENSE_THREADS, bytes) !=
-          cudaSuccess ||
-        per_sm < 1)
-      per_sm = 1;
-    (void)cudaGetLastError();
-    OceanKernelHeavyDense<<<(unsigned)OceanMin64(n, (int64_t)(sms > 0 ? sms : 1) * per_sm), HEAVY_DENSE_THREADS,
-                            bytes>>>(segs, list, n, w, buf);
+  default: { /* each block zeroes its values once */
+    const int64_t w     = hb->dense_columns;
+    const size_t  bytes = (numeric ? 10 * w : 0) + (w + 31) / 32 * 4;
+    OceanKernelHeavyDense<<<OceanHeavyResident((const void *)OceanKernelHeavyDense, HEAVY_DENSE_THREADS, bytes, n),
+                            HEAVY_DENSE_THREADS, bytes>>>(segs, list, n, w, buf);
   }
   }
   return OceanHeavyLaunched("accumulating chunks", n);
