@@ -70,7 +70,7 @@ static void usage(FILE *f)
        "  --heavy-min-span N   auto: the columns a row too heavy for shared memory must span to be heavy (-1, the\n"
        "                       default: the library's, 2^17)\n"
        "  --heavy-threshold N  products above which a row is heavy (at most the shared memory's; 0, the default: the\n"
-       "                       shared memory's)\n"
+       "                       shared memory's with multisplit, none asked with auto)\n"
        "  --heavy-columns N    columns of a last-level heavy chunk, a power of two (0, the default: from the shared\n"
        "                       memory)\n"
        "  --workflow W         our workflow for every product: auto (the selection), upper_bound, estimate, exact,\n"
