@@ -324,7 +324,7 @@ __global__ void OceanKernelHeavyClassify(int64_t nbins, int64_t nc, const unsign
     s.level   = level;
     s.pad     = 0;
     if (level + 1 == L.levels || n <= tau) {
-      const int64_t k  = (int64_t)OceanAggregatedIncrement(nacc, 0);
+      const int64_t k = (int64_t)OceanAggregatedIncrement(nacc, 0);
       /* every chunk of the last level dense: its columns fit, and dense needs no sort */
       int cl = n <= HEAVY_WARP_MAX ? HEAVY_WARP : HEAVY_DENSE;
       if (level + 1 < L.levels)
@@ -503,10 +503,10 @@ __global__ void __launch_bounds__(HEAVY_WARP_THREADS)
   const int                lane = (int)threadIdx.x & 31, warps = HEAVY_WARP_THREADS / 32;
   const int                nw = (int)((width + 31) / 32), per = (nw + 31) / 32;
   const int                w0 = min(lane * per, nw), w1 = min(w0 + per, nw); /* the lane's bitmap words */
-  char     *mine = (char *)heavy_warp_smem + (threadIdx.x >> 5) * OceanHeavyWarpBytes(width, numeric);
-  double   *sums = (double *)mine;
-  unsigned *bm   = (unsigned *)(numeric ? sums + HEAVY_WARP_MAX : sums);
-  uint16_t *place = (uint16_t *)(bm + nw);
+  char                    *mine  = (char *)heavy_warp_smem + (threadIdx.x >> 5) * OceanHeavyWarpBytes(width, numeric);
+  double                  *sums  = (double *)mine;
+  unsigned                *bm    = (unsigned *)(numeric ? sums + HEAVY_WARP_MAX : sums);
+  uint16_t                *place = (uint16_t *)(bm + nw);
 
   for (int w = w0; w < w1; w++) bm[w] = 0;
   __syncwarp();
@@ -528,9 +528,9 @@ __global__ void __launch_bounds__(HEAVY_WARP_THREADS)
     for (int q = 0; q < HEAVY_WARP_PER; q++)
       if (off[q] >= 0) atomicOr(&bm[off[q] >> 5], 1u << (off[q] & 31));
     __syncwarp();
-    int mine_count = 0, incl;
-    for (int w = w0; w < w1; w++) mine_count += __popc(bm[w]);
-    incl = mine_count;
+    int lane_bits = 0, incl;
+    for (int w = w0; w < w1; w++) lane_bits += __popc(bm[w]);
+    incl = lane_bits;
 #pragma unroll
     for (int d = 1; d < 32; d <<= 1) {
       const int t = __shfl_up_sync(OCEAN_FULL_MASK, incl, d);
@@ -538,7 +538,7 @@ __global__ void __launch_bounds__(HEAVY_WARP_THREADS)
     }
     const int total = __shfl_sync(OCEAN_FULL_MASK, incl, 31);
     if (numeric) {
-      int before = incl - mine_count;
+      int before = incl - lane_bits;
       for (int w = w0; w < w1; w++) {
         place[w] = (uint16_t)before;
         before += __popc(bm[w]);
@@ -552,7 +552,7 @@ __global__ void __launch_bounds__(HEAVY_WARP_THREADS)
           atomicAdd(&sums[place[w] + __popc(bm[w] & ((1u << (off[q] & 31)) - 1u))], v[q]);
         }
       __syncwarp();
-      before = incl - mine_count;
+      before = incl - lane_bits;
       for (int w = w0; w < w1; w++)
         for (unsigned m = bm[w]; m; m &= m - 1) col[before++] = sg.colbase + w * 32 + __ffs(m) - 1;
       for (int j = lane; j < total; j += 32) val[j] = sums[j];

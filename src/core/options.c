@@ -232,11 +232,11 @@ OceanError OceanBinTableCompute(const OceanDeviceProfile *profile, const OceanOp
     /* auto: every row that would take LONG spanning more than min_span (R-MAT 18/8's 11,107 such rows of at most
        tau products took 13 ms in LONG's windows of 8,192 columns and about 3 ms more in the multisplit, H100), unless
        a threshold is given */
-    h->max_products = opts->heavy == OCEAN_HEAVY_OFF                                  ? INT64_MAX
-                      : opts->heavy == OCEAN_HEAVY_AUTO && opts->heavy_threshold == 0 ? 0
-                                                                                      : tau;
-    h->takes_all                           = opts->heavy == OCEAN_HEAVY_MULTISPLIT;
-    h->min_span                            = opts->heavy == OCEAN_HEAVY_AUTO ? opts->heavy_min_span : 0;
+    h->max_products = opts->heavy == OCEAN_HEAVY_OFF                                ? INT64_MAX
+                    : opts->heavy == OCEAN_HEAVY_AUTO && opts->heavy_threshold == 0 ? 0
+                                                                                    : tau;
+    h->takes_all    = opts->heavy == OCEAN_HEAVY_MULTISPLIT;
+    h->min_span     = opts->heavy == OCEAN_HEAVY_AUTO ? opts->heavy_min_span : 0;
     OceanCheck(opts->heavy_chunk_columns <= dense_max, OCEAN_ERR_ARG,
                "options: heavy_chunk_columns %lld: a block's %lld bytes of shared memory hold dense chunks of at most "
                "%lld columns",

@@ -256,8 +256,8 @@ OCEAN_HD int64_t OceanHeavyChunksAt(const OceanHeavyLevels *L, int l, int64_t nc
   ub); but a row with more than HEAVY's max_products products (none asked in auto mode without a threshold) that would
   take LONG, spanning more than HEAVY's min_span columns (every such row with takes_all, after ESC), is heavy: HEAVY,
   the multisplit (slot as DENSE's).  Then SHORT and N0..N3 rows with too many products for their team move up
-  (OceanRoutePromote). A row overflows when its nonzeros exceed its slot.  With p >= nnz (exact counts, upper bounds) no route overflows.  The symbolic phase uses the
-  symbolic (column-only) capacities.
+  (OceanRoutePromote). A row overflows when its nonzeros exceed its slot.  With p >= nnz (exact counts, upper bounds) no
+  route overflows.  The symbolic phase uses the symbolic (column-only) capacities.
 */
 OCEAN_HD void OceanRouteRowBins(const OceanBinConfig *bins, int64_t warp, double load, OceanPass ph, int64_t p,
                                 const OceanRowShape *row, OceanRoute *r)
@@ -334,7 +334,8 @@ OCEAN_HD int64_t OceanPredictFromEstimate(double estimate, double coefficient, c
    the row to a smaller bin (many products into few columns: a smaller table, more rows at once); the rest of the
    bound stays a possible overflow, which the fallback computes again by exact counts.  In the same bin the likely
    size would only shrink a dense row's slot (AMG's coarse levels: a third of such rows overflowed), so the row keeps
-   its bound; so do the rows the bound makes heavy, whose multisplit sizes its output by the bound.  *route: the route taken, *by_bound: the route by ub; returns the size routed by. */
+   its bound; so do the rows the bound makes heavy, whose multisplit sizes its output by the bound.  *route: the route
+   taken, *by_bound: the route by ub; returns the size routed by. */
 OCEAN_HD int64_t OceanRouteBound(const OceanBinConfig *bins, int64_t warp, double load, const OceanRowShape *r,
                                  int64_t factor, OceanRoute *by_bound, OceanRoute *route)
 {

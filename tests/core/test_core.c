@@ -715,8 +715,8 @@ static int TestMultisplit(OceanContext ctx)
   TRY(CheckMultisplit(ctx, &opts, &A, &B, 0, heavy.hash_limit, "dense row, auto", &ref));
   CHECK(ref.rows == 1 && ref.levels == 1 && ref.chunks == 5, "dense row: %lld heavy rows, %d levels, %lld chunks",
         (long long)ref.rows, ref.levels, (long long)ref.chunks);
-  { /* a row of 600 entries: about 7,200 products, fewer than tau, about 6,000 nonzeros over 20,000 columns, too many for N4:
-       LONG's, so heavy in auto mode; LONG when a threshold of tau is given */
+  { /* a row of 600 entries: about 7,200 products, fewer than tau, about 6,000 nonzeros over 20,000 columns, too many
+       for N4: LONG's, so heavy in auto mode; LONG when a threshold of tau is given */
     GenCSR        A6;
     const int64_t factor = opts.bound_factor;
     GenAlloc(&A6, 3, 2000, 600 + 2, 0);
