@@ -837,13 +837,14 @@ static void workflow_name(const OceanStats *st, char *buf, size_t len)
 static double bench_copy_gbs; /* Gpu.copy_gbs, for the heavy rows' bandwidth fractions */
 
 /* The heavy rows' kernels' rates as fractions of the measured copy rate, from the bytes each must move at least: the
-   outer product reads B's column and value of each product and writes both (24 bytes; the histogram reads the
-   columns: 4); the later levels read and write their elements (24); the accumulation (and the assembly of the rows)
+   outer product reads B's column and value of each product and writes both (24 bytes); the later levels read and
+   write their elements (24) and their histograms read the columns (4; level 0's counts come from B's runs of chunks,
+   not from the products, unless a row has more than 4,096 chunks); the accumulation (and the assembly of the rows)
    reads each product once (12).  f: outer product, histogram, multisplit, accumulate. */
 static void heavy_copy_fractions(const OceanStats *st, double f[4])
 {
   const double p = (double)st->heavy_products, moved = (double)(st->heavy_split_elements - st->heavy_products);
-  const double gb = bench_copy_gbs > 0 ? bench_copy_gbs : 1, bytes[4] = {24 * p, 4 * (p + moved), 24 * moved, 12 * p};
+  const double gb = bench_copy_gbs > 0 ? bench_copy_gbs : 1, bytes[4] = {24 * p, 4 * moved, 24 * moved, 12 * p};
   const double t[4] = {st->t_heavy_expand, st->t_heavy_histogram, st->t_heavy_split, st->t_heavy_accumulate};
   for (int k = 0; k < 4; k++) f[k] = t[k] > 0 ? bytes[k] / t[k] / 1e9 / gb : 0.0;
 }

@@ -1833,6 +1833,13 @@ int main(int argc, char **argv)
     MatFullRows(&A, 16, 3, 80, &D);
     GenRandomRows(&B, 2000, 300000, 6, 0, 81, 81); /* the full rows span more than heavy_min_span's 2^17 columns */
     CASE("AB heavy rows, auto (rows spanning 300000 columns, chunks of 4096)", CaseHeavy(&D, &B, -1, 0, 0, 0, 1, 0));
+    /* 4,688 chunks of 64 columns at level 0: more than a block's histogram by runs of B holds (4,096), so level 0
+       counts the products themselves */
+    GenRandomRows(&A, 64, 2000, 4, 0, 80, 0);
+    MatFullRows(&A, 16, 3, 80, &D);
+    GenRandomRows(&B, 2000, 300000, 6, 0, 81, 81);
+    CASE("AB heavy rows, 4688 chunks at level 0 (histogram of the products)",
+         CaseHeavy(&D, &B, -1, 300, 64, 65536, 1, 0));
   }
   for (w = OCEAN_WORKFLOW_AUTO; w <= OCEAN_WORKFLOW_EXACT; w++) {
     int levels;
