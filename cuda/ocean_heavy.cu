@@ -6,8 +6,10 @@
   The heavy rows of a call are taken in batches whose products fit the device memory.  In a batch:
     entries    the rows' entries of A whose row of B is not empty, with their product offsets (a flattened index space
                of the batch's products: the outer product's static partition, equal products per block)
-    histogram  each block generates its products' columns and counts them per (row, chunk of level 0) in shared memory,
-               one global atomic per nonempty chunk; a prefix sum gives every chunk its place
+    histogram  each row's count per chunk of level 0: a block per row sums its entries' runs of B (a row of B as runs
+               of columns of one chunk, listed once per call) in shared memory; with more than HEAVY_ROW_HIST_MAX
+               chunks a row (and at later levels) each block generates its products' columns and counts them, one
+               global atomic per nonempty chunk; a prefix sum gives every chunk its place
     expand     the same blocks generate their products with values, permute them by chunk in shared memory and write
                each chunk's run where the block reserved it (coalesced): the products arrive split (level 0)
     levels     a chunk with more elements than tau (the hash a block holds) and not of the last level is split again,
