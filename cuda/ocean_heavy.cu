@@ -704,7 +704,9 @@ __global__ void OceanKernelHeavyRowFirst(const OceanHeavySeg *segs, const int32_
   }
 }
 
-/* A warp per chunk: its output after those of the row's earlier chunks, at the row's slot. */
+/* A warp per chunk: its output after those of the row's earlier chunks, at the row's slot; four loads of each array
+   in flight per lane before their stores (a chunk averages a few hundred outputs: one load at a time left the copy
+   waiting on latency). */
 __global__ void OceanKernelHeavyWrite(const OceanHeavySeg *segs, const int32_t *sorted, int64_t n, const int64_t *exc,
                                       const int64_t *row_first, const uint8_t *row_over, const int64_t *list,
                                       const int64_t *offsets, OceanHeavyBuffers buf, int32_t *cols, double *vals)
@@ -717,9 +719,21 @@ __global__ void OceanKernelHeavyWrite(const OceanHeavySeg *segs, const int32_t *
     const int64_t  dest = offsets[list[sg.row]] + exc[k] - row_first[sg.row];
     const int32_t *sc   = buf.col[sg.level & 1] + sg.start;
     const double  *sv   = buf.val[sg.level & 1] + sg.start;
-    for (int64_t j = lane; j < sg.out; j += 32) {
-      cols[dest + j] = sc[j];
-      vals[dest + j] = sv[j];
+    for (int64_t j0 = lane; j0 < sg.out; j0 += 4 * 32) {
+      int32_t c[4];
+      double  v[4];
+#pragma unroll
+      for (int u = 0; u < 4; u++)
+        if (j0 + 32 * u < sg.out) {
+          c[u] = sc[j0 + 32 * u];
+          v[u] = sv[j0 + 32 * u];
+        }
+#pragma unroll
+      for (int u = 0; u < 4; u++)
+        if (j0 + 32 * u < sg.out) {
+          cols[dest + j0 + 32 * u] = c[u];
+          vals[dest + j0 + 32 * u] = v[u];
+        }
     }
   }
 }
