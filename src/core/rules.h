@@ -180,6 +180,12 @@ OCEAN_HD int OceanRowHeavyEnough(const OceanBinConfig *heavy, const OceanRowShap
   return row->products > heavy->max_products && (heavy->takes_all || row->span > heavy->min_span);
 }
 
+/* Whether the numeric pass takes the row to HEAVY before the shared-memory bins (auto: many products, wide span). */
+OCEAN_HD int OceanRowHeavyEarly(const OceanBinConfig *heavy, const OceanRowShape *row)
+{
+  return row->products > heavy->early_products && row->span > heavy->min_span;
+}
+
 /* Whether some pass might route the row to LONG, where HEAVY's test is (without takes_all): wider than N4's dense rows
    and a bound past N4's hash in either pass (a prediction is at most the bound). */
 OCEAN_HD int OceanRowMayTakeLong(const OceanBinConfig *bins, const OceanRowShape *row)
@@ -254,7 +260,8 @@ OCEAN_HD int64_t OceanHeavyChunksAt(const OceanHeavyLevels *L, int l, int64_t nc
     otherwise, s <= LONG's dense columns -> LONG, dense in global memory (bitmap in shared); slot as DENSE's
     otherwise                       -> LONG, hash in global memory of capacity for p (at least N4's); slot min(limit,
   ub); but a row with more than HEAVY's max_products products (none asked in auto mode without a threshold) that would
-  take LONG, spanning more than HEAVY's min_span columns (every such row with takes_all, after ESC), is heavy: HEAVY,
+  take LONG, spanning more than HEAVY's min_span columns (every such row with takes_all, after ESC; in the numeric
+  pass also every row of more than early_products spanning as much), is heavy: HEAVY,
   the multisplit (slot as DENSE's).  Then SHORT and N0..N3 rows with too many products for their team move up
   (OceanRoutePromote). A row overflows when its nonzeros exceed its slot.  With p >= nnz (exact counts, upper bounds) no
   route overflows.  The symbolic phase uses the symbolic (column-only) capacities.
@@ -273,7 +280,8 @@ OCEAN_HD void OceanRouteRowBins(const OceanBinConfig *bins, int64_t warp, double
                   OCEAN_ACC_ESC, row->ub, row->products);
     return;
   }
-  if (bins[OCEAN_BIN_HEAVY].takes_all && OceanRowHeavyEnough(&bins[OCEAN_BIN_HEAVY], row)) {
+  if ((bins[OCEAN_BIN_HEAVY].takes_all && OceanRowHeavyEnough(&bins[OCEAN_BIN_HEAVY], row)) ||
+      (ph == OCEAN_PASS_NUMERIC && OceanRowHeavyEarly(&bins[OCEAN_BIN_HEAVY], row))) {
     OceanRouteHeavy(ph, p, warp, row, r);
     return;
   }

@@ -744,6 +744,49 @@ static int TestMultisplit(OceanContext ctx)
     opts.bound_factor    = factor;
     GenFree(&A6);
   }
+  { /* rows of 400 and 300 entries of A over a B whose rows hold 12 columns 25,000 apart (300 patterns): 4,800 and
+       3,600 products, 720 nonzeros, which a shared hash holds (N4's holds 4,368), over about 275,000 columns; the
+       numeric pass takes the first (more than OCEAN_HEAVY_EARLY_PRODUCTS products, wider than heavy_min_span) to
+       HEAVY in auto mode, whatever its prediction, not the second, and neither with a threshold given */
+    GenCSR B7;
+    GenAlloc(&B7, 2000, 300000, 2000 * 12, 0);
+    for (k = 0; k < 2000; k++) {
+      for (int j = 0; j < 12; j++) {
+        B7.colidx[12 * k + j] = (int32_t)(25000 * j + k % 300);
+        B7.values[12 * k + j] = GenRandValue();
+      }
+      B7.rowptr[k + 1] = 12 * (k + 1);
+    }
+    for (int len = 400; len >= 300; len -= 100) {
+      GenCSR    A7;
+      const int heavy_row = len == 400;
+      char      what[96];
+      GenAlloc(&A7, 2, 2000, len + 1, 0);
+      for (k = 0; k < len; k++) {
+        A7.colidx[k] = (int32_t)(5 * k);
+        A7.values[k] = GenRandValue();
+      }
+      A7.rowptr[1]   = len;
+      A7.colidx[len] = 9;
+      A7.values[len] = 0.25;
+      A7.rowptr[2]   = len + 1;
+      snprintf(what, sizeof(what), "row of %d entries, 720 nonzeros over 275,000 columns, auto", len);
+      opts.heavy_min_span = (int64_t)1 << 17;
+      TRY(CheckAB(ctx, &opts, &A7, &B7, what, &stats));
+      CHECK(stats.heavy_rows == heavy_row && stats.products == 12 * (len + 1) && stats.nnz_c == 720 + 12,
+            "%s: %lld heavy rows, %lld products, %lld nonzeros", what, (long long)stats.heavy_rows,
+            (long long)stats.products, (long long)stats.nnz_c);
+      if (heavy_row) TRY(CheckMultisplit(ctx, &opts, &A7, &B7, 0, heavy.hash_limit, what, &ref));
+      opts.heavy_threshold = heavy.hash_limit;
+      snprintf(what, sizeof(what), "row of %d entries, 720 nonzeros, auto with the threshold tau", len);
+      TRY(CheckAB(ctx, &opts, &A7, &B7, what, &stats));
+      CHECK(stats.heavy_rows == 0, "%s: %lld heavy rows", what, (long long)stats.heavy_rows);
+      opts.heavy_threshold = 0;
+      opts.heavy_min_span  = 0;
+      GenFree(&A7);
+    }
+    GenFree(&B7);
+  }
   opts.heavy_min_span = 20000; /* the row spans fewer columns: LONG */
   opts.bound_factor   = 0;     /* routed by its bound: the global path (here and with heavy off below) */
   TRY(CheckAB(ctx, &opts, &A, &B, "dense row, auto, narrower than heavy_min_span", &stats));
