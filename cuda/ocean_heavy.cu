@@ -49,7 +49,8 @@ static_assert(HEAVY_E % HEAVY_T == 0, "the split kernels' elements must be a mul
 #define HEAVY_DENSE    4
 #define HEAVY_WARP     5
 #define HEAVY_WARP_MAX 256
-#define HEAVY_ROW_HIST_MAX 4096 /* level 0's histogram by runs of B when a row's chunk counts (8 bytes each) fit a block */
+/* level 0's histogram by runs of B when a row's chunk counts (8 bytes each) fit a block's shared memory */
+#define HEAVY_ROW_HIST_MAX 4096
 __host__ __device__ __forceinline__ int64_t OceanHeavyClassMax(int cl)
 {
   return cl == 0 ? 256 : cl == 1 ? 1024 : cl == 2 ? 4096 : INT64_MAX;
@@ -291,7 +292,7 @@ __global__ void OceanKernelHeavyRuns(OceanDevCSR B, OceanHeavyLevels L, int64_t 
   for (int64_t k = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5; k < B.nrows;
        k += ((int64_t)gridDim.x * blockDim.x) >> 5) {
     const int64_t rb = B.rowptr[k], re = B.rowptr[k + 1];
-    int64_t       r  = runs ? run_off[k] : 0;
+    int64_t       r = runs ? run_off[k] : 0;
     for (int64_t t0 = rb; t0 < re; t0 += 32) {
       const int64_t t     = t0 + lane;
       int64_t       c     = 0;
@@ -303,8 +304,8 @@ __global__ void OceanKernelHeavyRuns(OceanDevCSR B, OceanHeavyLevels L, int64_t 
       const unsigned m = __ballot_sync(OCEAN_FULL_MASK, first);
       if (runs && first) {
         OceanHeavyRun x;
-        x.chunk                   = (int32_t)c;
-        x.start                   = (int32_t)(t - rb);
+        x.chunk                  = (int32_t)c;
+        x.start                  = (int32_t)(t - rb);
         runs[r + __popc(m & lt)] = x;
       }
       r += __popc(m);
@@ -316,16 +317,14 @@ __global__ void OceanKernelHeavyRuns(OceanDevCSR B, OceanHeavyLevels L, int64_t 
 /* Level 0's counts, a block per batch row: its nc chunks' counts in shared memory, summed over its entries' runs.  A
    warp takes 32 entries at a time and deals their runs out to its lanes (an entry's row of B has from none to nc
    runs: a lane per entry would wait on the longest). */
-__global__ void __launch_bounds__(HEAVY_T) OceanKernelHeavyRowHistogram(OceanDevCSR A, OceanDevCSR B,
-                                                                        const int64_t *list, int64_t nb, int64_t nc,
-                                                                        const int64_t       *run_off,
-                                                                        const OceanHeavyRun *runs,
-                                                                        unsigned long long  *counts)
+__global__ void __launch_bounds__(HEAVY_T)
+  OceanKernelHeavyRowHistogram(OceanDevCSR A, OceanDevCSR B, const int64_t *list, int64_t nb, int64_t nc,
+                               const int64_t *run_off, const OceanHeavyRun *runs, unsigned long long *counts)
 {
   extern __shared__ unsigned long long heavy_row_hist[];
-  __shared__ int64_t                   w_first[HEAVY_T], w_len[HEAVY_T]; /* an entry's first run, its row's length */
+  __shared__ int64_t                   w_first[HEAVY_T], w_len[HEAVY_T];   /* an entry's first run, its row's length */
   __shared__ int                       w_before[HEAVY_T], w_runs[HEAVY_T]; /* runs of the warp's earlier entries */
-  const int lane = threadIdx.x & 31, w0 = threadIdx.x & ~31;
+  const int                            lane = threadIdx.x & 31, w0 = threadIdx.x & ~31;
   for (int64_t h = blockIdx.x; h < nb; h += gridDim.x) {
     for (int64_t c = threadIdx.x; c < nc; c += HEAVY_T) heavy_row_hist[c] = 0;
     __syncthreads();
@@ -334,10 +333,10 @@ __global__ void __launch_bounds__(HEAVY_T) OceanKernelHeavyRowHistogram(OceanDev
       const int64_t t  = t0 + lane;
       int           nr = 0, incl;
       if (t < te) {
-        const int32_t k         = A.colidx[t];
-        w_first[threadIdx.x]    = run_off[k];
-        nr                      = (int)(run_off[k + 1] - run_off[k]);
-        w_len[threadIdx.x]      = B.rowptr[k + 1] - B.rowptr[k];
+        const int32_t k      = A.colidx[t];
+        w_first[threadIdx.x] = run_off[k];
+        nr                   = (int)(run_off[k + 1] - run_off[k]);
+        w_len[threadIdx.x]   = B.rowptr[k + 1] - B.rowptr[k];
       }
       incl = nr;
       for (int d = 1; d < 32; d <<= 1) {
@@ -356,8 +355,8 @@ __global__ void __launch_bounds__(HEAVY_T) OceanKernelHeavyRowHistogram(OceanDev
           else hi = mid - 1;
         }
         const int           e = w0 + lo, q = j - w_before[e];
-        const int64_t       r = w_first[e] + q;
-        const OceanHeavyRun x = runs[r];
+        const int64_t       r   = w_first[e] + q;
+        const OceanHeavyRun x   = runs[r];
         const int64_t       end = q + 1 < w_runs[e] ? runs[r + 1].start : w_len[e];
         atomicAdd(&heavy_row_hist[x.chunk], (unsigned long long)(end - x.start));
       }
@@ -981,7 +980,7 @@ static OceanError OceanCudaHeavyBatch(OceanCudaDevice dev, const OceanBinConfig 
     a.nc        = nc;
     a.nbins =
       (int)OceanMax64(0, OceanMin64(2 * nc, (smem_max - HEAVY_E * OCEAN_HEAVY_SPLIT_BYTES_PER_ELEMENT - 8) / 16));
-    smem = OceanHeavySplitSmem(a.nbins);
+    smem               = OceanHeavySplitSmem(a.nbins);
     const bool by_runs = level == 0 && runs != NULL; /* every bin's count written: no clearing */
     HEAVY_CALL(by_runs ? counts.get((size_t)nbins * 8) : counts.zeroed((size_t)nbins * 8));
     HEAVY_CALL(cursor.get((size_t)nbins * 8));

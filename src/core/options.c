@@ -237,8 +237,8 @@ OceanError OceanBinTableCompute(const OceanDeviceProfile *profile, const OceanOp
                                                                                     : tau;
     h->takes_all    = opts->heavy == OCEAN_HEAVY_MULTISPLIT;
     h->min_span     = opts->heavy == OCEAN_HEAVY_AUTO ? opts->heavy_min_span : 0;
-    h->early_products = opts->heavy == OCEAN_HEAVY_AUTO && opts->heavy_threshold == 0 ? OCEAN_HEAVY_EARLY_PRODUCTS
-                                                                                        : INT64_MAX;
+    h->early_products =
+      opts->heavy == OCEAN_HEAVY_AUTO && opts->heavy_threshold == 0 ? OCEAN_HEAVY_EARLY_PRODUCTS : INT64_MAX;
     OceanCheck(opts->heavy_chunk_columns <= dense_max, OCEAN_ERR_ARG,
                "options: heavy_chunk_columns %lld: a block's %lld bytes of shared memory hold dense chunks of at most "
                "%lld columns",

@@ -61,13 +61,12 @@ static PetscErrorCode MatOceanReadOptions_Private(Mat C, const char *prefix, Mat
                              "Numeric reuse on the GPU: keep a map of each product to its entry of C up to this many "
                              "MB (-1: a quarter of the device's memory, 0: never)",
                              "MatOceanInitializePackage", r->reuse_map_mb, &r->reuse_map_mb, NULL));
-  PetscCall(PetscOptionsEList("-mat_ocean_heavy",
-                              "Heavy rows by the multisplit (gMAGNUS): auto (rows no shared-memory accumulator holds, or "
-                              "of more than 4096 products, spanning more than -mat_ocean_heavy_min_span columns), off, "
-                              "multisplit (every row with "
-                              "more products than the threshold)",
-                              "MatOceanInitializePackage", MatOceanHeavyNames, 3, MatOceanHeavyNames[r->heavy],
-                              &r->heavy, NULL));
+  PetscCall(PetscOptionsEList(
+    "-mat_ocean_heavy",
+    "Heavy rows by the multisplit (gMAGNUS): auto (rows no shared-memory accumulator holds, or of more than 4096 "
+    "products, spanning more than -mat_ocean_heavy_min_span columns), off, multisplit (every row with more products "
+    "than the threshold)",
+    "MatOceanInitializePackage", MatOceanHeavyNames, 3, MatOceanHeavyNames[r->heavy], &r->heavy, NULL));
   PetscCall(PetscOptionsInt("-mat_ocean_heavy_min_span",
                             "auto: columns a row of too many products for shared memory must span to be heavy",
                             "MatOceanInitializePackage", r->heavy_min_span, &r->heavy_min_span, NULL));
