@@ -218,7 +218,8 @@ OceanError OceanBinTableCompute(const OceanDeviceProfile *profile, const OceanOp
     const int64_t   dense_max = OceanMin64(OceanFloorPow2(smem * 8 / 81), 65536); /* a 2-byte place: 2^16 columns */
     const int64_t   dense_own =
       OceanFloorPow2(OceanMax64(profile->smem_per_sm / 4 - OCEAN_LONG_STATIC_SMEM, 64) * 8 / 81);
-    const int64_t hist = (smem - OCEAN_HEAVY_SPLIT_ELEMENTS * OCEAN_HEAVY_SPLIT_BYTES_PER_ELEMENT) / (2 * 16);
+    const int64_t hist         = (smem - OCEAN_HEAVY_SPLIT_ELEMENTS * OCEAN_HEAVY_SPLIT_BYTES_PER_ELEMENT) / (2 * 16);
+    const int     auto_by_span = opts->heavy == OCEAN_HEAVY_AUTO && opts->heavy_threshold == 0; /* no least products */
     int64_t       tau;
 
     h->threads                = OceanMin64(profile->max_threads_per_block, 512);
@@ -229,16 +230,13 @@ OceanError OceanBinTableCompute(const OceanDeviceProfile *profile, const OceanOp
     tau                       = OceanHashLimit(h->hash_capacity, 0.5);
     if (opts->heavy_threshold > 0) tau = OceanMin64(tau, opts->heavy_threshold);
     h->hash_limit = h->symbolic_hash_limit = tau;
-    /* auto: every row that would take LONG spanning more than min_span (R-MAT 18/8's 11,107 such rows of at most
-       tau products took 13 ms in LONG's windows of 8,192 columns and about 3 ms more in the multisplit, H100), unless
-       a threshold is given */
-    h->max_products = opts->heavy == OCEAN_HEAVY_OFF                                ? INT64_MAX
-                    : opts->heavy == OCEAN_HEAVY_AUTO && opts->heavy_threshold == 0 ? 0
-                                                                                    : tau;
-    h->takes_all    = opts->heavy == OCEAN_HEAVY_MULTISPLIT;
-    h->min_span     = opts->heavy == OCEAN_HEAVY_AUTO ? opts->heavy_min_span : 0;
-    h->early_products =
-      opts->heavy == OCEAN_HEAVY_AUTO && opts->heavy_threshold == 0 ? OCEAN_HEAVY_EARLY_PRODUCTS : INT64_MAX;
+    /* auto without a threshold: every row that would take LONG spanning more than min_span (R-MAT 18/8's 11,107 such
+       rows of at most tau products took 13 ms in LONG's windows of 8,192 columns and about 3 ms more in the
+       multisplit, H100), and in the numeric pass every row of more than OCEAN_HEAVY_EARLY_PRODUCTS spanning as much */
+    h->max_products   = opts->heavy == OCEAN_HEAVY_OFF ? INT64_MAX : auto_by_span ? 0 : tau;
+    h->takes_all      = opts->heavy == OCEAN_HEAVY_MULTISPLIT;
+    h->min_span       = opts->heavy == OCEAN_HEAVY_AUTO ? opts->heavy_min_span : 0;
+    h->early_products = auto_by_span ? OCEAN_HEAVY_EARLY_PRODUCTS : INT64_MAX;
     OceanCheck(opts->heavy_chunk_columns <= dense_max, OCEAN_ERR_ARG,
                "options: heavy_chunk_columns %lld: a block's %lld bytes of shared memory hold dense chunks of at most "
                "%lld columns",

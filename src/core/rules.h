@@ -196,6 +196,15 @@ OCEAN_HD int OceanRowMayTakeLong(const OceanBinConfig *bins, const OceanRowShape
          row->ub > OceanMin64(n4->hash_limit, n4->symbolic_hash_limit);
 }
 
+/* Whether some pass might route the row to HEAVY: HEAVY's test where it is reached (takes_all, or a row that might take
+   LONG), or the numeric pass's early test.  The CPU's one-pass exact workflow asks it of every row. */
+OCEAN_HD int OceanRowMayBeHeavy(const OceanBinConfig *bins, const OceanRowShape *row)
+{
+  const OceanBinConfig *heavy = &bins[OCEAN_BIN_HEAVY];
+  return (OceanRowHeavyEnough(heavy, row) && (heavy->takes_all || OceanRowMayTakeLong(bins, row))) ||
+         OceanRowHeavyEarly(heavy, row);
+}
+
 /* A heavy row: its capacity is its products (all expanded); its slot as a dense row's (the multisplit counts
    exactly, so only the prediction bounds it). */
 OCEAN_HD void OceanRouteHeavy(OceanPass ph, int64_t p, int64_t warp, const OceanRowShape *row, OceanRoute *r)

@@ -357,12 +357,8 @@ static int OceanCpuExactOnePassFits(const OceanStage *st)
 
   if (st->an.bound_total > st->set->options.max_output_nnz) return 0;
   if (h->max_products == INT64_MAX) return 1;
-  /* a row HEAVY's test would take, where some pass might route it to that test, might be heavy */
   for (i = 0; i < st->nrows; i++)
-    if ((OceanRowHeavyEnough(h, &st->an.rows[i]) &&
-         (h->takes_all || OceanRowMayTakeLong(st->set->bins, &st->an.rows[i]))) ||
-        OceanRowHeavyEarly(h, &st->an.rows[i]))
-      return 0;
+    if (OceanRowMayBeHeavy(st->set->bins, &st->an.rows[i])) return 0;
   return 1;
 }
 
