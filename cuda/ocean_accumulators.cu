@@ -35,7 +35,8 @@ struct OceanRowArgs {
   const int64_t       *goff; /* global hash tables: offset per position of list (LONG only) */
   int32_t             *gkeys;
   double              *gvals;
-  unsigned long long  *next; /* LONG: the next position of list to take (rows handed out dynamically) */
+  unsigned long long  *next;  /* LONG: the next position of list to take (rows handed out dynamically) */
+  OceanHeavyCells      cells; /* symbolic: the records of the rows that may be heavy (row_cell NULL: none) */
 };
 
 /* Every product of row i through f, spread over the team (OceanGroupForProducts); a block-wide team walks the long
@@ -169,8 +170,53 @@ __device__ void OceanTeamWriteBitsInOrder(const OceanTeam &tm, const unsigned *b
   }
 }
 
+/* A symbolic dense row's count from its bitmap bm (bit j: column colmin + j, span bits) by cells of the multisplit's
+   last level into its record rec (OceanHeavyCells): a warp per cell sums its words' bits (the edge words masked), one
+   warp turns the counts into the exclusive prefix with the total last.  Adds the total to st->count. */
+__device__ void OceanTeamCountCells(const OceanTeam &tm, const OceanHeavyCells &hc, int32_t rec, const unsigned *bm,
+                                    int64_t colmin, int64_t span, OceanRowState *st)
+{
+  const int     lane = tm.tid & 31, warp = tm.tid >> 5, nwarps = tm.size >> 5;
+  const int64_t ncells = hc.stride - 1;
+  int32_t      *cell   = hc.cells + (int64_t)rec * hc.stride;
+
+  for (int64_t k = warp; k < ncells; k += nwarps) {
+    const int64_t jlo = OceanMax64(0, (k << hc.shift) - colmin), jhi = OceanMin64(span, ((k + 1) << hc.shift) - colmin);
+    unsigned      c = 0;
+    for (int64_t w = (jlo >> 5) + lane; jlo < jhi && w <= (jhi - 1) >> 5; w += 32) {
+      unsigned bits = bm[w];
+      if (w == jlo >> 5) bits &= ~0u << (jlo & 31);
+      if (w == (jhi - 1) >> 5) bits &= ~0u >> (31 - ((jhi - 1) & 31));
+      c += (unsigned)__popc(bits);
+    }
+    for (int d = 16; d > 0; d >>= 1) c += __shfl_xor_sync(OCEAN_FULL_MASK, c, d);
+    if (lane == 0) {
+      cell[k] = (int32_t)c;
+      if (c) atomicAdd(&st->count, c);
+    }
+  }
+  tm.sync();
+  if (warp == 0) {
+    int32_t before = 0; /* a row of C has fewer than 2^31 entries */
+    for (int64_t k0 = 0; k0 < ncells; k0 += 32) {
+      const int64_t k    = k0 + lane;
+      const int32_t c    = k < ncells ? cell[k] : 0;
+      int32_t       incl = c;
+      for (int d = 1; d < 32; d <<= 1) {
+        const int32_t y = __shfl_up_sync(OCEAN_FULL_MASK, incl, d);
+        if (lane >= d) incl += y;
+      }
+      if (k < ncells) cell[k] = before + incl - c;
+      before += __shfl_sync(OCEAN_FULL_MASK, incl, 31);
+    }
+    if (lane == 0) cell[ncells] = before;
+  }
+}
+
 /* Dense accumulator over the row's span: a bitmap and (numeric) the sums dv in shared memory (DENSE; LONG's dense rows
-   count here, symbolic, and sum in OceanTeamWindowedDenseRow). */
+   count here, symbolic, and sum in OceanTeamWindowedDenseRow).  A symbolic row with a record of cells counts by cells
+   into it (OceanTeamCountCells; CELLS: a pass with records, the only kernels that carry that code). */
+template <bool CELLS>
 __device__ void OceanTeamDenseRow(const OceanTeam &tm, const OceanRowArgs &a, int64_t i, const OceanRoute &r,
                                   const OceanRowShape &sh, double *dv, unsigned *bm, OceanRowState *st,
                                   OceanTeamLongRows *lr)
@@ -193,10 +239,13 @@ __device__ void OceanTeamDenseRow(const OceanTeam &tm, const OceanRowArgs &a, in
     if (values) atomicAdd(&dv[j], v);
   });
   tm.sync();
-  for (int64_t w = tm.tid; w < nw; w += tm.size) {
-    const int c = __popc(bm[w]);
-    if (c) atomicAdd(&st->count, (unsigned)c);
-  }
+  const int32_t rec = CELLS ? a.cells.row_cell[i] : -1;
+  if (CELLS && rec >= 0) OceanTeamCountCells(tm, a.cells, rec, bm, sh.colmin, span, st);
+  else
+    for (int64_t w = tm.tid; w < nw; w += tm.size) {
+      const int c = __popc(bm[w]);
+      if (c) atomicAdd(&st->count, (unsigned)c);
+    }
   tm.sync();
   if (tm.tid == 0) st->over = st->count > (unsigned long long)r.slot;
   tm.sync();
@@ -421,7 +470,7 @@ enum { OCEAN_ROWS_WARP = 0, OCEAN_ROWS_SHARED, OCEAN_ROWS_GLOBAL };
 /* Registers: warp teams at 4 blocks of OCEAN_TEAM_BLOCK (64 registers); the 1024-thread kinds at two blocks per SM
    (32 registers, a few spilled to L1), which the hash and dense rows' latency needs more than registers (H200,
    R-MAT scale 18 degree 8: numeric 116 -> 78 ms; elasticity 50 -> 41 ms; the 27-point Laplacian about 3% slower). */
-template <int KIND>
+template <int KIND, bool CELLS>
 __global__ void __launch_bounds__(KIND == OCEAN_ROWS_WARP ? OCEAN_TEAM_BLOCK : 1024, KIND == OCEAN_ROWS_WARP ? 4 : 2)
   OceanKernelRows(OceanRowArgs a, int team_size, int team_bytes)
 {
@@ -464,14 +513,13 @@ __global__ void __launch_bounds__(KIND == OCEAN_ROWS_WARP ? OCEAN_TEAM_BLOCK : 1
       if constexpr (KIND != OCEAN_ROWS_GLOBAL) OceanTeamHashRow(tm, a, i, r, keys, hv, true, s, warp_sums, &long_rows);
     } else if constexpr (KIND != OCEAN_ROWS_GLOBAL) {
       if (r.acc == OCEAN_ACC_DENSE)
-        OceanTeamDenseRow(tm, a, i, r, a.shapes[i], (double *)smem,
-                          (unsigned *)(a.cols ? smem + r.capacity * sizeof(double) : smem), s, &long_rows);
+        OceanTeamDenseRow<CELLS>(tm, a, i, r, a.shapes[i], (double *)smem,
+                                 (unsigned *)(a.cols ? smem + r.capacity * sizeof(double) : smem), s, &long_rows);
     } else {
       if (r.acc == OCEAN_ACC_GLOBAL_DENSE) {
         if (a.cols) OceanTeamWindowedDenseRow(tm, a, i, r, a.shapes[i], smem, s, warp_sums);
-        else OceanTeamDenseRow(tm, a, i, r, a.shapes[i], NULL, (unsigned *)smem, s, NULL);
-      }
-      else if (r.acc == OCEAN_ACC_GLOBAL_HASH)
+        else OceanTeamDenseRow<CELLS>(tm, a, i, r, a.shapes[i], NULL, (unsigned *)smem, s, NULL);
+      } else if (r.acc == OCEAN_ACC_GLOBAL_HASH)
         OceanTeamHashRow(tm, a, i, r, a.gkeys + a.goff[pos], a.gvals ? a.gvals + a.goff[pos] : NULL, false, s,
                          warp_sums, NULL);
     }
@@ -682,20 +730,31 @@ static OceanError OceanCudaGroupRows(OceanCudaDevice dev, const OceanRoute *d_ro
   return err;
 }
 
-/* Sets the three row kernels' opt-in of dynamic shared memory on the current device: what the opt-in limit leaves
-   beside their static shared memory (the same for the three), into *smem_max. */
+/* A bin's launch of the row kernel of its kind: warp teams, LONG (on the default stream) or shared-memory blocks. */
+template <bool CELLS>
+static void OceanLaunchRows(int team, int64_t bin, dim3 grid, dim3 block, size_t bytes, cudaStream_t stream,
+                            const OceanRowArgs &a, int team_bytes)
+{
+  if (team == 32) OceanKernelRows<OCEAN_ROWS_WARP, CELLS><<<grid, block, bytes, stream>>>(a, team, team_bytes);
+  else if (bin == OCEAN_BIN_LONG)
+    OceanKernelRows<OCEAN_ROWS_GLOBAL, CELLS><<<grid, block, bytes>>>(a, team, team_bytes);
+  else OceanKernelRows<OCEAN_ROWS_SHARED, CELLS><<<grid, block, bytes, stream>>>(a, team, team_bytes);
+}
+
+/* Sets the row kernels' opt-in of dynamic shared memory on the current device: what the opt-in limit leaves
+   beside their static shared memory (the same for all), into *smem_max. */
 static OceanError OceanRowsOptin(int smem_optin, int64_t *smem_max)
 {
   cudaFuncAttributes fa;
   int                avail;
-  OCEAN_CUDA_TRY(cudaFuncGetAttributes(&fa, OceanKernelRows<OCEAN_ROWS_SHARED>));
+  const void        *kernels[] = {
+           (const void *)OceanKernelRows<OCEAN_ROWS_WARP, false>,   (const void *)OceanKernelRows<OCEAN_ROWS_SHARED, false>,
+           (const void *)OceanKernelRows<OCEAN_ROWS_GLOBAL, false>, (const void *)OceanKernelRows<OCEAN_ROWS_WARP, true>,
+           (const void *)OceanKernelRows<OCEAN_ROWS_SHARED, true>,  (const void *)OceanKernelRows<OCEAN_ROWS_GLOBAL, true>};
+  OCEAN_CUDA_TRY(cudaFuncGetAttributes(&fa, OceanKernelRows<OCEAN_ROWS_SHARED, false>));
   avail = smem_optin - (int)fa.sharedSizeBytes;
-  OCEAN_CUDA_TRY(
-    cudaFuncSetAttribute(OceanKernelRows<OCEAN_ROWS_WARP>, cudaFuncAttributeMaxDynamicSharedMemorySize, avail));
-  OCEAN_CUDA_TRY(
-    cudaFuncSetAttribute(OceanKernelRows<OCEAN_ROWS_SHARED>, cudaFuncAttributeMaxDynamicSharedMemorySize, avail));
-  OCEAN_CUDA_TRY(
-    cudaFuncSetAttribute(OceanKernelRows<OCEAN_ROWS_GLOBAL>, cudaFuncAttributeMaxDynamicSharedMemorySize, avail));
+  for (const void *k : kernels)
+    OCEAN_CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, avail));
   *smem_max = avail;
   return OCEAN_SUCCESS;
 }
@@ -766,6 +825,7 @@ static OceanError OceanCudaRunGroupedRows(OceanCudaDevice dev, const OceanCudaRo
     a.vals         = d_vals;
     a.counts       = d_counts;
     a.flags        = d_flags;
+    if (!d_cols) a.cells = rp->cells;
     /* a team of threads per row: OCEAN_ESC_LANES for ESC (its own kernel), a warp for EMPTY and SHORT (the bin's
        block shared by its rows) and for N0 (each row with N0's whole table; the paper's block of 64 threads per row
        has two warps pay for the table's clearing, compaction and sort, and the kernel is bound by instruction issue:
@@ -842,8 +902,8 @@ static OceanError OceanCudaRunGroupedRows(OceanCudaDevice dev, const OceanCudaRo
           err = OceanSetError(OCEAN_ERR_DEVICE, "accumulators: the device's multiprocessor count could not be read");
           goto done;
         }
-        err = OceanCudaCheck(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, OceanKernelRows<OCEAN_ROWS_GLOBAL>,
-                                                                           team, (size_t)team_bytes),
+        err = OceanCudaCheck(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                               &per_sm, OceanKernelRows<OCEAN_ROWS_GLOBAL, false>, team, (size_t)team_bytes),
                              "accumulators: occupancy of LONG");
         if (err) goto done;
         if (per_sm < 1) per_sm = 1;
@@ -861,9 +921,8 @@ static OceanError OceanCudaRunGroupedRows(OceanCudaDevice dev, const OceanCudaRo
     {
       const dim3   grid = b == OCEAN_BIN_LONG ? (unsigned)long_grid : OceanGrid(nb, teams), block = teams * team;
       const size_t bytes = (size_t)teams * (size_t)team_bytes;
-      if (team == 32) OceanKernelRows<OCEAN_ROWS_WARP><<<grid, block, bytes, stream>>>(a, team, team_bytes);
-      else if (b == OCEAN_BIN_LONG) OceanKernelRows<OCEAN_ROWS_GLOBAL><<<grid, block, bytes>>>(a, team, team_bytes);
-      else OceanKernelRows<OCEAN_ROWS_SHARED><<<grid, block, bytes, stream>>>(a, team, team_bytes);
+      if (a.cells.row_cell) OceanLaunchRows<true>(team, b, grid, block, bytes, stream, a, team_bytes);
+      else OceanLaunchRows<false>(team, b, grid, block, bytes, stream, a, team_bytes);
     }
     if ((launch = cudaGetLastError()) != cudaSuccess) {
       err =

@@ -27,7 +27,7 @@ template <int LANES>
 __global__ void OceanKernelRowRange(OceanDevCSR B, int32_t *first, int32_t *last, unsigned long long *totals)
 {
   const int lane = LANES == 1 ? 0 : threadIdx.x & 31;
-  if (blockIdx.x == 0 && threadIdx.x < 4) totals[threadIdx.x] = 0;
+  if (blockIdx.x == 0 && threadIdx.x < OCEAN_CUDA_TOTALS) totals[threadIdx.x] = 0;
   OCEAN_GRID_STRIDE(g, B.nrows * LANES)
   {
     const int64_t k  = g / LANES;
@@ -44,27 +44,19 @@ __global__ void OceanKernelRowRange(OceanDevCSR B, int32_t *first, int32_t *last
   }
 }
 
-/* Adds the block's (products, bounds, rows with products, likely slots) into totals[0..3]: a shuffle sum per warp, then
-   one atomic per block (exact integer sums, so the totals do not depend on the order).  Every thread of the block
-   calls it. */
-__device__ static inline void OceanBlockAddTotals(unsigned long long q, unsigned long long ub, unsigned long long nq,
-                                                  unsigned long long likely, unsigned long long *totals)
+/* Adds the block's totals (products, bounds, rows with products, likely slots, rows that may be heavy) into
+   totals[0..OCEAN_CUDA_TOTALS): a shuffle sum per warp, then one atomic per block (exact integer sums, so the totals
+   do not depend on the order).  Every thread of the block calls it. */
+__device__ static inline void OceanBlockAddTotals(unsigned long long v[OCEAN_CUDA_TOTALS], unsigned long long *totals)
 {
-  __shared__ unsigned long long part[4][OCEAN_THREADS / 32];
-  for (int o = 16; o; o >>= 1) {
-    q += __shfl_xor_sync(OCEAN_FULL_MASK, q, o);
-    ub += __shfl_xor_sync(OCEAN_FULL_MASK, ub, o);
-    nq += __shfl_xor_sync(OCEAN_FULL_MASK, nq, o);
-    likely += __shfl_xor_sync(OCEAN_FULL_MASK, likely, o);
-  }
-  if ((threadIdx.x & 31) == 0) {
-    part[0][threadIdx.x / 32] = q;
-    part[1][threadIdx.x / 32] = ub;
-    part[2][threadIdx.x / 32] = nq;
-    part[3][threadIdx.x / 32] = likely;
+  __shared__ unsigned long long part[OCEAN_CUDA_TOTALS][OCEAN_THREADS / 32];
+#pragma unroll
+  for (int k = 0; k < OCEAN_CUDA_TOTALS; k++) {
+    for (int o = 16; o; o >>= 1) v[k] += __shfl_xor_sync(OCEAN_FULL_MASK, v[k], o);
+    if ((threadIdx.x & 31) == 0) part[k][threadIdx.x / 32] = v[k];
   }
   __syncthreads();
-  if (threadIdx.x < 4) {
+  if (threadIdx.x < OCEAN_CUDA_TOTALS) {
     unsigned long long sum = 0;
     for (int w = 0; w < (int)blockDim.x / 32; w++) sum += part[threadIdx.x][w];
     if (sum) atomicAdd(&totals[threadIdx.x], sum);
@@ -72,17 +64,19 @@ __device__ static inline void OceanBlockAddTotals(unsigned long long q, unsigned
 }
 
 /* products, span, first column, longest B row and upper bound of every row of A*B, and the totals of products, bounds,
-   rows with products and the slots the rows' likely sizes route them to (OceanRouteBound with rp.bound_factor; 0
-   without one) added into totals[0..3] (zeroed by OceanKernelRowRange); with routes, each row's numeric route by its
+   rows with products, the slots the rows' likely sizes route them to (OceanRouteBound with rp.bound_factor; 0
+   without one) and the rows that may be heavy (with_bins: rp's bin table is given) added into totals (zeroed by
+   OceanKernelRowRange); with routes, each row's numeric route by its
    upper bound (OceanKernelRoute's, d_p NULL; OceanKernelRouteLikely may replace it); LANES threads per row (1 or 32),
    blocks of OCEAN_THREADS */
 template <int LANES>
 __global__ void OceanKernelRowShapes(OceanDevCSR A, OceanDevCSR B, const int32_t *first, const int32_t *last,
                                      OceanRowShape *shapes, uint8_t *nonempty, unsigned long long *totals,
-                                     OceanCudaRouteParams rp, OceanRoute *routes)
+                                     OceanCudaRouteParams rp, bool with_bins, OceanRoute *routes)
 {
-  const int          lane  = LANES == 1 ? 0 : threadIdx.x & 31;
-  unsigned long long q_sum = 0, ub_sum = 0, nq_sum = 0, likely_sum = 0;
+  const int          lane                    = LANES == 1 ? 0 : threadIdx.x & 31;
+  unsigned long long sums[OCEAN_CUDA_TOTALS] = {0, 0, 0, 0,
+                                                0}; /* products, bounds, rows with products, likely, heavy */
   OCEAN_GRID_STRIDE(g, A.nrows * LANES)
   {
     const int64_t i = g / LANES;
@@ -114,19 +108,20 @@ __global__ void OceanKernelRowShapes(OceanDevCSR A, OceanDevCSR B, const int32_t
         OceanRoute by_bound, likely;
         (void)OceanRouteBound(rp.bins, rp.warp, rp.load, &r, rp.bound_factor, &by_bound, &likely);
         if (routes) routes[i] = by_bound;
-        likely_sum += (unsigned long long)likely.slot;
+        sums[3] += (unsigned long long)likely.slot;
       } else if (routes) {
         OceanRoute route;
         OceanRouteRowBins(rp.bins, rp.warp, rp.load, OCEAN_PASS_NUMERIC, r.ub, &r, &route);
         routes[i] = route;
       }
-      q_sum += (unsigned long long)q;
-      ub_sum += (unsigned long long)r.ub;
-      nq_sum += q > 0;
+      sums[0] += (unsigned long long)q;
+      sums[1] += (unsigned long long)r.ub;
+      sums[2] += q > 0;
+      sums[4] += with_bins && OceanRowMayBeHeavy(rp.bins, &r);
       if (nonempty) nonempty[i] = (uint8_t)(q > 0);
     }
   }
-  OceanBlockAddTotals(q_sum, ub_sum, nq_sum, likely_sum, totals);
+  OceanBlockAddTotals(sums, totals);
 }
 
 /* The rows' routes by their likely sizes (OceanRouteBound with rp.bound_factor) in place of those by their bounds,
@@ -184,7 +179,8 @@ extern "C" OceanError OceanCudaAnalyzeRows(OceanCudaDevice dev, OceanDevCSR A, i
   }
 
   if (A.nrows == 0)
-    return OceanCudaCheck(cudaMemsetAsync(d_totals, 0, 4 * sizeof(unsigned long long), 0), "analysis: memset");
+    return OceanCudaCheck(cudaMemsetAsync(d_totals, 0, OCEAN_CUDA_TOTALS * sizeof(unsigned long long), 0),
+                          "analysis: memset");
   if ((err = OceanCudaAlloc(dev, (size_t)OceanMax64(B.nrows, 1) * sizeof(int32_t), (void **)&first)) ||
       (err = OceanCudaAlloc(dev, (size_t)OceanMax64(B.nrows, 1) * sizeof(int32_t), (void **)&last)))
     goto done;
@@ -192,7 +188,7 @@ extern "C" OceanError OceanCudaAnalyzeRows(OceanCudaDevice dev, OceanDevCSR A, i
      cost */
   OCEAN_LAUNCH_PER_ROW(OceanKernelRowRange, B.nrows, nnz_b, B, first, last, d_totals);
   OCEAN_LAUNCH_PER_ROW(OceanKernelRowShapes, A.nrows, nnz_a, A, B, first, last, d_shapes, d_nonempty, d_totals,
-                       rp ? *rp : none, d_routes);
+                       rp ? *rp : none, rp != NULL, d_routes);
   if (d_routes && rp->bound_factor) OceanLaunchRouteLikely(d_shapes, A.nrows, d_totals, rp, d_routes);
   err = OceanCudaCheck(cudaGetLastError(), "analysis kernels: launch");
 done:
@@ -451,6 +447,8 @@ extern "C" OceanError OceanCudaPredictRows(OceanCudaPredict kind, const int64_t 
   return OCEAN_SUCCESS;
 }
 
+/* Routes the rows; a symbolic pass with rp.cells also gives each row that may be heavy and is counted densely a
+   record of cells (marked not yet counted), every other routed row none. */
 __global__ void OceanKernelRoute(OceanCudaRouteParams rp, OceanPass pass, const int64_t *list, int64_t n,
                                  const int64_t *p, const OceanRowShape *shapes, OceanRoute *routes)
 {
@@ -460,7 +458,24 @@ __global__ void OceanKernelRoute(OceanCudaRouteParams rp, OceanPass pass, const 
     OceanRoute    r;
     OceanRouteRowBins(rp.bins, rp.warp, rp.load, pass, p ? p[row] : shapes[row].ub, &shapes[row], &r);
     routes[row] = r;
+    if (pass == OCEAN_PASS_SYMBOLIC && rp.cells.row_cell) {
+      int32_t rec = -1;
+      if ((r.acc == OCEAN_ACC_DENSE || r.acc == OCEAN_ACC_GLOBAL_DENSE) && OceanRowMayBeHeavy(rp.bins, &shapes[row])) {
+        const unsigned long long k = atomicAdd(rp.cells.next, 1ULL);
+        if (k < (unsigned long long)rp.cells.records) {
+          rec                                                                = (int32_t)k;
+          rp.cells.cells[(int64_t)k * rp.cells.stride + rp.cells.stride - 1] = -1;
+        }
+      }
+      rp.cells.row_cell[row] = rec;
+    }
   }
+}
+
+extern "C" OceanError OceanCudaHeavyCellsReset(const OceanHeavyCells *cells)
+{
+  if (!cells->next) return OCEAN_SUCCESS;
+  return OceanCudaCheck(cudaMemsetAsync(cells->next, 0, sizeof(*cells->next), 0), "heavy cells: memset");
 }
 
 extern "C" OceanError OceanCudaRouteRows(const OceanCudaRouteParams *rp, OceanPass pass, const int64_t *d_list,

@@ -25,6 +25,22 @@ typedef struct {
   const double  *values;
 } OceanDevCSR;
 
+/* Heavy rows' entries per column cell (a cell: the multisplit's last-level chunk, 1 << shift columns), counted by the
+   exact workflow's symbolic pass so that its numeric multisplit writes every chunk straight into C: the symbolic
+   routing gives each row that may be heavy (OceanRowMayBeHeavy) and is counted densely a record of stride int32 (the
+   row's exclusive prefix of its entries per cell, its total last: -1 until counted); a shared-memory bitmap row fills
+   its record as it counts.  row_cell NULL: none. */
+typedef struct {
+  int32_t            *row_cell; /* per row of A: its record, -1 for none */
+  int32_t            *cells;    /* records * stride */
+  unsigned long long *next;     /* records handed out so far */
+  int64_t             records, stride;
+  int                 shift;
+} OceanHeavyCells;
+
+/* No record of cells handed out yet (queued on the default stream). */
+OceanError OceanCudaHeavyCellsReset(const OceanHeavyCells *cells);
+
 /* What the device needs to route a row: the bin table and the two constants of OceanRouteRowBins. */
 typedef struct {
   OceanBinConfig bins[OCEAN_NUM_BINS];
@@ -35,6 +51,7 @@ typedef struct {
   /* where OceanCudaRunRows adds what the heavy rows of its numeric passes did (host memory; NULL: not kept) */
   OceanHeavyCounts *heavy;
   double           *heavy_times; /* 4 entries, see OceanCudaHeavyRows */
+  OceanHeavyCells   cells;       /* the exact workflow's, in its symbolic and numeric passes only */
 } OceanCudaRouteParams;
 
 /* ---- device context (cuda/ocean_device.cu): the device, its memory pool (cached cudaMalloc blocks, never freed
@@ -110,12 +127,14 @@ OceanError OceanCudaTimersRead(OceanCudaDevice dev);
 #define OCEAN_CUDA_DEFERRED_COPIES 16
 OceanError OceanCudaReadbackDeferred(OceanCudaDevice dev, const void *d_src, size_t bytes, void *dst);
 
-/* ---- analysis (cuda/ocean_analysis.cu): per-row shapes of A*B, d_nonempty[row] = (products > 0), and d_totals[0..3]
-   the totals of products, of the per-row upper bounds, of the rows with products and of the slots of the rows' likely
-   routes (rp->bound_factor; 0 without), queued (no wait: the caller reads the totals with whatever else it needs);
+/* ---- analysis (cuda/ocean_analysis.cu): per-row shapes of A*B, d_nonempty[row] = (products > 0), and
+   d_totals[0..OCEAN_CUDA_TOTALS) the totals of products, of the per-row upper bounds, of the rows with products, of the
+   slots of the rows' likely routes (rp->bound_factor; 0 without) and of the rows that may be heavy
+   (OceanRowMayBeHeavy; 0 without rp), queued (no wait: the caller reads the totals with whatever else it needs);
    with rp, d_routes[row] = the row's numeric route by its upper bound (OceanCudaRouteRows with d_p NULL) in the same
    launch, or by its likely size (OceanRouteBound) when OceanTakeBoundFactor takes the totals.  nnz_a, nnz_b: the
    operands' nonzeros (long rows get a warp each). */
+#define OCEAN_CUDA_TOTALS 5
 OceanError OceanCudaAnalyzeRows(OceanCudaDevice dev, OceanDevCSR A, int64_t nnz_a, OceanDevCSR B, int64_t nnz_b,
                                 OceanRowShape *d_shapes, uint8_t *d_nonempty, unsigned long long *d_totals,
                                 const OceanCudaRouteParams *rp, OceanRoute *d_routes);

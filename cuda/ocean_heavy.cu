@@ -18,8 +18,12 @@
                chunks already summed are left alone
     accumulate every chunk of the last level densely (values + bitmap: its columns fit; a block a chunk, a warp a
                chunk of at most HEAVY_WARP_MAX elements), a lighter chunk of an earlier level (at most tau elements) in
-               a shared hash (four table sizes, by elements); sorted output written in place
-    assembly   the chunks sorted by (row, first column), their outputs placed after one another in the row's slot
+               a shared hash (four table sizes, by elements); sorted output written straight into C where the exact
+               workflow's symbolic pass counted the row by cells (OceanHeavyCells: the entries before the chunk's first
+               column are known), else over the chunk's first elements
+    assembly   the rows' counts from their chunks' outputs (a chunk written into C must have its cells' count); the
+               chunks not written into C sorted by (row, first column), their outputs copied one after another into
+               the row's slot
   Decisions (heavy rows, tau, chunk widths, levels, which chunk is summed how) are the CPU backend's: core/rules.h
   (OceanRouteRowBins, OceanHeavyPlanLevels, OceanHeavyChunkOf) and the HEAVY bin's configuration.  Sums use atomics:
   their last bits depend on the schedule, as the other shared-memory accumulators'.
@@ -56,9 +60,10 @@ __host__ __device__ __forceinline__ int64_t OceanHeavyClassMax(int cl)
   return cl == 0 ? 256 : cl == 1 ? 1024 : cl == 2 ? 4096 : INT64_MAX;
 }
 
-/* A chunk: its elements [start, start + n) in the buffer of its level's parity, out entries after accumulation. */
+/* A chunk: its elements [start, start + n) in the buffer of its level's parity, out entries after accumulation,
+   written at dest in C (its row's cells were counted: OceanHeavyInPlace) or, dest -1, over its first elements. */
 struct OceanHeavySeg {
-  int64_t start, n, out;
+  int64_t start, n, out, dest;
   int32_t row;     /* the batch's row */
   int32_t colbase; /* first column of the chunk */
   int32_t level;
@@ -391,6 +396,26 @@ __device__ __forceinline__ unsigned long long OceanAggregatedIncrement(unsigned 
   return g.shfl(old, 0) + g.thread_rank();
 }
 
+/* A numeric pass's rows whose cells the symbolic pass counted (cells.row_cell NULL: none): each chunk's outputs go
+   to C at its row's offset plus the entries of the row's cells before the chunk's first column. */
+struct OceanHeavyInPlace {
+  OceanHeavyCells   cells;
+  const int64_t    *list, *offsets; /* the batch's rows; C's row offsets */
+  const OceanRoute *routes;
+};
+
+/* Batch row h's record of cells, NULL when it has none, was not counted or passes the row's slot. */
+__device__ __forceinline__ const int32_t *OceanHeavyRowCells(const OceanHeavyInPlace &ip, int64_t h)
+{
+  if (!ip.cells.row_cell) return NULL;
+  const int64_t i   = ip.list[h];
+  const int32_t rec = ip.cells.row_cell[i];
+  if (rec < 0) return NULL;
+  const int32_t *cell  = ip.cells.cells + (int64_t)rec * ip.cells.stride;
+  const int32_t  total = cell[ip.cells.stride - 1];
+  return total >= 0 && total <= ip.routes[i].slot ? cell : NULL;
+}
+
 /* Per batch row: chunks summed, of them dense, elements moved by the levels after the first, levels after the first. */
 struct OceanHeavyRowStats {
   unsigned long long *chunks, *dense, *moved;
@@ -404,7 +429,8 @@ __global__ void OceanKernelHeavyClassify(int64_t nbins, int64_t nc, const unsign
                                          OceanHeavyLevels L, int level, int64_t tau, OceanHeavySeg *acc,
                                          unsigned long long *nacc, int32_t *lists, int64_t list_stride,
                                          unsigned long long *class_count, OceanHeavySeg *next,
-                                         unsigned long long *nnext, OceanHeavyRowStats rs)
+                                         unsigned long long *nnext, OceanHeavyRowStats rs, OceanHeavyInPlace ip,
+                                         unsigned long long *nbuffered)
 {
   OCEAN_GRID_STRIDE(b, nbins)
   {
@@ -415,6 +441,7 @@ __global__ void OceanKernelHeavyClassify(int64_t nbins, int64_t nc, const unsign
     s.start   = (int64_t)cursor[b] - n;
     s.n       = n;
     s.out     = 0;
+    s.dest    = -1;
     s.row     = units ? units[u].row : (int32_t)u;
     s.colbase = (int32_t)((units ? (int64_t)units[u].colbase : 0) + (c << L.shift[level]));
     s.level   = level;
@@ -425,6 +452,9 @@ __global__ void OceanKernelHeavyClassify(int64_t nbins, int64_t nc, const unsign
       int cl = n <= HEAVY_WARP_MAX ? HEAVY_WARP : HEAVY_DENSE;
       if (level + 1 < L.levels)
         for (cl = 0; n > OceanHeavyClassMax(cl); cl++) {}
+      const int32_t *cell = OceanHeavyRowCells(ip, s.row);
+      if (cell) s.dest = ip.offsets[ip.list[s.row]] + cell[s.colbase >> ip.cells.shift];
+      else OceanAggregatedIncrement(nbuffered, 0);
       acc[k]                                                                            = s;
       lists[cl * list_stride + (int64_t)OceanAggregatedIncrement(&class_count[cl], cl)] = (int32_t)k;
       OceanAggregatedIncrement(&rs.chunks[s.row], s.row);
@@ -439,11 +469,23 @@ __global__ void OceanKernelHeavyClassify(int64_t nbins, int64_t nc, const unsign
 
 /* ------------------------------------------------------------------------------------------------ accumulation */
 
-/* A chunk's elements in the buffer of its level's parity. */
+/* A chunk's elements in the buffer of its level's parity; C's arrays for the chunks written in place. */
 struct OceanHeavyBuffers {
   int32_t *col[2];
   double  *val[2]; /* NULL: symbolic */
+  int32_t *c_col;
+  double  *c_val;
 };
+
+/* Where a summed chunk's outputs go: C at dest, or over its first elements. */
+__device__ __forceinline__ int32_t *OceanHeavyOutCols(const OceanHeavyBuffers &buf, const OceanHeavySeg &sg)
+{
+  return sg.dest >= 0 ? buf.c_col + sg.dest : buf.col[sg.level & 1] + sg.start;
+}
+__device__ __forceinline__ double *OceanHeavyOutVals(const OceanHeavyBuffers &buf, const OceanHeavySeg &sg)
+{
+  return sg.dest >= 0 ? buf.c_val + sg.dest : buf.val[sg.level & 1] + sg.start;
+}
 
 /* Chunks of at most OceanHeavyClassMax(class) elements in a shared hash of cap slots (load at most 1/2), a block each:
    the table compacted and sorted, written over the chunk's first elements (all read before). */
@@ -487,9 +529,11 @@ __global__ void __launch_bounds__(THREADS)
     }
     const int64_t cnt = OceanTeamCompactTable(tm, keys, hv, cap, warp_sums);
     OceanTeamSortTable(tm, (uint32_t *)keys, hv, cnt);
+    int32_t *oc = OceanHeavyOutCols(buf, *sg);
+    double  *ov = OceanHeavyOutVals(buf, *sg);
     for (int64_t j = threadIdx.x; j < cnt; j += THREADS) {
-      col[st + j] = keys[j];
-      val[st + j] = hv[j];
+      oc[j] = keys[j];
+      ov[j] = hv[j];
     }
     if (threadIdx.x == 0) sg->out = cnt;
     __syncthreads();
@@ -562,13 +606,16 @@ __global__ void __launch_bounds__(HEAVY_DENSE_THREADS)
     }
     __syncthreads();
     const int cnt = total;
-    if (numeric)
+    if (numeric) {
+      int32_t *oc = OceanHeavyOutCols(buf, sg);
+      double  *ov = OceanHeavyOutVals(buf, sg);
       for (int o = threadIdx.x; o < cnt; o += HEAVY_DENSE_THREADS) {
         const int off = cols[o];
-        col[st + o]   = cb + off;
-        val[st + o]   = dv[off];
+        oc[o]         = cb + off;
+        ov[o]         = dv[off];
         dv[off]       = 0.0;
       }
+    }
     if (threadIdx.x == 0) segs[k].out = cnt;
     __syncthreads();
   }
@@ -648,10 +695,12 @@ __global__ void __launch_bounds__(HEAVY_WARP_THREADS)
           atomicAdd(&sums[place[w] + __popc(bm[w] & ((1u << (off[q] & 31)) - 1u))], v[q]);
         }
       __syncwarp();
-      before = incl - lane_bits;
+      int32_t *oc = OceanHeavyOutCols(buf, sg);
+      double  *ov = OceanHeavyOutVals(buf, sg);
+      before      = incl - lane_bits;
       for (int w = w0; w < w1; w++)
-        for (unsigned m = bm[w]; m; m &= m - 1) col[before++] = sg.colbase + w * 32 + __ffs(m) - 1;
-      for (int j = lane; j < total; j += 32) val[j] = sums[j];
+        for (unsigned m = bm[w]; m; m &= m - 1) oc[before++] = sg.colbase + w * 32 + __ffs(m) - 1;
+      for (int j = lane; j < total; j += 32) ov[j] = sums[j];
     }
     __syncwarp(); /* every lane's places read before the words are cleared */
     for (int w = w0; w < w1; w++) bm[w] = 0;
@@ -662,14 +711,30 @@ __global__ void __launch_bounds__(HEAVY_WARP_THREADS)
 
 /* ------------------------------------------------------------------------------------------------ assembly */
 
-__global__ void OceanKernelHeavySortKeys(const OceanHeavySeg *segs, int64_t n, uint64_t *keys, int32_t *idx,
-                                         unsigned long long *row_count)
+/* Every summed chunk's outputs added to its row's count; a chunk written in place must have as many outputs as its
+   cells were counted (*mismatch counts those that do not: C's entries around them are then wrong). */
+__global__ void OceanKernelHeavyRowSums(const OceanHeavySeg *segs, int64_t n, OceanHeavyInPlace ip, OceanHeavyLevels L,
+                                        unsigned long long *row_count, unsigned long long *mismatch)
+{
+  OCEAN_GRID_STRIDE(k, n)
+  {
+    const OceanHeavySeg sg = segs[k];
+    atomicAdd(&row_count[sg.row], (unsigned long long)sg.out);
+    if (sg.dest >= 0) {
+      const int32_t *cell  = OceanHeavyRowCells(ip, sg.row);
+      const int64_t  first = (int64_t)sg.colbase >> ip.cells.shift;
+      const int64_t end = OceanMin64(first + ((int64_t)1 << (L.shift[sg.level] - ip.cells.shift)), ip.cells.stride - 1);
+      if (!cell || cell[end] - cell[first] != sg.out) atomicAdd(mismatch, 1ULL);
+    }
+  }
+}
+
+__global__ void OceanKernelHeavySortKeys(const OceanHeavySeg *segs, int64_t n, uint64_t *keys, int32_t *idx)
 {
   OCEAN_GRID_STRIDE(k, n)
   {
     keys[k] = ((uint64_t)(uint32_t)segs[k].row << 32) | (uint32_t)segs[k].colbase;
     idx[k]  = (int32_t)k;
-    atomicAdd(&row_count[segs[k].row], (unsigned long long)segs[k].out);
   }
 }
 
@@ -714,7 +779,7 @@ __global__ void OceanKernelHeavyWrite(const OceanHeavySeg *segs, const int32_t *
   for (int64_t k = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5; k < n;
        k += ((int64_t)gridDim.x * blockDim.x) >> 5) {
     const OceanHeavySeg sg = segs[sorted[k]];
-    if (row_over[sg.row]) continue;
+    if (row_over[sg.row] || sg.dest >= 0) continue;
     const int64_t  dest = offsets[list[sg.row]] + exc[k] - row_first[sg.row];
     const int32_t *sc   = buf.col[sg.level & 1] + sg.start;
     const double  *sv   = buf.val[sg.level & 1] + sg.start;
@@ -737,9 +802,10 @@ __global__ void OceanKernelHeavyWrite(const OceanHeavySeg *segs, const int32_t *
   }
 }
 
-/* The statistics of the rows that fit their slot: rows, products, chunks, dense chunks, moved elements, levels. */
+/* The statistics of the rows that fit their slot: rows, products, chunks, dense chunks, moved elements, rows written
+   in place, levels. */
 __global__ void OceanKernelHeavyStats(int64_t nb, const int64_t *q, const uint8_t *row_over, OceanHeavyRowStats rs,
-                                      unsigned long long *sum, int *levels)
+                                      OceanHeavyInPlace ip, unsigned long long *sum, int *levels)
 {
   OCEAN_GRID_STRIDE(h, nb)
   {
@@ -749,6 +815,7 @@ __global__ void OceanKernelHeavyStats(int64_t nb, const int64_t *q, const uint8_
     atomicAdd(&sum[2], rs.chunks[h]);
     atomicAdd(&sum[3], rs.dense[h]);
     atomicAdd(&sum[4], (unsigned long long)q[h] + rs.moved[h]);
+    if (OceanHeavyRowCells(ip, h)) atomicAdd(&sum[5], 1ULL);
     atomicMax(levels, rs.levels[h] + 1);
   }
 }
@@ -896,7 +963,8 @@ static OceanError OceanCudaHeavyBatch(OceanCudaDevice dev, const OceanBinConfig 
                                       int64_t nb, int64_t P, const int64_t *q, const int64_t *d_offsets,
                                       int32_t *d_cols, double *d_vals, int64_t *d_counts, uint8_t *d_flags,
                                       int64_t smem_max, const int64_t *run_off, const OceanHeavyRun *runs,
-                                      OceanHeavyCounts *hc, double times[4], OceanHeavyClock *clock)
+                                      const OceanHeavyCells *cells, OceanHeavyCounts *hc, double times[4],
+                                      OceanHeavyClock *clock)
 {
   const bool    numeric = d_cols != NULL && d_vals != NULL;
   const int64_t tau     = hb->hash_limit;
@@ -906,9 +974,11 @@ static OceanError OceanCudaHeavyBatch(OceanCudaDevice dev, const OceanBinConfig 
   OceanHeavyMem F(dev), keys(dev), idx(dev), skeys(dev), sidx(dev), rcount(dev), souts(dev), exc(dev), rfirst(dev);
   OceanHeavyMem rover(dev), sums(dev), windows(dev);
   int64_t       nacc[OCEAN_HEAVY_MAX_LEVELS] = {0}, NE = 0, check = 0, nitems, nunits = nb, elems = P, NF = 0;
+  int64_t       nbuffered = 0; /* chunks summed over their elements, placed by the sorted assembly */
   int           level, nlev = 0;
   OceanHeavyBuffers    buf;
   OceanHeavyRowStats   rs;
+  OceanHeavyInPlace    ip;
   const OceanHeavySeg *units = NULL;
   OceanTemp            temp(dev);
 
@@ -946,6 +1016,13 @@ static OceanError OceanCudaHeavyBatch(OceanCudaDevice dev, const OceanBinConfig 
   buf.col[1] = ycol.as<int32_t>();
   buf.val[0] = xval.as<double>();
   buf.val[1] = yval.as<double>();
+  buf.c_col  = d_cols;
+  buf.c_val  = d_vals;
+  memset(&ip, 0, sizeof(ip));
+  if (numeric && cells) ip.cells = *cells;
+  ip.list    = list;
+  ip.offsets = d_offsets;
+  ip.routes  = d_routes;
   HEAVY_CALL(rchunks.zeroed((size_t)nb * 8));
   HEAVY_CALL(rdense.zeroed((size_t)nb * 8));
   HEAVY_CALL(rmoved.zeroed((size_t)nb * 8));
@@ -961,8 +1038,9 @@ static OceanError OceanCudaHeavyBatch(OceanCudaDevice dev, const OceanBinConfig 
     const bool          more = level + 1 < L->levels;
     const unsigned      grid = (unsigned)((elems + HEAVY_E - 1) / HEAVY_E);
     OceanHeavySplitArgs a;
-    unsigned long long  hcls[HEAVY_CLASSES + 2]; /* the classes' chunks, chunks summed, chunks split again */
-    size_t              smem;
+    unsigned long long
+           hcls[HEAVY_CLASSES + 3]; /* the classes' chunks, chunks summed, split again, summed over their elements */
+    size_t smem;
 
     memset(&a, 0, sizeof(a));
     a.total     = elems;
@@ -1018,11 +1096,13 @@ static OceanError OceanCudaHeavyBatch(OceanCudaDevice dev, const OceanBinConfig 
     OceanKernelHeavyClassify<<<OceanGrid(nbins, OCEAN_THREADS), OCEAN_THREADS>>>(
       nbins, nc, a.counts, a.cursor, units, *L, level, tau, acc[level].as<OceanHeavySeg>(),
       cls.as<unsigned long long>() + HEAVY_CLASSES, lists.as<int32_t>(), cap, cls.as<unsigned long long>(),
-      next[level & 1].as<OceanHeavySeg>(), cls.as<unsigned long long>() + HEAVY_CLASSES + 1, rs);
+      next[level & 1].as<OceanHeavySeg>(), cls.as<unsigned long long>() + HEAVY_CLASSES + 1, rs, ip,
+      cls.as<unsigned long long>() + HEAVY_CLASSES + 2);
     HEAVY_CALL(OceanHeavyLaunched("classifying chunks", nbins));
     HEAVY_CALL(OceanCudaReadback(dev, hcls, cls.p, sizeof(hcls)));
     nacc[level] = (int64_t)hcls[HEAVY_CLASSES];
-    nlev        = level + 1;
+    nbuffered += (int64_t)hcls[HEAVY_CLASSES + 2];
+    nlev = level + 1;
     HEAVY_CALL(clock->start());
     for (int c = 0; c < HEAVY_CLASSES; c++)
       HEAVY_CALL(OceanHeavyAccumulate(c, acc[level].as<OceanHeavySeg>(), lists.as<int32_t>() + (int64_t)c * cap,
@@ -1044,64 +1124,77 @@ static OceanError OceanCudaHeavyBatch(OceanCudaDevice dev, const OceanBinConfig 
     HEAVY_CALL(OceanCudaScanCounts(dev, NULL, nitems, elen.as<int64_t>(), epos.as<int64_t>(), NULL, &elems));
   }
 
-  /* assembly: every chunk summed, sorted by (row, first column); each row's outputs one after another */
+  /* assembly: the rows' counts from their chunks' outputs; the chunks not written in place sorted by (row, first
+     column) and copied, each row's outputs one after another */
   HEAVY_CALL(clock->start());
-  for (level = 0; level < nlev; level++) NF += nacc[level];
-  HEAVY_CALL(F.get((size_t)NF * sizeof(OceanHeavySeg)));
-  for (level = 0, NE = 0; level < nlev; NE += nacc[level], level++)
-    if (nacc[level])
-      OCEAN_CUDA_TRY(cudaMemcpyAsync(F.as<OceanHeavySeg>() + NE, acc[level].p,
-                                     (size_t)nacc[level] * sizeof(OceanHeavySeg), cudaMemcpyDeviceToDevice, 0));
-  HEAVY_CALL(keys.get((size_t)NF * 8));
-  HEAVY_CALL(skeys.get((size_t)NF * 8));
-  HEAVY_CALL(idx.get((size_t)NF * 4));
-  HEAVY_CALL(sidx.get((size_t)NF * 4));
+  struct {
+    unsigned long long sum[7]; /* rows, products, chunks, dense chunks, moved elements, rows in place, mismatches */
+    int                levels;
+  } h;
+  HEAVY_CALL(sums.zeroed(sizeof(h)));
   HEAVY_CALL(rcount.zeroed((size_t)nb * 8));
-  OceanKernelHeavySortKeys<<<OceanGrid(NF, OCEAN_THREADS), OCEAN_THREADS>>>(
-    F.as<OceanHeavySeg>(), NF, keys.as<uint64_t>(), idx.as<int32_t>(), rcount.as<unsigned long long>());
-  HEAVY_CALL(OceanHeavyLaunched("sort keys", NF));
-  {
-    size_t    bytes = 0;
-    const int bits  = 32 + OceanBitsFor((uint64_t)nb);
-    OCEAN_CUDA_TRY(cub::DeviceRadixSort::SortPairs(NULL, bytes, keys.as<uint64_t>(), skeys.as<uint64_t>(),
-                                                   idx.as<int32_t>(), sidx.as<int32_t>(), NF, 0, bits));
-    HEAVY_CALL(temp.get(bytes));
-    OCEAN_CUDA_TRY(cub::DeviceRadixSort::SortPairs(temp.ptr, bytes, keys.as<uint64_t>(), skeys.as<uint64_t>(),
-                                                   idx.as<int32_t>(), sidx.as<int32_t>(), NF, 0, bits));
-  }
-  HEAVY_CALL(souts.get((size_t)NF * 8));
-  HEAVY_CALL(exc.get((size_t)(NF + 1) * 8));
-  HEAVY_CALL(rfirst.get((size_t)nb * 8));
   HEAVY_CALL(rover.get((size_t)nb));
-  OceanKernelHeavySortedOut<<<OceanGrid(NF, OCEAN_THREADS), OCEAN_THREADS>>>(F.as<OceanHeavySeg>(), sidx.as<int32_t>(),
-                                                                             NF, souts.as<int64_t>());
-  HEAVY_CALL(OceanCudaScanCounts(dev, NULL, NF, souts.as<int64_t>(), exc.as<int64_t>(), NULL, NULL));
-  OceanKernelHeavyRowFirst<<<OceanGrid(NF, OCEAN_THREADS), OCEAN_THREADS>>>(
-    F.as<OceanHeavySeg>(), sidx.as<int32_t>(), NF, exc.as<int64_t>(), rfirst.as<int64_t>());
+  for (level = 0; level < nlev; level++)
+    if (nacc[level])
+      OceanKernelHeavyRowSums<<<OceanGrid(nacc[level], OCEAN_THREADS), OCEAN_THREADS>>>(
+        acc[level].as<OceanHeavySeg>(), nacc[level], ip, *L, rcount.as<unsigned long long>(),
+        sums.as<unsigned long long>() + 6);
   OceanKernelHeavyRowCounts<<<OceanGrid(nb, OCEAN_THREADS), OCEAN_THREADS>>>(
     list, nb, d_routes, rcount.as<unsigned long long>(), d_counts, d_flags, rover.as<uint8_t>());
   HEAVY_CALL(OceanHeavyLaunched("row counts", nb));
-  if (numeric) {
-    struct {
-      unsigned long long sum[5]; /* rows, products, chunks, dense chunks, moved elements */
-      int                levels;
-    } h;
+  if (!numeric) return clock->stop(&times[3]);
+  if (nbuffered) {
+    for (level = 0; level < nlev; level++) NF += nacc[level];
+    HEAVY_CALL(F.get((size_t)NF * sizeof(OceanHeavySeg)));
+    for (level = 0, NE = 0; level < nlev; NE += nacc[level], level++)
+      if (nacc[level])
+        OCEAN_CUDA_TRY(cudaMemcpyAsync(F.as<OceanHeavySeg>() + NE, acc[level].p,
+                                       (size_t)nacc[level] * sizeof(OceanHeavySeg), cudaMemcpyDeviceToDevice, 0));
+    HEAVY_CALL(keys.get((size_t)NF * 8));
+    HEAVY_CALL(skeys.get((size_t)NF * 8));
+    HEAVY_CALL(idx.get((size_t)NF * 4));
+    HEAVY_CALL(sidx.get((size_t)NF * 4));
+    OceanKernelHeavySortKeys<<<OceanGrid(NF, OCEAN_THREADS), OCEAN_THREADS>>>(F.as<OceanHeavySeg>(), NF,
+                                                                              keys.as<uint64_t>(), idx.as<int32_t>());
+    HEAVY_CALL(OceanHeavyLaunched("sort keys", NF));
+    {
+      size_t    bytes = 0;
+      const int bits  = 32 + OceanBitsFor((uint64_t)nb);
+      OCEAN_CUDA_TRY(cub::DeviceRadixSort::SortPairs(NULL, bytes, keys.as<uint64_t>(), skeys.as<uint64_t>(),
+                                                     idx.as<int32_t>(), sidx.as<int32_t>(), NF, 0, bits));
+      HEAVY_CALL(temp.get(bytes));
+      OCEAN_CUDA_TRY(cub::DeviceRadixSort::SortPairs(temp.ptr, bytes, keys.as<uint64_t>(), skeys.as<uint64_t>(),
+                                                     idx.as<int32_t>(), sidx.as<int32_t>(), NF, 0, bits));
+    }
+    HEAVY_CALL(souts.get((size_t)NF * 8));
+    HEAVY_CALL(exc.get((size_t)(NF + 1) * 8));
+    HEAVY_CALL(rfirst.get((size_t)nb * 8));
+    OceanKernelHeavySortedOut<<<OceanGrid(NF, OCEAN_THREADS), OCEAN_THREADS>>>(
+      F.as<OceanHeavySeg>(), sidx.as<int32_t>(), NF, souts.as<int64_t>());
+    HEAVY_CALL(OceanCudaScanCounts(dev, NULL, NF, souts.as<int64_t>(), exc.as<int64_t>(), NULL, NULL));
+    OceanKernelHeavyRowFirst<<<OceanGrid(NF, OCEAN_THREADS), OCEAN_THREADS>>>(
+      F.as<OceanHeavySeg>(), sidx.as<int32_t>(), NF, exc.as<int64_t>(), rfirst.as<int64_t>());
     OceanKernelHeavyWrite<<<OceanGrid(NF, OCEAN_THREADS / 32), OCEAN_THREADS>>>(
       F.as<OceanHeavySeg>(), sidx.as<int32_t>(), NF, exc.as<int64_t>(), rfirst.as<int64_t>(), rover.as<uint8_t>(), list,
       d_offsets, buf, d_cols, d_vals);
     HEAVY_CALL(OceanHeavyLaunched("writing rows", NF));
-    HEAVY_CALL(sums.zeroed(sizeof(h)));
-    OceanKernelHeavyStats<<<OceanGrid(nb, OCEAN_THREADS), OCEAN_THREADS>>>(
-      nb, q, rover.as<uint8_t>(), rs, sums.as<unsigned long long>(), (int *)(sums.as<unsigned long long>() + 5));
-    HEAVY_CALL(OceanHeavyLaunched("statistics", nb));
-    HEAVY_CALL(OceanCudaReadback(dev, &h, sums.p, sizeof(h)));
-    hc->rows += (int64_t)h.sum[0];
-    hc->products += (int64_t)h.sum[1];
-    hc->chunks += (int64_t)h.sum[2];
-    hc->dense_chunks += (int64_t)h.sum[3];
-    hc->split_elements += (int64_t)h.sum[4];
-    if (h.levels > hc->levels) hc->levels = h.levels;
   }
+  OceanKernelHeavyStats<<<OceanGrid(nb, OCEAN_THREADS), OCEAN_THREADS>>>(
+    nb, q, rover.as<uint8_t>(), rs, ip, sums.as<unsigned long long>(), (int *)(sums.as<unsigned long long>() + 7));
+  HEAVY_CALL(OceanHeavyLaunched("statistics", nb));
+  HEAVY_CALL(OceanCudaReadback(dev, &h, sums.p, sizeof(h)));
+  if (h.sum[6])
+    return OceanSetError(OCEAN_ERR_STATE,
+                         "heavy rows: %llu chunks written in place have other counts than the symbolic pass's cells "
+                         "(%lld rows, %lld products)",
+                         h.sum[6], (long long)nb, (long long)P);
+  hc->rows += (int64_t)h.sum[0];
+  hc->products += (int64_t)h.sum[1];
+  hc->chunks += (int64_t)h.sum[2];
+  hc->dense_chunks += (int64_t)h.sum[3];
+  hc->split_elements += (int64_t)h.sum[4];
+  hc->rows_in_place += (int64_t)h.sum[5];
+  if (h.levels > hc->levels) hc->levels = h.levels;
   return clock->stop(&times[3]);
 }
 
@@ -1124,6 +1217,14 @@ extern "C" OceanError OceanCudaHeavyRows(OceanCudaDevice dev, const OceanCudaRou
 
   if (n == 0) return OCEAN_SUCCESS;
   OceanHeavyPlanLevels(hb, B.ncols, &L);
+  const bool in_place = numeric && rp->cells.row_cell != NULL;
+  if (in_place && (rp->cells.shift != L.shift[L.levels - 1] ||
+                   rp->cells.stride != ((B.ncols > 0 ? B.ncols - 1 : 0) >> rp->cells.shift) + 2))
+    return OceanSetError(OCEAN_ERR_STATE,
+                         "heavy rows: cells of %lld columns in records of %lld, the multisplit's last chunks %lld "
+                         "columns wide over %lld",
+                         1LL << rp->cells.shift, (long long)rp->cells.stride, 1LL << L.shift[L.levels - 1],
+                         (long long)B.ncols);
   HEAVY_CALL(optin.ensure(
     rp->smem_optin, [&](int64_t *v) { return OceanHeavyOptin((int)rp->smem_optin, v); }, &smem_max));
   /* the rows' products and their offsets on the host: the batches */
@@ -1162,7 +1263,7 @@ extern "C" OceanError OceanCudaHeavyRows(OceanCudaDevice dev, const OceanCudaRou
     }
     err = OceanCudaHeavyBatch(dev, hb, &L, A, B, d_routes, d_list + h0, h1 - h0, hq[h1] - hq[h0], q.as<int64_t>() + h0,
                               d_offsets, d_cols, d_vals, d_counts, d_flags, smem_max, run_off.as<int64_t>(),
-                              runs.as<OceanHeavyRun>(), hc, times, &clock);
+                              runs.as<OceanHeavyRun>(), in_place ? &rp->cells : NULL, hc, times, &clock);
   }
   return err;
 }

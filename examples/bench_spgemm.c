@@ -873,14 +873,14 @@ static void print_ocean_phases(const Summary *s)
     double f[4];
     heavy_copy_fractions(st, f);
     printf("  %-15s %lld rows (%.1f%%), %lld products (%.1f%%), %lld chunks of %lld columns (%lld dense), %d of %d "
-           "levels; outer product %.3f ms (%.2f of copy), histogram %.3f (%.2f), multisplit %.3f (%.2f), accumulate "
-           "%.3f (%.2f)\n",
+           "levels, %lld rows written in place; outer product %.3f ms (%.2f of copy), histogram %.3f (%.2f), "
+           "multisplit %.3f (%.2f), accumulate %.3f (%.2f)\n",
            "ocean heavy", (long long)st->heavy_rows,
            100.0 * (double)st->heavy_rows / (double)(st->nrows ? st->nrows : 1), (long long)st->heavy_products,
            100.0 * (double)st->heavy_products / (double)(st->products ? st->products : 1), (long long)st->heavy_chunks,
            (long long)st->heavy_chunk_columns, (long long)st->heavy_dense_chunks, st->heavy_levels,
-           st->heavy_levels_planned, 1e3 * st->t_heavy_expand, f[0], 1e3 * st->t_heavy_histogram, f[1],
-           1e3 * st->t_heavy_split, f[2], 1e3 * st->t_heavy_accumulate, f[3]);
+           st->heavy_levels_planned, (long long)st->heavy_rows_in_place, 1e3 * st->t_heavy_expand, f[0],
+           1e3 * st->t_heavy_histogram, f[1], 1e3 * st->t_heavy_split, f[2], 1e3 * st->t_heavy_accumulate, f[3]);
   }
   if (s->ptap)
     for (int k = 0; k < 2; k++) {

@@ -418,6 +418,8 @@ typedef struct {
   int64_t heavy_chunks;               /* chunks summed (light chunks of every level, all chunks of the last) */
   int64_t heavy_dense_chunks;         /* ... of them with more elements than tau (the paper's dense chunks) */
   int64_t heavy_split_elements;       /* elements the multisplits moved, all levels */
+  int64_t heavy_rows_in_place;        /* CUDA: heavy rows whose chunks went straight into C (the exact workflow's
+                                         symbolic pass counted them by chunk); the others' outputs were copied */
   int     heavy_levels;               /* multisplit levels the rows went through (deepest) */
   int     heavy_levels_planned;       /* levels C's columns need (the paper's eq. 7) */
   int64_t heavy_chunk_columns;        /* columns of a last-level chunk */

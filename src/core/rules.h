@@ -216,6 +216,7 @@ OCEAN_HD void OceanRouteHeavy(OceanPass ph, int64_t p, int64_t warp, const Ocean
 /* What the multisplit did to the heavy rows of a pass (the statistics both backends give) */
 typedef struct {
   int64_t rows, products, chunks, dense_chunks, split_elements;
+  int64_t rows_in_place; /* rows whose chunks were written straight into C (CUDA, exact workflow) */
   int     levels;
 } OceanHeavyCounts;
 

@@ -83,7 +83,8 @@ typedef struct {
   OceanCudaRowGroups   plan;       /* the rows' plan by their upper bounds, made with the analysis when planned */
   int                  planned;    /* (routes and offsets in run.routes, run.offsets) */
   OceanCudaRouteParams rp;         /* the symbolic call's routing parameters */
-  OceanHeavyCounts     heavy;      /* what its numeric passes' heavy rows did (rp.heavy points here) */
+  int64_t              heavy_rows_possible; /* rows the analysis found may be heavy (OceanRowMayBeHeavy) */
+  OceanHeavyCounts     heavy;               /* what its numeric passes' heavy rows did (rp.heavy points here) */
   double               heavy_times[4];
 } OceanCudaStage;
 

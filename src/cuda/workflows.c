@@ -16,6 +16,7 @@ void OceanCudaRouteParamsGet(const OceanStage *st, OceanCudaRouteParams *rp)
   rp->bound_factor = st->set->options.bound_factor;
   rp->heavy        = NULL;
   rp->heavy_times  = NULL;
+  memset(&rp->cells, 0, sizeof(rp->cells));
 }
 
 void OceanCudaScratchFree(OceanContext ctx, OceanCudaScratch *s)
@@ -144,29 +145,31 @@ OceanError OceanCudaAnalyze(OceanContext ctx, OceanStage *st, OceanCudaStage *d,
   OceanAnalysisSampleReset(an);
   OceanCall(OceanDevAlloc(ctx, A.nrows, &d->shapes));
   {
-    /* words[0..3]: the totals; words[4..]: the plan's rows per bin and slots */
+    /* words[0..OCEAN_CUDA_TOTALS): the totals; then the plan's rows per bin and slots */
     const int           plan    = OceanCudaPlanWithAnalysis(st, d, A, B);
-    unsigned long long *d_words = NULL, words[4 + OCEAN_NUM_BINS + 1];
+    const int           T       = OCEAN_CUDA_TOTALS;
+    unsigned long long *d_words = NULL, words[OCEAN_CUDA_TOTALS + OCEAN_NUM_BINS + 1];
 
-    OceanCall(OceanDevAlloc(ctx, 4 + OCEAN_NUM_BINS + 1, &d_words));
+    OceanCall(OceanDevAlloc(ctx, T + OCEAN_NUM_BINS + 1, &d_words));
     /* s->cflags: the rows with products (the symbolic counts below reuse it as their overflow flags) */
     err =
       OceanCudaAnalyzeRows(dev, A, d->nnz[0], B, d->nnz[1], d->shapes, s->cflags, d_words, rp, plan ? s->routes : NULL);
     if (!err && plan)
       err = OceanCudaPlanRowsQueued(dev, rp, OCEAN_PASS_NUMERIC, NULL, d->shapes, A.nrows, A.nrows > 0, s->routes,
-                                    s->offsets, d_words + 4, &d->plan);
+                                    s->offsets, d_words + T, &d->plan);
     if (!err)
-      err = OceanCudaReadback(dev, words, d_words, (size_t)(plan ? 4 + OCEAN_NUM_BINS + 1 : 4) * sizeof(words[0]));
+      err = OceanCudaReadback(dev, words, d_words, (size_t)(plan ? T + OCEAN_NUM_BINS + 1 : T) * sizeof(words[0]));
     OceanDevFree(ctx, d_words);
     if (err) {
       OceanCudaRowGroupsFree(dev, &d->plan);
       return err;
     }
-    an->products     = (int64_t)words[0];
-    an->bound_total  = (int64_t)words[1];
-    nq               = (int64_t)words[2];
-    an->likely_total = (int64_t)words[3];
-    if (plan) OceanCudaRowGroupsTake(&d->plan, words + 4, NULL);
+    an->products           = (int64_t)words[0];
+    an->bound_total        = (int64_t)words[1];
+    nq                     = (int64_t)words[2];
+    an->likely_total       = (int64_t)words[3];
+    d->heavy_rows_possible = (int64_t)words[4];
+    if (plan) OceanCudaRowGroupsTake(&d->plan, words + T, NULL);
     d->planned = plan;
   }
   OceanAnalysisFinishRows(an, d->nnz[0]);
@@ -509,16 +512,18 @@ OceanError OceanCudaChunkedRows(OceanContext ctx, OceanStage *st, OceanCudaStage
   }
   if ((err = OceanDevAlloc(ctx, most + excess, &cols)) || (err = OceanDevAlloc(ctx, most + excess, &vals))) goto done;
   for (r0 = 0; r0 < n; r0 = r1) {
-    int64_t     base, cnnz;
-    OceanDevCSR Ac       = A;
-    int         unsorted = 0;
-    r1                   = OceanCudaChunkEnd(st->rowptr, n, r0, budget);
-    base                 = st->rowptr[r0];
-    cnnz                 = st->rowptr[r1] - base;
-    Ac.rowptr            = A.rowptr + r0;
-    Ac.nrows             = r1 - r0;
+    int64_t              base, cnnz;
+    OceanDevCSR          Ac       = A;
+    OceanCudaRouteParams rc       = *rp; /* the chunk's rows are its A's rows from 0 */
+    int                  unsorted = 0;
+    if (rc.cells.row_cell) rc.cells.row_cell += r0;
+    r1        = OceanCudaChunkEnd(st->rowptr, n, r0, budget);
+    base      = st->rowptr[r0];
+    cnnz      = st->rowptr[r1] - base;
+    Ac.rowptr = A.rowptr + r0;
+    Ac.nrows  = r1 - r0;
     if ((err = OceanCudaRebaseOffsets(d->c_rowptr + r0, r1 - r0 + 1, off)) ||
-        (err = OceanCudaRunRows(dev, rp, Ac, B, d->shapes + r0, routes + r0, NULL, r1 - r0, st->dec.bitmap_query, off,
+        (err = OceanCudaRunRows(dev, &rc, Ac, B, d->shapes + r0, routes + r0, NULL, r1 - r0, st->dec.bitmap_query, off,
                                 cols, vals, counts + r0, flags + r0, &unsorted)) ||
         (unsorted && (err = OceanCudaSortRows(dev, r1 - r0, cnnz, off, cols, vals))))
       goto done;
@@ -572,10 +577,43 @@ static OceanError OceanCudaExactWhole(OceanContext ctx, OceanStage *st, OceanCud
   return OCEAN_SUCCESS;
 }
 
-/* EXACT: symbolic counts (assisted binning, retries), C, numeric into it, sort.  C whole on the device when its
-   entries fit the available memory (and the run finds the memory for its workspace), else in chunks of rows. */
-OceanError OceanCudaExact(OceanContext ctx, OceanStage *st, OceanCudaStage *d, const OceanCudaRouteParams *rp,
-                          OceanDevCSR A, OceanDevCSR B, OceanCudaScratch *s)
+/* The exact workflow's cells of heavy rows (OceanHeavyCells): a record for each row the analysis found may be heavy,
+   when the records take at most an eighth of the available memory; else none (the multisplit then copies its chunks'
+   outputs into C). */
+static OceanError OceanCudaHeavyCellsCreate(OceanContext ctx, const OceanStage *st, const OceanCudaStage *d,
+                                            const OceanCudaRouteParams *rp, OceanDevCSR B, OceanHeavyCells *cells)
+{
+  OceanHeavyLevels L;
+  int64_t          available, stride;
+  int              shift;
+
+  memset(cells, 0, sizeof(*cells));
+  if (d->heavy_rows_possible == 0 || st->nrows == 0) return OCEAN_SUCCESS;
+  OceanHeavyPlanLevels(&rp->bins[OCEAN_BIN_HEAVY], B.ncols, &L);
+  shift  = L.shift[L.levels - 1];
+  stride = ((B.ncols > 0 ? B.ncols - 1 : 0) >> shift) + 2;
+  OceanCall(OceanCudaAvailable(ctx, st, &available));
+  if ((d->heavy_rows_possible * stride + st->nrows) * (int64_t)sizeof(int32_t) > available / 8) return OCEAN_SUCCESS;
+  OceanCall(OceanDevAlloc(ctx, st->nrows, &cells->row_cell));
+  OceanCall(OceanDevAlloc(ctx, d->heavy_rows_possible * stride, &cells->cells));
+  OceanCall(OceanDevAlloc(ctx, 1, &cells->next));
+  cells->records = d->heavy_rows_possible;
+  cells->stride  = stride;
+  cells->shift   = shift;
+  return OceanCudaHeavyCellsReset(cells);
+}
+
+static void OceanCudaHeavyCellsFree(OceanContext ctx, OceanHeavyCells *cells)
+{
+  OceanDevFree(ctx, cells->row_cell);
+  OceanDevFree(ctx, cells->cells);
+  OceanDevFree(ctx, cells->next);
+  memset(cells, 0, sizeof(*cells));
+}
+
+static OceanError OceanCudaExactWithCells(OceanContext ctx, OceanStage *st, OceanCudaStage *d,
+                                          const OceanCudaRouteParams *rp, OceanDevCSR A, OceanDevCSR B,
+                                          OceanCudaScratch *s)
 {
   OceanCudaDevice dev = OceanCtxDev(ctx);
   OceanStats     *S   = &st->stats;
@@ -610,6 +648,20 @@ OceanError OceanCudaExact(OceanContext ctx, OceanStage *st, OceanCudaStage *d, c
   OceanCall(OceanStageTimerStop(ctx, &S->t_numeric));
   (void)OceanPhaseEnd(ctx, OCEAN_PHASE_NUMERIC, 2.0 * (double)st->an.products, t0);
   return OCEAN_SUCCESS;
+}
+
+/* EXACT: symbolic counts (assisted binning, retries), C, numeric into it, sort.  C whole on the device when its
+   entries fit the available memory (and the run finds the memory for its workspace), else in chunks of rows.  Rows
+   that may be heavy are counted by cells, for their multisplit to write into C in place. */
+OceanError OceanCudaExact(OceanContext ctx, OceanStage *st, OceanCudaStage *d, const OceanCudaRouteParams *rp,
+                          OceanDevCSR A, OceanDevCSR B, OceanCudaScratch *s)
+{
+  OceanCudaRouteParams rpc = *rp;
+  OceanError           err = OceanCudaHeavyCellsCreate(ctx, st, d, rp, B, &rpc.cells);
+
+  if (!err) err = OceanCudaExactWithCells(ctx, st, d, &rpc, A, B, s);
+  OceanCudaHeavyCellsFree(ctx, &rpc.cells);
+  return err;
 }
 
 /*

@@ -55,11 +55,11 @@ PetscErrorCode MatOceanStatsView(const OceanStats *s, PetscViewer viewer)
       viewer,
       "  heavy rows (multisplit): %" PetscInt64_FMT " rows, %" PetscInt64_FMT " products, %" PetscInt64_FMT
       " chunks of %" PetscInt64_FMT " columns (%" PetscInt64_FMT " dense), %d of %d levels, %" PetscInt64_FMT
-      " elements split; time (ms): outer product %.3f histogram %.3f multisplit %.3f "
-      "accumulate %.3f\n",
+      " elements split, %" PetscInt64_FMT " rows written in place; time (ms): outer product %.3f histogram %.3f "
+      "multisplit %.3f accumulate %.3f\n",
       s->heavy_rows, s->heavy_products, s->heavy_chunks, s->heavy_chunk_columns, s->heavy_dense_chunks, s->heavy_levels,
-      s->heavy_levels_planned, s->heavy_split_elements, 1e3 * s->t_heavy_expand, 1e3 * s->t_heavy_histogram,
-      1e3 * s->t_heavy_split, 1e3 * s->t_heavy_accumulate));
+      s->heavy_levels_planned, s->heavy_split_elements, s->heavy_rows_in_place, 1e3 * s->t_heavy_expand,
+      1e3 * s->t_heavy_histogram, 1e3 * s->t_heavy_split, 1e3 * s->t_heavy_accumulate));
   PetscCall(PetscViewerASCIIPrintf(
     viewer,
     "  overflow rows %" PetscInt64_FMT ", symbolic retries %" PetscInt64_FMT ", allocated entries %" PetscInt64_FMT

@@ -199,6 +199,7 @@ static void Options(OceanOptions *o, int workflow, int registers, double coeffic
 }
 
 static OceanWorkflow last_workflow; /* RunAB's GPU product's */
+static OceanStats    last_stats;    /* ... and its symbolic call's statistics */
 
 /* The workflow RunAB's last GPU product took was w. */
 static int CheckSelected(OceanWorkflow w)
@@ -231,6 +232,7 @@ static int RunAB(const OceanOptions *o, GenCSR *A, GenCSR *B, int expect_overflo
   if (CompareRef(pg, &R, absval) || CompareDecisions(pg, pc)) goto out;
   CALL(OceanProductGetStats(pg, 0, &st));
   last_workflow = st.workflow;
+  last_stats    = st;
   if (o->workflow != OCEAN_WORKFLOW_AUTO && !st.switched_to_exact && st.workflow != o->workflow) {
     snprintf(msg, sizeof(msg), "forced %s, took %s", OceanWorkflowName(o->workflow), OceanWorkflowName(st.workflow));
     goto out;
@@ -1097,6 +1099,47 @@ static int CaseHeavy(GenCSR *A, GenCSR *B, int workflow, int64_t threshold, int6
   return r;
 }
 
+/* Heavy rows of two kinds in the exact workflow, in one batch: B's first 1,000 rows draw 12 columns of the first
+   300,000, the others 6 of 3,000,000; A's rows 3, 19, ... are full (18,000 products spanning 3M columns: heavy in the
+   symbolic pass too, their chunks summed over their elements and copied into C) and its rows 7, 23, ... hold its
+   first 1,000 columns (12,000 products over 300,000 columns: counted in a shared-memory bitmap by cells, their chunks
+   written straight into C).  Both are heavy in the numeric pass (more than 4,096 products over more than 2^17
+   columns). */
+static int CaseHeavyInPlace(void)
+{
+  GenCSR  A, B;
+  int64_t i, t, nz = 0, start, rows = 0, half = 0;
+
+  GenRandomRows(&B, 2000, 3000000, 12, 0, 87, 87);
+  for (i = 0, start = 0; i < B.nrows; i++) { /* the first 1,000 rows: a tenth of the columns; the others: every other */
+    const int64_t end = B.rowptr[i + 1], row0 = nz;
+    for (t = start; t < end; t++) {
+      const int32_t c = i < 1000 ? B.colidx[t] / 10 : B.colidx[t];
+      if ((i >= 1000 && (t - start) % 2) || (nz > row0 && B.colidx[nz - 1] == c)) continue; /* dropped, a repeat */
+      B.colidx[nz]   = c;
+      B.values[nz++] = B.values[t];
+    }
+    start           = end;
+    B.rowptr[i + 1] = nz;
+  }
+  GenAlloc(&A, 64, 2000, 64 * 2000, 88);
+  for (i = 0, nz = 0; i < A.nrows; i++) {
+    const int64_t n = i % 16 == 3 ? 2000 : i % 16 == 7 ? 1000 : 4;
+    for (t = 0; t < n; t++) {
+      A.colidx[nz]   = (int32_t)(n == 4 ? 1500 + 100 * t + i : t);
+      A.values[nz++] = GenRandValue();
+    }
+    A.rowptr[i + 1] = nz;
+    rows += n > 4;
+    half += n == 1000;
+  }
+  if (CaseHeavy(&A, &B, OCEAN_WORKFLOW_EXACT, 0, 0, 0, 1, 0)) return 1;
+  CHECK(last_stats.heavy_rows == rows && last_stats.heavy_rows_in_place == half,
+        "%lld heavy rows (expected %lld), %lld of them written in place (expected %lld)",
+        (long long)last_stats.heavy_rows, (long long)rows, (long long)last_stats.heavy_rows_in_place, (long long)half);
+  return 0;
+}
+
 static int64_t CsrBytes(const GenCSR *M)
 {
   return (M->nrows + 1) * (int64_t)sizeof(int64_t) + GenNnz(M) * (int64_t)(sizeof(int32_t) + sizeof(double));
@@ -1841,6 +1884,7 @@ int main(int argc, char **argv)
     CASE("AB heavy rows, 4688 chunks at level 0 (histogram of the products)",
          CaseHeavy(&D, &B, -1, 300, 64, 65536, 1, 0));
   }
+  CASE("AB heavy rows, exact: counted by cells and written in place beside rows copied", CaseHeavyInPlace());
   for (w = OCEAN_WORKFLOW_AUTO; w <= OCEAN_WORKFLOW_EXACT; w++) {
     int levels;
     for (levels = 1; levels <= 3; levels++) {
