@@ -181,6 +181,7 @@ static int map_side_by_side_calls;
 static OceanHeavyMode case_heavy = OCEAN_HEAVY_AUTO;
 static int64_t        case_heavy_threshold, case_heavy_columns, case_heavy_per_level;
 static int64_t        case_bound_factor = -1; /* >= 0: the cases' OceanOptions.bound_factor (-1: the default) */
+static int64_t        case_memory_limit;      /* the cases' OceanOptions.device_memory_limit */
 
 static void Options(OceanOptions *o, int workflow, int registers, double coefficient)
 {
@@ -196,6 +197,7 @@ static void Options(OceanOptions *o, int workflow, int registers, double coeffic
   o->heavy_chunk_columns    = case_heavy_columns;
   o->heavy_chunks_per_level = case_heavy_per_level;
   if (case_bound_factor >= 0) o->bound_factor = case_bound_factor;
+  o->device_memory_limit = case_memory_limit;
 }
 
 static OceanWorkflow last_workflow; /* RunAB's GPU product's */
@@ -1104,11 +1106,12 @@ static int CaseHeavy(GenCSR *A, GenCSR *B, int workflow, int64_t threshold, int6
    symbolic pass too, their chunks summed over their elements and copied into C) and its rows 7, 23, ... hold its
    first 1,000 columns (12,000 products over 300,000 columns: counted in a shared-memory bitmap by cells, their chunks
    written straight into C).  Both are heavy in the numeric pass (more than 4,096 products over more than 2^17
-   columns). */
-static int CaseHeavyInPlace(void)
+   columns).  With a memory limit, C is made in row chunks. */
+static int CaseHeavyInPlace(int64_t memory_limit)
 {
   GenCSR  A, B;
   int64_t i, t, nz = 0, start, rows = 0, half = 0;
+  int     r;
 
   GenRandomRows(&B, 2000, 3000000, 12, 0, 87, 87);
   for (i = 0, start = 0; i < B.nrows; i++) { /* the first 1,000 rows: a tenth of the columns; the others: every other */
@@ -1133,10 +1136,15 @@ static int CaseHeavyInPlace(void)
     rows += n > 4;
     half += n == 1000;
   }
-  if (CaseHeavy(&A, &B, OCEAN_WORKFLOW_EXACT, 0, 0, 0, 1, 0)) return 1;
+  case_memory_limit = memory_limit;
+  r                 = CaseHeavy(&A, &B, OCEAN_WORKFLOW_EXACT, 0, 0, 0, 1, 0);
+  case_memory_limit = 0;
+  if (r) return 1;
   CHECK(last_stats.heavy_rows == rows && last_stats.heavy_rows_in_place == half,
         "%lld heavy rows (expected %lld), %lld of them written in place (expected %lld)",
         (long long)last_stats.heavy_rows, (long long)rows, (long long)last_stats.heavy_rows_in_place, (long long)half);
+  CHECK(!memory_limit || last_stats.row_chunks > 1, "C of %lld entries under a %lld-byte limit: %lld row chunks",
+        (long long)last_stats.nnz_c, (long long)memory_limit, (long long)last_stats.row_chunks);
   return 0;
 }
 
@@ -1884,7 +1892,8 @@ int main(int argc, char **argv)
     CASE("AB heavy rows, 4688 chunks at level 0 (histogram of the products)",
          CaseHeavy(&D, &B, -1, 300, 64, 65536, 1, 0));
   }
-  CASE("AB heavy rows, exact: counted by cells and written in place beside rows copied", CaseHeavyInPlace());
+  CASE("AB heavy rows, exact: counted by cells and written in place beside rows copied", CaseHeavyInPlace(0));
+  CASE("AB heavy rows, exact, C in row chunks: written in place beside rows copied", CaseHeavyInPlace(1 << 21));
   for (w = OCEAN_WORKFLOW_AUTO; w <= OCEAN_WORKFLOW_EXACT; w++) {
     int levels;
     for (levels = 1; levels <= 3; levels++) {
