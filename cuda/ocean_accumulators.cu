@@ -155,11 +155,7 @@ __device__ void OceanTeamWriteBitsInOrder(const OceanTeam &tm, const unsigned *b
     const int      w    = t + lane;
     unsigned       bits = w < w1 ? bm[w] : 0u;
     const unsigned cnt  = (unsigned)__popc(bits);
-    unsigned       incl = cnt;
-    for (int d = 1; d < 32; d <<= 1) {
-      const unsigned y = __shfl_up_sync(0xffffffffu, incl, d);
-      if (lane >= d) incl += y;
-    }
+    const unsigned incl = OceanWarpInclusiveSum(cnt, lane);
     unsigned o = before + incl - cnt;
     for (; bits; bits &= bits - 1, o++) {
       const int j = w * 32 + __ffs(bits) - 1;
@@ -201,11 +197,7 @@ __device__ void OceanTeamCountCells(const OceanTeam &tm, const OceanHeavyCells &
     for (int64_t k0 = 0; k0 < ncells; k0 += 32) {
       const int64_t k    = k0 + lane;
       const int32_t c    = k < ncells ? cell[k] : 0;
-      int32_t       incl = c;
-      for (int d = 1; d < 32; d <<= 1) {
-        const int32_t y = __shfl_up_sync(OCEAN_FULL_MASK, incl, d);
-        if (lane >= d) incl += y;
-      }
+      const int32_t incl = OceanWarpInclusiveSum(c, lane);
       if (k < ncells) cell[k] = before + incl - c;
       before += __shfl_sync(OCEAN_FULL_MASK, incl, 31);
     }

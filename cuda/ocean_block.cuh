@@ -44,12 +44,8 @@ __device__ __forceinline__ int64_t OceanBlockScan(int64_t n, Load load, Store st
       for (int k = 0; k < OCEAN_SCAN_ITEMS; k++) warp_before[k][warp] = upto[k];
     __syncthreads();
     if (warp < OCEAN_SCAN_ITEMS) { /* warp k: the exclusive sums of part k's warp totals */
-      const int64_t w = warp_before[warp][lane];
-      int64_t       x = w;
-      for (int o = 1; o < 32; o <<= 1) {
-        const int64_t y = __shfl_up_sync(OCEAN_FULL_MASK, x, o);
-        if (lane >= o) x += y;
-      }
+      const int64_t w         = warp_before[warp][lane];
+      const int64_t x         = OceanWarpInclusiveSum(w, lane);
       warp_before[warp][lane] = x - w;
       if (lane == 31) part_total[warp] = x;
     }

@@ -343,11 +343,7 @@ __global__ void __launch_bounds__(HEAVY_T)
         nr                   = (int)(run_off[k + 1] - run_off[k]);
         w_len[threadIdx.x]   = B.rowptr[k + 1] - B.rowptr[k];
       }
-      incl = nr;
-      for (int d = 1; d < 32; d <<= 1) {
-        const int y = __shfl_up_sync(OCEAN_FULL_MASK, incl, d);
-        if (lane >= d) incl += y;
-      }
+      incl                  = OceanWarpInclusiveSum(nr, lane);
       w_before[threadIdx.x] = incl - nr;
       w_runs[threadIdx.x]   = nr;
       const int total       = __shfl_sync(OCEAN_FULL_MASK, incl, 31);
@@ -673,12 +669,7 @@ __global__ void __launch_bounds__(HEAVY_WARP_THREADS)
     __syncwarp();
     int lane_bits = 0, incl;
     for (int w = w0; w < w1; w++) lane_bits += __popc(bm[w]);
-    incl = lane_bits;
-#pragma unroll
-    for (int d = 1; d < 32; d <<= 1) {
-      const int t = __shfl_up_sync(OCEAN_FULL_MASK, incl, d);
-      if (lane >= d) incl += t;
-    }
+    incl            = OceanWarpInclusiveSum(lane_bits, lane);
     const int total = __shfl_sync(OCEAN_FULL_MASK, incl, 31);
     if (numeric) {
       int before = incl - lane_bits;

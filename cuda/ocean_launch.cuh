@@ -66,6 +66,18 @@ static inline int OceanDeviceSMs()
 
 #define OCEAN_FULL_MASK 0xffffffffu
 
+/* The inclusive sum of x over the 32 lanes of a warp, every lane calling it (lane: its lane). */
+template <typename T>
+__device__ __forceinline__ T OceanWarpInclusiveSum(T x, int lane)
+{
+#pragma unroll
+  for (int d = 1; d < 32; d <<= 1) {
+    const T y = __shfl_up_sync(OCEAN_FULL_MASK, x, d);
+    if (lane >= d) x += y;
+  }
+  return x;
+}
+
 /* CUB temporary storage from the pool, two phases: the launcher calls its CUB routine once with d_temp NULL. */
 struct OceanTemp {
   OceanCudaDevice dev;

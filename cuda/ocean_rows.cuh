@@ -7,6 +7,7 @@
 #define OCEAN_ROWS_CUH
 
 #include "ocean_cuda.h"
+#include "ocean_launch.cuh"
 
 /* Lanes per entry of A when a row's products are spread over n threads: the power of two (1..32) nearest above the
    row's mean length of B's rows, so that short rows of B (Laplacians: 5-7) keep most lanes busy. */
@@ -120,11 +121,7 @@ __device__ __forceinline__ void OceanGroupForProductsAt(const OceanDevCSR &A, co
   if (n == 0) return; /* the same on every thread */
   if (tid < 32) {     /* the listed rows' offsets: two a lane, a warp scan */
     const int64_t x0 = 2 * tid < n ? lr->len[2 * tid] : 0, x1 = 2 * tid + 1 < n ? lr->len[2 * tid + 1] : 0;
-    int64_t       incl = x0 + x1;
-    for (int d = 1; d < 32; d <<= 1) {
-      const int64_t y = __shfl_up_sync(0xffffffffu, incl, d);
-      if (tid >= d) incl += y;
-    }
+    const int64_t incl = OceanWarpInclusiveSum(x0 + x1, tid);
     if (2 * tid < n) lr->off[2 * tid] = incl - x0 - x1;
     if (2 * tid + 1 < n) lr->off[2 * tid + 1] = incl - x1;
     if (tid == 31) lr->off[n] = incl;
