@@ -577,15 +577,24 @@ static OceanError OceanCudaExactWhole(OceanContext ctx, OceanStage *st, OceanCud
   return OCEAN_SUCCESS;
 }
 
+static void OceanCudaHeavyCellsFree(OceanContext ctx, OceanHeavyCells *cells)
+{
+  OceanDevFree(ctx, cells->row_cell);
+  OceanDevFree(ctx, cells->cells);
+  OceanDevFree(ctx, cells->next);
+  memset(cells, 0, sizeof(*cells));
+}
+
 /* The exact workflow's cells of heavy rows (OceanHeavyCells): a record for each row the analysis found may be heavy,
-   when the records take at most an eighth of the available memory; else none (the multisplit then copies its chunks'
-   outputs into C). */
+   when the records take at most an eighth of the available memory and their allocation succeeds; else none (the
+   multisplit then copies its chunks' outputs into C). */
 static OceanError OceanCudaHeavyCellsCreate(OceanContext ctx, const OceanStage *st, const OceanCudaStage *d,
                                             const OceanCudaRouteParams *rp, OceanDevCSR B, OceanHeavyCells *cells)
 {
   OceanHeavyLevels L;
   int64_t          available, stride;
   int              shift;
+  OceanError       err;
 
   memset(cells, 0, sizeof(*cells));
   if (d->heavy_rows_possible == 0 || st->nrows == 0) return OCEAN_SUCCESS;
@@ -594,21 +603,16 @@ static OceanError OceanCudaHeavyCellsCreate(OceanContext ctx, const OceanStage *
   stride = ((B.ncols > 0 ? B.ncols - 1 : 0) >> shift) + 2;
   OceanCall(OceanCudaAvailable(ctx, st, &available));
   if ((d->heavy_rows_possible * stride + st->nrows) * (int64_t)sizeof(int32_t) > available / 8) return OCEAN_SUCCESS;
-  OceanCall(OceanDevAlloc(ctx, st->nrows, &cells->row_cell));
-  OceanCall(OceanDevAlloc(ctx, d->heavy_rows_possible * stride, &cells->cells));
-  OceanCall(OceanDevAlloc(ctx, 1, &cells->next));
+  if ((err = OceanDevAlloc(ctx, st->nrows, &cells->row_cell)) ||
+      (err = OceanDevAlloc(ctx, d->heavy_rows_possible * stride, &cells->cells)) ||
+      (err = OceanDevAlloc(ctx, 1, &cells->next))) {
+    OceanCudaHeavyCellsFree(ctx, cells);
+    return err == OCEAN_ERR_MEMORY ? OCEAN_SUCCESS : err; /* an optimization only: the product goes on without */
+  }
   cells->records = d->heavy_rows_possible;
   cells->stride  = stride;
   cells->shift   = shift;
   return OceanCudaHeavyCellsReset(cells);
-}
-
-static void OceanCudaHeavyCellsFree(OceanContext ctx, OceanHeavyCells *cells)
-{
-  OceanDevFree(ctx, cells->row_cell);
-  OceanDevFree(ctx, cells->cells);
-  OceanDevFree(ctx, cells->next);
-  memset(cells, 0, sizeof(*cells));
 }
 
 static OceanError OceanCudaExactWithCells(OceanContext ctx, OceanStage *st, OceanCudaStage *d,
