@@ -484,7 +484,8 @@ __device__ __forceinline__ double *OceanHeavyOutVals(const OceanHeavyBuffers &bu
 }
 
 /* Chunks of at most OceanHeavyClassMax(class) elements in a shared hash of cap slots (load at most 1/2), a block each:
-   the table compacted and sorted, written over the chunk's first elements (all read before). */
+   the table compacted and sorted, written where OceanHeavyOutCols says (over the chunk's first elements: all read
+   before). */
 template <int THREADS>
 __global__ void __launch_bounds__(THREADS)
   OceanKernelHeavyHash(OceanHeavySeg *segs, const int32_t *list, int64_t n, int64_t cap, OceanHeavyBuffers buf)
@@ -539,7 +540,7 @@ __global__ void __launch_bounds__(THREADS)
 /* Chunks of the last level (at most width columns, at most 65536: options.c) summed densely in shared memory, a block
    taking chunk after chunk: the values are zeroed once and left zeroed (each sum cleared where it is read), so a chunk
    costs its elements and the bitmap's words, not its width.  The set bits' columns are listed in order (2 bytes each, a
-   thread a run of words), then the outputs written over the chunk's first elements, output o by thread o % 256
+   thread a run of words), then the outputs written where OceanHeavyOutCols says, output o by thread o % 256
    (coalesced). */
 #define HEAVY_DENSE_THREADS 256
 __global__ void __launch_bounds__(HEAVY_DENSE_THREADS)
@@ -621,8 +622,8 @@ __global__ void __launch_bounds__(HEAVY_DENSE_THREADS)
    dense kernel's block barriers, bitmap scan and output pass cost a chunk of a hundred elements as much as one of
    thousands.  A warp owns a bitmap of the chunk's columns, a 2-byte place per bitmap word and HEAVY_WARP_MAX sums: the
    elements (at most 8 a lane, all read before anything is written over them) set their bits, a warp scan of the words
-   places each column, the values are added at their column's place and the outputs written in column order over the
-   chunk's first elements. */
+   places each column, the values are added at their column's place and the outputs written in column order where
+   OceanHeavyOutCols says. */
 #define HEAVY_WARP_THREADS 256
 #define HEAVY_WARP_PER     (HEAVY_WARP_MAX / 32)
 static_assert(HEAVY_WARP_MAX % 32 == 0 && HEAVY_WARP_MAX < 65536, "a warp's chunk: whole lanes, 2-byte places");
