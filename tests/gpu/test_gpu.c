@@ -1067,8 +1067,8 @@ static int CaseLong(int64_t acols, int64_t ncols, OceanAccumulator acc, int work
 }
 
 /* Heavy rows (the multisplit) with the given options (threshold 0: auto mode, the device's own parameters): the CPU
-   backend's plan must make `levels` levels and heavy rows; then both backends through CaseAB (decisions, heavy
-   statistics, C, numeric reuse). */
+   backend's plan must make `levels` levels and heavy rows (and, forced over several levels, dense chunks); then both
+   backends through CaseAB (decisions, heavy statistics, C, numeric reuse). */
 static int CaseHeavy(GenCSR *A, GenCSR *B, int workflow, int64_t threshold, int64_t columns, int64_t per_level,
                      int levels, int expect_overflow)
 {
@@ -1089,7 +1089,7 @@ static int CaseHeavy(GenCSR *A, GenCSR *B, int workflow, int64_t threshold, int6
   CALL(OceanProductSymbolic(p, &a, &b));
   CALL(OceanProductGetStats(p, 0, &st));
   OceanProductDestroy(&p);
-  if (st.heavy_rows == 0 || st.heavy_levels != levels || (levels > 1 && st.heavy_dense_chunks == 0)) {
+  if (st.heavy_rows == 0 || st.heavy_levels != levels || (threshold && levels > 1 && st.heavy_dense_chunks == 0)) {
     snprintf(msg, sizeof(msg), "cpu plan: %lld heavy rows, %d levels (expected %d), %lld dense chunks",
              (long long)st.heavy_rows, st.heavy_levels, levels, (long long)st.heavy_dense_chunks);
     GenFree(A); /* as CaseAB would */
@@ -1106,8 +1106,9 @@ static int CaseHeavy(GenCSR *A, GenCSR *B, int workflow, int64_t threshold, int6
    symbolic pass too, their chunks summed over their elements and copied into C) and its rows 7, 23, ... hold its
    first 1,000 columns (12,000 products over 300,000 columns: counted in a shared-memory bitmap by cells, their chunks
    written straight into C).  Both are heavy in the numeric pass (more than 4,096 products over more than 2^17
-   columns).  With a memory limit, C is made in row chunks. */
-static int CaseHeavyInPlace(int64_t memory_limit)
+   columns).  With a memory limit, C is made in row chunks; with per_level (chunks a level makes, 0: the device's),
+   the rows go through `levels` levels, the chunks of the earlier ones written into C from their first cell. */
+static int CaseHeavyInPlace(int64_t memory_limit, int64_t per_level, int levels)
 {
   GenCSR  A, B;
   int64_t i, t, nz = 0, start, rows = 0, half = 0;
@@ -1137,7 +1138,7 @@ static int CaseHeavyInPlace(int64_t memory_limit)
     half += n == 1000;
   }
   case_memory_limit = memory_limit;
-  r                 = CaseHeavy(&A, &B, OCEAN_WORKFLOW_EXACT, 0, 0, 0, 1, 0);
+  r                 = CaseHeavy(&A, &B, OCEAN_WORKFLOW_EXACT, 0, 0, per_level, levels, 0);
   case_memory_limit = 0;
   if (r) return 1;
   CHECK(last_stats.heavy_rows == rows && last_stats.heavy_rows_in_place == half,
@@ -1892,8 +1893,11 @@ int main(int argc, char **argv)
     CASE("AB heavy rows, 4688 chunks at level 0 (histogram of the products)",
          CaseHeavy(&D, &B, -1, 300, 64, 65536, 1, 0));
   }
-  CASE("AB heavy rows, exact: counted by cells and written in place beside rows copied", CaseHeavyInPlace(0));
-  CASE("AB heavy rows, exact, C in row chunks: written in place beside rows copied", CaseHeavyInPlace(1 << 21));
+  CASE("AB heavy rows, exact: counted by cells and written in place beside rows copied", CaseHeavyInPlace(0, 0, 1));
+  CASE("AB heavy rows, exact, C in row chunks: written in place beside rows copied", CaseHeavyInPlace(1 << 21, 0, 1));
+  /* 8 or 4 chunks a level over 3M columns: the rows' chunks summed at level 1 or 2 (hashes), written in place */
+  CASE("AB heavy rows, exact, 2 levels: written in place beside rows copied", CaseHeavyInPlace(0, 8, 2));
+  CASE("AB heavy rows, exact, 3 levels: written in place beside rows copied", CaseHeavyInPlace(0, 4, 3));
   for (w = OCEAN_WORKFLOW_AUTO; w <= OCEAN_WORKFLOW_EXACT; w++) {
     int levels;
     for (levels = 1; levels <= 3; levels++) {
