@@ -1011,7 +1011,7 @@ static OceanError OceanCudaHeavyBatch(OceanCudaDevice dev, const OceanBinConfig 
   buf.c_col  = d_cols;
   buf.c_val  = d_vals;
   memset(&ip, 0, sizeof(ip));
-  if (numeric && cells) ip.cells = *cells;
+  if (cells) ip.cells = *cells; /* given for numeric passes only */
   ip.list    = list;
   ip.offsets = d_offsets;
   ip.routes  = d_routes;
@@ -1210,8 +1210,8 @@ extern "C" OceanError OceanCudaHeavyRows(OceanCudaDevice dev, const OceanCudaRou
   if (n == 0) return OCEAN_SUCCESS;
   OceanHeavyPlanLevels(hb, B.ncols, &L);
   const bool in_place = numeric && rp->cells.row_cell != NULL;
-  if (in_place && (rp->cells.shift != L.shift[L.levels - 1] ||
-                   rp->cells.stride != ((B.ncols > 0 ? B.ncols - 1 : 0) >> rp->cells.shift) + 2))
+  if (in_place &&
+      (rp->cells.shift != L.shift[L.levels - 1] || rp->cells.stride != OceanHeavyLastChunks(&L, B.ncols) + 1))
     return OceanSetError(OCEAN_ERR_STATE,
                          "heavy rows: cells of %lld columns in records of %lld, the multisplit's last chunks %lld "
                          "columns wide over %lld",

@@ -257,6 +257,12 @@ OCEAN_HD int64_t OceanHeavyChunksAt(const OceanHeavyLevels *L, int l, int64_t nc
   return ((int64_t)1) << (L->shift[l - 1] - L->shift[l]);
 }
 
+/* How many chunks of the last level cover ncols columns (at least one). */
+OCEAN_HD int64_t OceanHeavyLastChunks(const OceanHeavyLevels *L, int64_t ncols)
+{
+  return ncols > 0 ? ((ncols - 1) >> L->shift[L->levels - 1]) + 1 : 1;
+}
+
 /*
   Where a row goes, given its predicted nonzeros p and its shape (q products, span s, upper bound ub):
     q == 0                          -> EMPTY

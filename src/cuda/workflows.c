@@ -600,7 +600,7 @@ static OceanError OceanCudaHeavyCellsCreate(OceanContext ctx, const OceanStage *
   if (d->heavy_rows_possible == 0 || st->nrows == 0) return OCEAN_SUCCESS;
   OceanHeavyPlanLevels(&rp->bins[OCEAN_BIN_HEAVY], B.ncols, &L);
   shift  = L.shift[L.levels - 1];
-  stride = ((B.ncols > 0 ? B.ncols - 1 : 0) >> shift) + 2;
+  stride = OceanHeavyLastChunks(&L, B.ncols) + 1; /* a cell per last-level chunk, the total last */
   OceanCall(OceanCudaAvailable(ctx, st, &available));
   if ((d->heavy_rows_possible * stride + st->nrows) * (int64_t)sizeof(int32_t) > available / 8) return OCEAN_SUCCESS;
   if ((err = OceanDevAlloc(ctx, st->nrows, &cells->row_cell)) ||
