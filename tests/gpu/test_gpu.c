@@ -261,8 +261,9 @@ static int RunAB(const OceanOptions *o, GenCSR *A, GenCSR *B, int expect_overflo
         goto out;
       }
       /* the product map from the second numeric call on unless the options forbid it (the narrow workflow has its
-         own numeric) */
-      if ((st.reuse_map_bytes > 0) != (k >= 1 && o->reuse_map_max_bytes != 0 && st.workflow != OCEAN_WORKFLOW_NARROW)) {
+         own numeric; a C made in row chunks lives on the host and each numeric call runs the chunks again) */
+      if ((st.reuse_map_bytes > 0) != (k >= 1 && o->reuse_map_max_bytes != 0 && st.workflow != OCEAN_WORKFLOW_NARROW &&
+                                       st.row_chunks == 0)) {
         snprintf(msg, sizeof(msg),
                  "numeric reuse: product map of %lld bytes with reuse_map_max_bytes %lld, workflow %s",
                  (long long)st.reuse_map_bytes, (long long)o->reuse_map_max_bytes, OceanWorkflowName(st.workflow));
@@ -1105,8 +1106,8 @@ static int CaseHeavy(GenCSR *A, GenCSR *B, int workflow, int64_t threshold, int6
    300,000, the others 6 of 3,000,000; A's rows 3, 19, ... are full (18,000 products spanning 3M columns: heavy in the
    symbolic pass too, their chunks summed over their elements and copied into C) and its rows 7, 23, ... hold its
    first 1,000 columns (12,000 products over 300,000 columns: counted in a shared-memory bitmap by cells, their chunks
-   written straight into C).  Both are heavy in the numeric pass (more than 4,096 products over more than 2^17
-   columns).  With a memory limit, C is made in row chunks; with per_level (chunks a level makes, 0: the device's),
+   written straight into C).  Both are heavy in the numeric pass (more than 4,096 products over more than
+   heavy_min_span's columns).  With a memory limit, C is made in row chunks; with per_level (chunks a level makes, 0: the device's),
    the rows go through `levels` levels, the chunks of the earlier ones written into C from their first cell. */
 static int CaseHeavyInPlace(int64_t memory_limit, int64_t per_level, int levels)
 {
@@ -1883,7 +1884,7 @@ int main(int argc, char **argv)
     GenCSR D;
     GenRandomRows(&A, 64, 2000, 4, 0, 80, 0);
     MatFullRows(&A, 16, 3, 80, &D);
-    GenRandomRows(&B, 2000, 300000, 6, 0, 81, 81); /* the full rows span more than heavy_min_span's 2^17 columns */
+    GenRandomRows(&B, 2000, 300000, 6, 0, 81, 81); /* the full rows span more than heavy_min_span's 2^15 columns */
     CASE("AB heavy rows, auto (rows spanning 300000 columns, chunks of 4096)", CaseHeavy(&D, &B, -1, 0, 0, 0, 1, 0));
     /* 4,688 chunks of 64 columns at level 0: more than a block's histogram by runs of B holds (4,096), so level 0
        counts the products themselves */
@@ -1894,7 +1895,7 @@ int main(int argc, char **argv)
          CaseHeavy(&D, &B, -1, 300, 64, 65536, 1, 0));
   }
   CASE("AB heavy rows, exact: counted by cells and written in place beside rows copied", CaseHeavyInPlace(0, 0, 1));
-  CASE("AB heavy rows, exact, C in row chunks: written in place beside rows copied", CaseHeavyInPlace(1 << 21, 0, 1));
+  CASE("AB heavy rows, exact, C in row chunks: written in place beside rows copied", CaseHeavyInPlace(1 << 20, 0, 1));
   /* 8 or 4 chunks a level over 3M columns: the rows' chunks summed at level 1 or 2 (hashes), written in place */
   CASE("AB heavy rows, exact, 2 levels: written in place beside rows copied", CaseHeavyInPlace(0, 8, 2));
   CASE("AB heavy rows, exact, 3 levels: written in place beside rows copied", CaseHeavyInPlace(0, 4, 3));
