@@ -68,7 +68,7 @@ static void usage(FILE *f)
        "  --heavy MODE         our heavy rows: auto (the library's default: the multisplit where rows need it),\n"
        "                       off, multisplit\n"
        "  --heavy-min-span N   auto: the columns a row too heavy for shared memory must span to be heavy (-1, the\n"
-       "                       default: the library's, 2^17)\n"
+       "                       default: the library's, 2^15)\n"
        "  --heavy-threshold N  products above which a row is heavy (at most the shared memory's; 0, the default: the\n"
        "                       shared memory's with multisplit, none asked with auto)\n"
        "  --heavy-columns N    columns of a last-level heavy chunk, a power of two (0, the default: from the shared\n"

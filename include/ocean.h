@@ -156,10 +156,10 @@ typedef struct {
   int64_t heavy_chunks_per_level; /* most chunks one multisplit level makes of a row or chunk (0: what the split
                                      kernel's shared-memory histograms hold, the paper's eq. 6; else a power of two
                                      >= 2): fewer make more levels */
-  int64_t        heavy_min_span; /* AUTO: a LONG row is heavy only when its columns span more than this (2^17): LONG
-                                    sums narrower rows faster (its dense values per block stay small), the
-                                    multisplit wider ones (R-MAT: 1.26x at 2^18 columns on an H100, 0.86x-0.96x at
-                                    2^15 to 2^17 on an H200) */
+  int64_t        heavy_min_span; /* AUTO: a LONG row is heavy only when its columns span more than this (2^15): LONG
+                                    sums narrower rows at least as fast (its dense values per block stay small),
+                                    the multisplit wider ones (R-MAT on an H100: 1.05x-1.39x at 2^16 and 2^17
+                                    columns, nothing gained at 2^14) */
 } OceanOptions;
 
 void OceanOptionsDefault(OceanOptions *opts);

@@ -48,7 +48,7 @@ void OceanOptionsDefault(OceanOptions *opts)
   opts->device_memory_limit  = 0;
   opts->reuse_map_max_bytes  = -1;
   opts->heavy                = OCEAN_HEAVY_AUTO;
-  opts->heavy_min_span       = (int64_t)1 << 17;
+  opts->heavy_min_span       = (int64_t)1 << 15;
 }
 
 OceanError OceanOptionsValidate(const OceanOptions *o)

@@ -700,7 +700,7 @@ static int TestMultisplit(OceanContext ctx)
   A.rowptr[3]    = 2002;
   GenRandomRows(&B, 2000, 20000, 12, 0, 59, 0);
   OceanOptionsDefault(&opts);
-  CHECK(opts.heavy == OCEAN_HEAVY_AUTO && opts.heavy_min_span == (int64_t)1 << 17,
+  CHECK(opts.heavy == OCEAN_HEAVY_AUTO && opts.heavy_min_span == (int64_t)1 << 15,
         "heavy rows are %s by default, spanning more than %lld columns", OceanHeavyModeName(opts.heavy),
         (long long)opts.heavy_min_span);
   CALL(OceanContextSetOptions(ctx, &opts));
@@ -771,7 +771,7 @@ static int TestMultisplit(OceanContext ctx)
       A7.values[len] = 0.25;
       A7.rowptr[2]   = len + 1;
       snprintf(what, sizeof(what), "row of %d entries, 720 nonzeros over 275,000 columns, auto", len);
-      opts.heavy_min_span = (int64_t)1 << 17;
+      opts.heavy_min_span = (int64_t)1 << 15;
       TRY(CheckAB(ctx, &opts, &A7, &B7, what, &stats));
       CHECK(stats.heavy_rows == heavy_row && stats.products == 12 * (len + 1) && stats.nnz_c == 720 + 12,
             "%s: %lld heavy rows, %lld products, %lld nonzeros", what, (long long)stats.heavy_rows,
@@ -793,7 +793,7 @@ static int TestMultisplit(OceanContext ctx)
   CHECK(stats.heavy_rows == 0 && stats.rows_per_bin[OCEAN_BIN_HEAVY] == 0 && stats.global_rows == 1,
         "auto, span below heavy_min_span: %lld heavy rows, %lld global", (long long)stats.heavy_rows,
         (long long)stats.global_rows);
-  opts.heavy_min_span = (int64_t)1 << 17;
+  opts.heavy_min_span = (int64_t)1 << 15;
   opts.heavy          = OCEAN_HEAVY_OFF;
   TRY(CheckAB(ctx, &opts, &A, &B, "dense row, heavy off", &stats));
   CHECK(stats.heavy_rows == 0 && stats.rows_per_bin[OCEAN_BIN_HEAVY] == 0 && stats.global_rows == 1,
