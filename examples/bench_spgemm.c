@@ -840,13 +840,22 @@ static double bench_copy_gbs; /* Gpu.copy_gbs, for the heavy rows' bandwidth fra
    outer product reads B's column and value of each product and writes both (24 bytes); the later levels read and
    write their elements (24) and their histograms read the columns (4; level 0's counts come from B's runs of chunks,
    not from the products, unless a row has more than 4,096 chunks); the accumulation (and the assembly of the rows)
-   reads each product once (12).  f: outer product, histogram, multisplit, accumulate. */
+   reads each product once (12).  f: outer product, histogram, multisplit, accumulate; -1 where no bytes are counted
+   (one level: no multisplit, and level 0's histogram from B's runs). */
 static void heavy_copy_fractions(const OceanStats *st, double f[4])
 {
   const double p = (double)st->heavy_products, moved = (double)(st->heavy_split_elements - st->heavy_products);
   const double gb = bench_copy_gbs > 0 ? bench_copy_gbs : 1, bytes[4] = {24 * p, 4 * moved, 24 * moved, 12 * p};
   const double t[4] = {st->t_heavy_expand, st->t_heavy_histogram, st->t_heavy_split, st->t_heavy_accumulate};
-  for (int k = 0; k < 4; k++) f[k] = t[k] > 0 ? bytes[k] / t[k] / 1e9 / gb : 0.0;
+  for (int k = 0; k < 4; k++) f[k] = bytes[k] <= 0 ? -1.0 : t[k] > 0 ? bytes[k] / t[k] / 1e9 / gb : 0.0;
+}
+
+/* A fraction of heavy_copy_fractions as text: "-" where it has no bytes. */
+static const char *copy_fraction_text(double f, char buf[16])
+{
+  if (f < 0) return "-";
+  snprintf(buf, 16, "%.2f", f);
+  return buf;
 }
 
 /* Ours: where the time goes (OceanStats: CUDA event times of each phase, from one run after the timed ones with the
@@ -871,16 +880,19 @@ static void print_ocean_phases(const Summary *s)
          1e3 * st->t_fallback, 1e3 * st->t_compact, 1e3 * s->ostats_reuse.t_numeric);
   if (st->heavy_rows) {
     double f[4];
+    char   fb[4][16];
     heavy_copy_fractions(st, f);
     printf("  %-15s %lld rows (%.1f%%), %lld products (%.1f%%), %lld chunks of %lld columns (%lld dense), %d of %d "
-           "levels, %lld rows written in place; outer product %.3f ms (%.2f of copy), histogram %.3f (%.2f), "
-           "multisplit %.3f (%.2f), accumulate %.3f (%.2f)\n",
+           "levels, %lld rows written in place; outer product %.3f ms (%s of copy), histogram %.3f (%s), "
+           "multisplit %.3f (%s), accumulate %.3f (%s)\n",
            "ocean heavy", (long long)st->heavy_rows,
            100.0 * (double)st->heavy_rows / (double)(st->nrows ? st->nrows : 1), (long long)st->heavy_products,
            100.0 * (double)st->heavy_products / (double)(st->products ? st->products : 1), (long long)st->heavy_chunks,
            (long long)st->heavy_chunk_columns, (long long)st->heavy_dense_chunks, st->heavy_levels,
-           st->heavy_levels_planned, (long long)st->heavy_rows_in_place, 1e3 * st->t_heavy_expand, f[0],
-           1e3 * st->t_heavy_histogram, f[1], 1e3 * st->t_heavy_split, f[2], 1e3 * st->t_heavy_accumulate, f[3]);
+           st->heavy_levels_planned, (long long)st->heavy_rows_in_place, 1e3 * st->t_heavy_expand,
+           copy_fraction_text(f[0], fb[0]), 1e3 * st->t_heavy_histogram, copy_fraction_text(f[1], fb[1]),
+           1e3 * st->t_heavy_split, copy_fraction_text(f[2], fb[2]), 1e3 * st->t_heavy_accumulate,
+           copy_fraction_text(f[3], fb[3]));
   }
   if (s->ptap)
     for (int k = 0; k < 2; k++) {
@@ -1638,6 +1650,7 @@ static void print_heavy_summary(const Summary *sums, int n)
     const Summary    *s  = &sums[i];
     const OceanStats *st = &s->ostats;
     double            f[4];
+    char              fb[16];
     if (!s->have_ostats || s->res[M_OCEAN].state != RES_OK || !st->heavy_rows) continue;
     heavy_copy_fractions(st, f);
     table_set(&t, rows, 0, "%s", s->name);
@@ -1648,13 +1661,13 @@ static void print_heavy_summary(const Summary *sums, int n)
     table_set(&t, rows, 5, "%lld", (long long)st->heavy_chunk_columns);
     table_set(&t, rows, 6, "%d of %d", st->heavy_levels, st->heavy_levels_planned);
     table_set(&t, rows, 7, "%.3f", 1e3 * st->t_heavy_expand);
-    table_set(&t, rows, 8, "%.2f", f[0]);
+    table_set(&t, rows, 8, "%s", copy_fraction_text(f[0], fb));
     table_set(&t, rows, 9, "%.3f", 1e3 * st->t_heavy_histogram);
-    table_set(&t, rows, 10, "%.2f", f[1]);
+    table_set(&t, rows, 10, "%s", copy_fraction_text(f[1], fb));
     table_set(&t, rows, 11, "%.3f", 1e3 * st->t_heavy_split);
-    table_set(&t, rows, 12, "%.2f", f[2]);
+    table_set(&t, rows, 12, "%s", copy_fraction_text(f[2], fb));
     table_set(&t, rows, 13, "%.3f", 1e3 * st->t_heavy_accumulate);
-    table_set(&t, rows, 14, "%.2f", f[3]);
+    table_set(&t, rows, 14, "%s", copy_fraction_text(f[3], fb));
     table_set(&t, rows, 15, "%.3f", s->res[M_OCEAN].ms);
     rows++;
   }
