@@ -17,6 +17,8 @@
     -mat_ocean_acc_smem_per_sm <131072>        shared memory per SM given to accumulators (bytes)
     -mat_ocean_nnz_limit <PETSC_MAX_INT>       largest nnz(C) accepted (lower it to test the overflow path)
     -mat_ocean_view                            print each product's decisions and statistics
+  and more (heavy rows, threads, device matrices, reuse map, memory): all of them with their defaults under -help and
+  in the README's options table.
 */
 #ifndef PETSCMATOCEAN_H
 #define PETSCMATOCEAN_H
