@@ -75,8 +75,7 @@ __global__ void OceanKernelRowShapes(OceanDevCSR A, OceanDevCSR B, const int32_t
                                      OceanCudaRouteParams rp, bool with_bins, OceanRoute *routes)
 {
   const int          lane                    = LANES == 1 ? 0 : threadIdx.x & 31;
-  unsigned long long sums[OCEAN_CUDA_TOTALS] = {0, 0, 0, 0,
-                                                0}; /* products, bounds, rows with products, likely, heavy */
+  unsigned long long sums[OCEAN_CUDA_TOTALS] = {0}; /* products, bounds, rows with products, likely, heavy */
   OCEAN_GRID_STRIDE(g, A.nrows * LANES)
   {
     const int64_t i = g / LANES;

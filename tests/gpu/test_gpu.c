@@ -262,8 +262,8 @@ static int RunAB(const OceanOptions *o, GenCSR *A, GenCSR *B, int expect_overflo
       }
       /* the product map from the second numeric call on unless the options forbid it (the narrow workflow has its
          own numeric; a C made in row chunks lives on the host and each numeric call runs the chunks again) */
-      if ((st.reuse_map_bytes > 0) != (k >= 1 && o->reuse_map_max_bytes != 0 && st.workflow != OCEAN_WORKFLOW_NARROW &&
-                                       st.row_chunks == 0)) {
+      if ((st.reuse_map_bytes > 0) !=
+          (k >= 1 && o->reuse_map_max_bytes != 0 && st.workflow != OCEAN_WORKFLOW_NARROW && st.row_chunks == 0)) {
         snprintf(msg, sizeof(msg),
                  "numeric reuse: product map of %lld bytes with reuse_map_max_bytes %lld, workflow %s",
                  (long long)st.reuse_map_bytes, (long long)o->reuse_map_max_bytes, OceanWorkflowName(st.workflow));
@@ -1107,8 +1107,9 @@ static int CaseHeavy(GenCSR *A, GenCSR *B, int workflow, int64_t threshold, int6
    symbolic pass too, their chunks summed over their elements and copied into C) and its rows 7, 23, ... hold its
    first 1,000 columns (12,000 products over 300,000 columns: counted in a shared-memory bitmap by cells, their chunks
    written straight into C).  Both are heavy in the numeric pass (more than 4,096 products over more than
-   heavy_min_span's columns).  With a memory limit, C is made in row chunks; with per_level (chunks a level makes, 0: the device's),
-   the rows go through `levels` levels, the chunks of the earlier ones written into C from their first cell. */
+   heavy_min_span's columns).  With a memory limit, C is made in row chunks; with per_level (chunks a level makes, 0:
+   the device's), the rows go through `levels` levels, the chunks of the earlier ones written into C from their first
+   cell. */
 static int CaseHeavyInPlace(int64_t memory_limit, int64_t per_level, int levels)
 {
   GenCSR  A, B;
@@ -1875,7 +1876,7 @@ int main(int argc, char **argv)
        CaseLong(2000, 30000, OCEAN_ACC_GLOBAL_DENSE, OCEAN_WORKFLOW_EXACT, 0, 0, 0, 64));
   CASE("AB LONG rows, dense over 1M columns (bitmap of the opt-in shared memory)",
        CaseLong(2000, 1000000, OCEAN_ACC_GLOBAL_DENSE, OCEAN_WORKFLOW_EXACT, 0, 0, 0, 68));
-  /* rows of 6000 entries of A: past the 2560 the numeric windows keep a place in B's rows for (a search for the rest) */
+  /* rows of 6000 entries of A: the numeric windows keep a place in B's rows for the first 2560, search for the rest */
   CASE("AB LONG rows, dense in global memory, 6000 entries of A a row",
        CaseLong(6000, 30000, OCEAN_ACC_GLOBAL_DENSE, OCEAN_WORKFLOW_EXACT, 0, 0, 0, 69));
   /* heavy rows: the multisplit at the device's own parameters, then 1, 2 and 3 levels forced on R-MAT (rows heavy at
