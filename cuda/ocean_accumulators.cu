@@ -192,17 +192,7 @@ __device__ void OceanTeamCountCells(const OceanTeam &tm, const OceanHeavyCells &
     }
   }
   tm.sync();
-  if (warp == 0) {
-    int32_t before = 0; /* a row of C has fewer than 2^31 entries */
-    for (int64_t k0 = 0; k0 < ncells; k0 += 32) {
-      const int64_t k    = k0 + lane;
-      const int32_t c    = k < ncells ? cell[k] : 0;
-      const int32_t incl = OceanWarpInclusiveSum(c, lane);
-      if (k < ncells) cell[k] = before + incl - c;
-      before += __shfl_sync(OCEAN_FULL_MASK, incl, 31);
-    }
-    if (lane == 0) cell[ncells] = before;
-  }
+  if (warp == 0) OceanWarpCellsPrefix(cell, ncells, lane);
 }
 
 /* Dense accumulator over the row's span: a bitmap and (numeric) the sums dv in shared memory (DENSE; LONG's dense rows

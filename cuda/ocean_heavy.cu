@@ -23,7 +23,8 @@
                column are known), else over the chunk's first elements
     assembly   the rows' counts from their chunks' outputs (a chunk written into C must have its cells' count); the
                chunks not written into C sorted by (row, first column), their outputs copied one after another into
-               the row's slot
+               the row's slot.  A symbolic pass with cells instead puts each chunk's count in the row's record
+               (OceanHeavyCells), so the numeric pass writes that row in place too
   Decisions (heavy rows, tau, chunk widths, levels, which chunk is summed how) are the CPU backend's: core/rules.h
   (OceanRouteRowBins, OceanHeavyPlanLevels, OceanHeavyChunkOf) and the HEAVY bin's configuration.  Sums use atomics:
   their last bits depend on the schedule, as the other shared-memory accumulators'.
@@ -721,6 +722,46 @@ __global__ void OceanKernelHeavyRowSums(const OceanHeavySeg *segs, int64_t n, Oc
   }
 }
 
+/* A symbolic pass's batch rows with a record of cells, within their slot: a warp per row clears its cells. */
+__global__ void OceanKernelHeavyCellsClear(OceanHeavyInPlace ip, int64_t nb, const uint8_t *row_over)
+{
+  const int lane = threadIdx.x & 31;
+  for (int64_t h = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5; h < nb;
+       h += ((int64_t)gridDim.x * blockDim.x) >> 5) {
+    const int32_t rec = ip.cells.row_cell[ip.list[h]];
+    if (rec < 0 || row_over[h]) continue;
+    int32_t *cell = ip.cells.cells + (int64_t)rec * ip.cells.stride;
+    for (int64_t k = lane; k < ip.cells.stride - 1; k += 32) cell[k] = 0;
+  }
+}
+
+/* Each summed chunk's count into its row's cell of the chunk's first column: a chunk of an earlier level, wider than a
+   cell, keeps its whole count there (the numeric pass places it by that cell and checks it against the cells it
+   spans). */
+__global__ void OceanKernelHeavyCellsFill(const OceanHeavySeg *segs, int64_t n, OceanHeavyInPlace ip,
+                                          const uint8_t *row_over)
+{
+  OCEAN_GRID_STRIDE(k, n)
+  {
+    const OceanHeavySeg sg  = segs[k];
+    const int32_t       rec = ip.cells.row_cell[ip.list[sg.row]];
+    if (rec < 0 || row_over[sg.row]) continue;
+    ip.cells.cells[(int64_t)rec * ip.cells.stride + (sg.colbase >> ip.cells.shift)] = (int32_t)sg.out;
+  }
+}
+
+/* The filled records' exclusive prefixes, the row's count last: the row is now counted by cells. */
+__global__ void OceanKernelHeavyCellsPrefix(OceanHeavyInPlace ip, int64_t nb, const uint8_t *row_over)
+{
+  const int lane = threadIdx.x & 31;
+  for (int64_t h = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5; h < nb;
+       h += ((int64_t)gridDim.x * blockDim.x) >> 5) {
+    const int32_t rec = ip.cells.row_cell[ip.list[h]];
+    if (rec < 0 || row_over[h]) continue;
+    OceanWarpCellsPrefix(ip.cells.cells + (int64_t)rec * ip.cells.stride, ip.cells.stride - 1, lane);
+  }
+}
+
 __global__ void OceanKernelHeavySortKeys(const OceanHeavySeg *segs, int64_t n, uint64_t *keys, int32_t *idx)
 {
   OCEAN_GRID_STRIDE(k, n)
@@ -1011,7 +1052,7 @@ static OceanError OceanCudaHeavyBatch(OceanCudaDevice dev, const OceanBinConfig 
   buf.c_col  = d_cols;
   buf.c_val  = d_vals;
   memset(&ip, 0, sizeof(ip));
-  if (cells) ip.cells = *cells; /* given for numeric passes only */
+  if (cells) ip.cells = *cells; /* numeric: chunks written in place; symbolic: the chunks' counts into the cells */
   ip.list    = list;
   ip.offsets = d_offsets;
   ip.routes  = d_routes;
@@ -1134,7 +1175,18 @@ static OceanError OceanCudaHeavyBatch(OceanCudaDevice dev, const OceanBinConfig 
   OceanKernelHeavyRowCounts<<<OceanGrid(nb, OCEAN_THREADS), OCEAN_THREADS>>>(
     list, nb, d_routes, rcount.as<unsigned long long>(), d_counts, d_flags, rover.as<uint8_t>());
   HEAVY_CALL(OceanHeavyLaunched("row counts", nb));
-  if (!numeric) return clock->stop(&times[3]);
+  if (!numeric) {
+    if (ip.cells.row_cell) { /* the rows with a record counted by cells, for the numeric pass to write in place */
+      OceanKernelHeavyCellsClear<<<OceanGrid(nb, OCEAN_THREADS / 32), OCEAN_THREADS>>>(ip, nb, rover.as<uint8_t>());
+      for (level = 0; level < nlev; level++)
+        if (nacc[level])
+          OceanKernelHeavyCellsFill<<<OceanGrid(nacc[level], OCEAN_THREADS), OCEAN_THREADS>>>(
+            acc[level].as<OceanHeavySeg>(), nacc[level], ip, rover.as<uint8_t>());
+      OceanKernelHeavyCellsPrefix<<<OceanGrid(nb, OCEAN_THREADS / 32), OCEAN_THREADS>>>(ip, nb, rover.as<uint8_t>());
+      HEAVY_CALL(OceanHeavyLaunched("cells of the rows", nb));
+    }
+    return clock->stop(&times[3]);
+  }
   if (nbuffered) {
     for (level = 0; level < nlev; level++) NF += nacc[level];
     HEAVY_CALL(F.get((size_t)NF * sizeof(OceanHeavySeg)));
@@ -1209,8 +1261,8 @@ extern "C" OceanError OceanCudaHeavyRows(OceanCudaDevice dev, const OceanCudaRou
 
   if (n == 0) return OCEAN_SUCCESS;
   OceanHeavyPlanLevels(hb, B.ncols, &L);
-  const bool in_place = numeric && rp->cells.row_cell != NULL;
-  if (in_place &&
+  const bool with_cells = rp->cells.row_cell != NULL; /* symbolic: counted by cells; numeric: written in place */
+  if (with_cells &&
       (rp->cells.shift != L.shift[L.levels - 1] || rp->cells.stride != OceanHeavyLastChunks(&L, B.ncols) + 1))
     return OceanSetError(OCEAN_ERR_STATE,
                          "heavy rows: cells of %lld columns in records of %lld, the multisplit's last chunks %lld "
@@ -1255,7 +1307,7 @@ extern "C" OceanError OceanCudaHeavyRows(OceanCudaDevice dev, const OceanCudaRou
     }
     err = OceanCudaHeavyBatch(dev, hb, &L, A, B, d_routes, d_list + h0, h1 - h0, hq[h1] - hq[h0], q.as<int64_t>() + h0,
                               d_offsets, d_cols, d_vals, d_counts, d_flags, smem_max, run_off.as<int64_t>(),
-                              runs.as<OceanHeavyRun>(), in_place ? &rp->cells : NULL, hc, times, &clock);
+                              runs.as<OceanHeavyRun>(), with_cells ? &rp->cells : NULL, hc, times, &clock);
   }
   return err;
 }

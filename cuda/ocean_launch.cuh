@@ -78,6 +78,20 @@ __device__ __forceinline__ T OceanWarpInclusiveSum(T x, int lane)
   return x;
 }
 
+/* A warp turns a record of ncells counts (OceanHeavyCells) into their exclusive prefixes, the total at cell[ncells]. */
+__device__ __forceinline__ void OceanWarpCellsPrefix(int32_t *cell, int64_t ncells, int lane)
+{
+  int32_t before = 0; /* a row of C has fewer than 2^31 entries */
+  for (int64_t k0 = 0; k0 < ncells; k0 += 32) {
+    const int64_t k    = k0 + lane;
+    const int32_t c    = k < ncells ? cell[k] : 0;
+    const int32_t incl = OceanWarpInclusiveSum(c, lane);
+    if (k < ncells) cell[k] = before + incl - c;
+    before += __shfl_sync(OCEAN_FULL_MASK, incl, 31);
+  }
+  if (lane == 0) cell[ncells] = before;
+}
+
 /* CUB temporary storage from the pool, two phases: the launcher calls its CUB routine once with d_temp NULL. */
 struct OceanTemp {
   OceanCudaDevice dev;

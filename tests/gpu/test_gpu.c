@@ -1102,18 +1102,19 @@ static int CaseHeavy(GenCSR *A, GenCSR *B, int workflow, int64_t threshold, int6
   return r;
 }
 
-/* Heavy rows of two kinds in the exact workflow, in one batch: B's first 1,000 rows draw 12 columns of the first
+/* Heavy rows of three kinds in the exact workflow, in one batch: B's first 1,000 rows draw 12 columns of the first
    300,000, the others 6 of 3,000,000; A's rows 3, 19, ... are full (18,000 products spanning 3M columns: heavy in the
-   symbolic pass too, their chunks summed over their elements and copied into C) and its rows 7, 23, ... hold its
-   first 1,000 columns (12,000 products over 300,000 columns: counted in a shared-memory bitmap by cells, their chunks
-   written straight into C).  Both are heavy in the numeric pass (more than 4,096 products over more than
-   heavy_min_span's columns).  With a memory limit, C is made in row chunks; with per_level (chunks a level makes, 0:
-   the device's), the rows go through `levels` levels, the chunks of the earlier ones written into C from their first
-   cell. */
+   symbolic pass too, its multisplit puts their chunks' counts in their cells), its rows 7, 23, ... hold its first
+   1,000 columns (12,000 products over 300,000 columns: counted in a shared-memory bitmap by cells) and its rows 11,
+   27, ... its columns 1,000 to 1,799 (about 5,000 products over 3M columns: counted in a shared hash, no cells).  All
+   are heavy in the numeric pass (more than 4,096 products over more than heavy_min_span's columns): the first two
+   kinds' chunks written straight into C, the third's summed over their elements and copied.  With a memory limit, C
+   is made in row chunks; with per_level (chunks a level makes, 0: the device's), the rows go through `levels`
+   levels, the chunks of the earlier ones written into C from their first cell. */
 static int CaseHeavyInPlace(int64_t memory_limit, int64_t per_level, int levels)
 {
   GenCSR  A, B;
-  int64_t i, t, nz = 0, start, rows = 0, half = 0;
+  int64_t i, t, nz = 0, start, rows = 0, in_place = 0;
   int     r;
 
   GenRandomRows(&B, 2000, 3000000, 12, 0, 87, 87);
@@ -1130,22 +1131,23 @@ static int CaseHeavyInPlace(int64_t memory_limit, int64_t per_level, int levels)
   }
   GenAlloc(&A, 64, 2000, 64 * 2000, 88);
   for (i = 0, nz = 0; i < A.nrows; i++) {
-    const int64_t n = i % 16 == 3 ? 2000 : i % 16 == 7 ? 1000 : 4;
+    const int64_t n = i % 16 == 3 ? 2000 : i % 16 == 7 ? 1000 : i % 16 == 11 ? 800 : 4;
     for (t = 0; t < n; t++) {
-      A.colidx[nz]   = (int32_t)(n == 4 ? 1500 + 100 * t + i : t);
+      A.colidx[nz]   = (int32_t)(n == 4 ? 1500 + 100 * t + i : n == 800 ? 1000 + t : t);
       A.values[nz++] = GenRandValue();
     }
     A.rowptr[i + 1] = nz;
     rows += n > 4;
-    half += n == 1000;
+    in_place += n >= 1000;
   }
   case_memory_limit = memory_limit;
   r                 = CaseHeavy(&A, &B, OCEAN_WORKFLOW_EXACT, 0, 0, per_level, levels, 0);
   case_memory_limit = 0;
   if (r) return 1;
-  CHECK(last_stats.heavy_rows == rows && last_stats.heavy_rows_in_place == half,
+  CHECK(last_stats.heavy_rows == rows && last_stats.heavy_rows_in_place == in_place,
         "%lld heavy rows (expected %lld), %lld of them written in place (expected %lld)",
-        (long long)last_stats.heavy_rows, (long long)rows, (long long)last_stats.heavy_rows_in_place, (long long)half);
+        (long long)last_stats.heavy_rows, (long long)rows, (long long)last_stats.heavy_rows_in_place,
+        (long long)in_place);
   CHECK(!memory_limit || last_stats.row_chunks > 1, "C of %lld entries under a %lld-byte limit: %lld row chunks",
         (long long)last_stats.nnz_c, (long long)memory_limit, (long long)last_stats.row_chunks);
   return 0;
