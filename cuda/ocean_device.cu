@@ -612,6 +612,11 @@ extern "C" void OceanCudaTimersEnable(OceanCudaDevice dev, int on)
   dev->timing = on;
 }
 
+int OceanCudaTimersOn(OceanCudaDevice dev)
+{
+  return dev->timing;
+}
+
 extern "C" OceanError OceanCudaTimerStart(OceanCudaDevice dev)
 {
   if (!dev->timing) return OCEAN_SUCCESS;

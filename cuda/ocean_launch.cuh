@@ -163,6 +163,8 @@ public:
 #define OCEAN_CUDA_SIDE_STREAMS 4
 OceanError OceanCudaForkStreams(OceanCudaDevice dev, int count, cudaStream_t *streams);
 OceanError OceanCudaJoinStreams(OceanCudaDevice dev, int count);
+/* Whether the phase timers are on (OceanCudaTimersEnable). */
+int OceanCudaTimersOn(OceanCudaDevice dev);
 
 #define OCEAN_GRID_STRIDE(i, n) \
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (int64_t)gridDim.x * blockDim.x)
