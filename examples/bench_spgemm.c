@@ -1674,8 +1674,8 @@ static void print_heavy_summary(const Summary *sums, int n)
   t.nrows = rows;
   if (rows > 1) {
     printf(
-      "\nHeavy rows (the multisplit; ms of the phases' run, in which the light rows finish before the heavy ones start;\n"
-      "of copy: the least bytes each kernel moves over its time, as a fraction of the measured device copy rate)\n");
+      "\nHeavy rows (the multisplit; ms of the phases' run, in which the light rows finish before the heavy ones\n"
+      "start; of copy: the least bytes each kernel moves over its time, as a fraction of the measured copy rate)\n");
     table_print(&t);
   }
   free(t.cell);
