@@ -722,16 +722,22 @@ __global__ void OceanKernelHeavyRowSums(const OceanHeavySeg *segs, int64_t n, Oc
   }
 }
 
-/* A symbolic pass's batch rows with a record of cells, within their slot: a warp per row clears its cells. */
-__global__ void OceanKernelHeavyCellsClear(OceanHeavyInPlace ip, int64_t nb, const uint8_t *row_over)
+/* A symbolic pass's batch rows with a record of cells, within their slot, a warp per row: the cells cleared before
+   the chunks' counts go in (PREFIX false), then turned into their exclusive prefixes with the row's count last (the
+   row is now counted by cells). */
+template <bool PREFIX>
+__global__ void OceanKernelHeavyCellsRows(OceanHeavyInPlace ip, int64_t nb, const uint8_t *row_over)
 {
-  const int lane = threadIdx.x & 31;
+  const int     lane   = threadIdx.x & 31;
+  const int64_t ncells = ip.cells.stride - 1;
   for (int64_t h = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5; h < nb;
        h += ((int64_t)gridDim.x * blockDim.x) >> 5) {
     const int32_t rec = ip.cells.row_cell[ip.list[h]];
     if (rec < 0 || row_over[h]) continue;
     int32_t *cell = ip.cells.cells + (int64_t)rec * ip.cells.stride;
-    for (int64_t k = lane; k < ip.cells.stride - 1; k += 32) cell[k] = 0;
+    if (PREFIX) OceanWarpCellsPrefix(cell, ncells, lane);
+    else
+      for (int64_t k = lane; k < ncells; k += 32) cell[k] = 0;
   }
 }
 
@@ -747,18 +753,6 @@ __global__ void OceanKernelHeavyCellsFill(const OceanHeavySeg *segs, int64_t n, 
     const int32_t       rec = ip.cells.row_cell[ip.list[sg.row]];
     if (rec < 0 || row_over[sg.row]) continue;
     ip.cells.cells[(int64_t)rec * ip.cells.stride + (sg.colbase >> ip.cells.shift)] = (int32_t)sg.out;
-  }
-}
-
-/* The filled records' exclusive prefixes, the row's count last: the row is now counted by cells. */
-__global__ void OceanKernelHeavyCellsPrefix(OceanHeavyInPlace ip, int64_t nb, const uint8_t *row_over)
-{
-  const int lane = threadIdx.x & 31;
-  for (int64_t h = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5; h < nb;
-       h += ((int64_t)gridDim.x * blockDim.x) >> 5) {
-    const int32_t rec = ip.cells.row_cell[ip.list[h]];
-    if (rec < 0 || row_over[h]) continue;
-    OceanWarpCellsPrefix(ip.cells.cells + (int64_t)rec * ip.cells.stride, ip.cells.stride - 1, lane);
   }
 }
 
@@ -1177,12 +1171,14 @@ static OceanError OceanCudaHeavyBatch(OceanCudaDevice dev, const OceanBinConfig 
   HEAVY_CALL(OceanHeavyLaunched("row counts", nb));
   if (!numeric) {
     if (ip.cells.row_cell) { /* the rows with a record counted by cells, for the numeric pass to write in place */
-      OceanKernelHeavyCellsClear<<<OceanGrid(nb, OCEAN_THREADS / 32), OCEAN_THREADS>>>(ip, nb, rover.as<uint8_t>());
+      OceanKernelHeavyCellsRows<false>
+        <<<OceanGrid(nb, OCEAN_THREADS / 32), OCEAN_THREADS>>>(ip, nb, rover.as<uint8_t>());
       for (level = 0; level < nlev; level++)
         if (nacc[level])
           OceanKernelHeavyCellsFill<<<OceanGrid(nacc[level], OCEAN_THREADS), OCEAN_THREADS>>>(
             acc[level].as<OceanHeavySeg>(), nacc[level], ip, rover.as<uint8_t>());
-      OceanKernelHeavyCellsPrefix<<<OceanGrid(nb, OCEAN_THREADS / 32), OCEAN_THREADS>>>(ip, nb, rover.as<uint8_t>());
+      OceanKernelHeavyCellsRows<true>
+        <<<OceanGrid(nb, OCEAN_THREADS / 32), OCEAN_THREADS>>>(ip, nb, rover.as<uint8_t>());
       HEAVY_CALL(OceanHeavyLaunched("cells of the rows", nb));
     }
     return clock->stop(&times[3]);
