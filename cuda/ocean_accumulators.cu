@@ -83,7 +83,26 @@ __device__ __forceinline__ void OceanTeamRankWrite(const OceanTeam &tm, const in
   }
 }
 
-/* Hash accumulator (shared table, or global memory for LONG). */
+/* A symbolic shared-hash row's count by cells of the multisplit's last level into its record rec (OceanHeavyCells):
+   the record cleared, one atomic per occupied slot into its column's cell, then one warp's exclusive prefix with the
+   total last (the count itself is the hash's). */
+__device__ void OceanTeamHashCountCells(const OceanTeam &tm, const OceanHeavyCells &hc, int32_t rec,
+                                        const int32_t *keys, int64_t cap)
+{
+  const int64_t ncells = hc.stride - 1;
+  int32_t      *cell   = hc.cells + (int64_t)rec * hc.stride;
+
+  for (int64_t k = tm.tid; k < ncells; k += tm.size) cell[k] = 0;
+  tm.sync();
+  for (int64_t j = tm.tid; j < cap; j += tm.size)
+    if (keys[j] != -1) atomicAdd(&cell[keys[j] >> hc.shift], 1);
+  tm.sync();
+  if (tm.tid < 32) OceanWarpCellsPrefix(cell, ncells, tm.tid);
+}
+
+/* Hash accumulator (shared table, or global memory for LONG).  A symbolic shared-hash row with a record of cells
+   counts by cells into it too (CELLS: a pass with records). */
+template <bool CELLS>
 __device__ void OceanTeamHashRow(const OceanTeam &tm, const OceanRowArgs &a, int64_t i, const OceanRoute &r,
                                  int32_t *keys, double *hv, bool shared_table, OceanRowState *st, int *warp_sums,
                                  OceanTeamLongRows *lr)
@@ -108,7 +127,12 @@ __device__ void OceanTeamHashRow(const OceanTeam &tm, const OceanRowArgs &a, int
       if (!((volatile int *)&st->over)[0]) OceanHashInsert(keys, hv, cap, slot, col, v, values, st);
     });
   tm.sync();
-  if (!values || st->over) return;
+  if (!values) {
+    const int32_t rec = CELLS && shared_table ? a.cells.row_cell[i] : -1;
+    if (rec >= 0 && !st->over) OceanTeamHashCountCells(tm, a.cells, rec, keys, cap);
+    return;
+  }
+  if (st->over) return;
   const int64_t off = a.offsets[i];
   if (!shared_table) {
     /* global hash (LONG): appended unsorted; OceanCudaSortRows sorts these rows */
@@ -492,7 +516,8 @@ __global__ void __launch_bounds__(KIND == OCEAN_ROWS_WARP ? OCEAN_TEAM_BLOCK : 1
       /* values first: 8-byte aligned */
       double  *hv   = (double *)smem;
       int32_t *keys = (int32_t *)(a.cols ? smem + r.capacity * sizeof(double) : smem);
-      if constexpr (KIND != OCEAN_ROWS_GLOBAL) OceanTeamHashRow(tm, a, i, r, keys, hv, true, s, warp_sums, &long_rows);
+      if constexpr (KIND != OCEAN_ROWS_GLOBAL)
+        OceanTeamHashRow<CELLS>(tm, a, i, r, keys, hv, true, s, warp_sums, &long_rows);
     } else if constexpr (KIND != OCEAN_ROWS_GLOBAL) {
       if (r.acc == OCEAN_ACC_DENSE)
         OceanTeamDenseRow<CELLS>(tm, a, i, r, a.shapes[i], (double *)smem,
@@ -502,7 +527,7 @@ __global__ void __launch_bounds__(KIND == OCEAN_ROWS_WARP ? OCEAN_TEAM_BLOCK : 1
         if (a.cols) OceanTeamWindowedDenseRow(tm, a, i, r, a.shapes[i], smem, s, warp_sums);
         else OceanTeamDenseRow<CELLS>(tm, a, i, r, a.shapes[i], NULL, (unsigned *)smem, s, NULL);
       } else if (r.acc == OCEAN_ACC_GLOBAL_HASH)
-        OceanTeamHashRow(tm, a, i, r, a.gkeys + a.goff[pos], a.gvals ? a.gvals + a.goff[pos] : NULL, false, s,
+        OceanTeamHashRow<false>(tm, a, i, r, a.gkeys + a.goff[pos], a.gvals ? a.gvals + a.goff[pos] : NULL, false, s,
                          warp_sums, NULL);
     }
     tm.sync();

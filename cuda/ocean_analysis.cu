@@ -446,8 +446,8 @@ extern "C" OceanError OceanCudaPredictRows(OceanCudaPredict kind, const int64_t 
   return OCEAN_SUCCESS;
 }
 
-/* Routes the rows; a symbolic pass with rp.cells also gives each row that may be heavy and is counted densely or by
-   the multisplit a record of cells (marked not yet counted), every other routed row none. */
+/* Routes the rows; a symbolic pass with rp.cells also gives each row that may be heavy and is counted in a shared
+   hash, densely or by the multisplit a record of cells (marked not yet counted), every other routed row none. */
 __global__ void OceanKernelRoute(OceanCudaRouteParams rp, OceanPass pass, const int64_t *list, int64_t n,
                                  const int64_t *p, const OceanRowShape *shapes, OceanRoute *routes)
 {
@@ -459,7 +459,8 @@ __global__ void OceanKernelRoute(OceanCudaRouteParams rp, OceanPass pass, const 
     routes[row] = r;
     if (pass == OCEAN_PASS_SYMBOLIC && rp.cells.row_cell) {
       int32_t rec = -1;
-      if ((r.acc == OCEAN_ACC_DENSE || r.acc == OCEAN_ACC_GLOBAL_DENSE || r.acc == OCEAN_ACC_MULTISPLIT) &&
+      if ((r.acc == OCEAN_ACC_HASH || r.acc == OCEAN_ACC_DENSE || r.acc == OCEAN_ACC_GLOBAL_DENSE ||
+           r.acc == OCEAN_ACC_MULTISPLIT) &&
           OceanRowMayBeHeavy(rp.bins, &shapes[row])) {
         const unsigned long long k = atomicAdd(rp.cells.next, 1ULL);
         if (k < (unsigned long long)rp.cells.records) {
