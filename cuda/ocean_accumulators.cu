@@ -856,8 +856,8 @@ static OceanError OceanCudaRunGroupedRows(OceanCudaDevice dev, const OceanCudaRo
       OceanHeavyCounts unkept;
       double           unkept_times[4] = {0, 0, 0, 0};
       memset(&unkept, 0, sizeof(unkept));
-      /* with the phase timers on, the shared-memory bins finish first, so that the heavy rows' clocks time them alone
-         (beside the light rows they absorbed those: rmat_s20_a8_b8's first heavy phase took 204 ms) */
+      /* with the phase timers on, the shared-memory bins finish first, so that the heavy rows' clocks time them alone,
+         not the light rows running beside them */
       if (nside && OceanCudaTimersOn(dev) && (err = OceanCudaJoinStreams(dev, nside))) goto done;
       err = OceanCudaHeavyRows(dev, rp, A, B, d_shapes, d_routes, d_grouped + start, nb, d_offsets, d_cols, d_vals,
                                d_counts, d_flags, rp->heavy ? rp->heavy : &unkept,
