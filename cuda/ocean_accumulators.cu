@@ -528,7 +528,7 @@ __global__ void __launch_bounds__(KIND == OCEAN_ROWS_WARP ? OCEAN_TEAM_BLOCK : 1
         else OceanTeamDenseRow<CELLS>(tm, a, i, r, a.shapes[i], NULL, (unsigned *)smem, s, NULL);
       } else if (r.acc == OCEAN_ACC_GLOBAL_HASH)
         OceanTeamHashRow<false>(tm, a, i, r, a.gkeys + a.goff[pos], a.gvals ? a.gvals + a.goff[pos] : NULL, false, s,
-                         warp_sums, NULL);
+                                warp_sums, NULL);
     }
     tm.sync();
     if (tm.tid == 0) {
