@@ -21,27 +21,72 @@ __device__ static inline void OceanWarpRange(int32_t *lo, int32_t *hi)
   }
 }
 
-/* first/last column of every row of B (first > last for an empty row); LANES threads per row (1 or 32).  Also zeroes
-   the totals that OceanKernelRowShapes adds into (it runs after this kernel on the stream). */
+/* Rows of at most this many entries are walked by one lane in the thread-per-row kernels; a longer row by its warp. */
+#define OCEAN_LANE_ROW_MAX 32
+
+/* Calls finish(i, result) for every row i of rowptr[0..n] with walk(result, t0, t1, step) folded over its entries
+   [t0, t1) step apart, from State's identity.  LANES 32 (rows averaging a warp's worth of entries): a warp per row,
+   reduce(result) combining its lanes' results, lane 0 finishing.  LANES 1: a lane per row, but a row of more than
+   OCEAN_LANE_ROW_MAX entries is walked by the whole warp after the short ones: R-MAT's longest rows hold thousands of
+   entries, and one thread walking one took most of a kernel's time (rmat_s15_a8_b8's shapes, 358 of its 4,300 us).
+   Every thread of the grid calls it (blocks of whole warps). */
+template <int LANES, typename State, typename Walk, typename Reduce, typename Finish>
+__device__ __forceinline__ void OceanForRowsSkewed(const int64_t *rowptr, int64_t n, Walk walk, Reduce reduce,
+                                                   Finish finish)
+{
+  const int     lane   = threadIdx.x & 31;
+  const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  if constexpr (LANES == 32) {
+    for (int64_t g = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; g < n * 32; g += stride) {
+      const int64_t i = g / 32;
+      State         r;
+      walk(r, rowptr[i] + lane, rowptr[i + 1], 32);
+      reduce(r);
+      if (lane == 0) finish(i, r);
+    }
+  } else {
+    for (int64_t base = (int64_t)blockIdx.x * blockDim.x + threadIdx.x - lane; base < n; base += stride) {
+      const int64_t i = base + lane, t0 = i < n ? rowptr[i] : 0, t1 = i < n ? rowptr[i + 1] : 0;
+      const bool    alone = t1 - t0 <= OCEAN_LANE_ROW_MAX;
+      State         mine;
+      if (alone) walk(mine, t0, t1, 1);
+      for (unsigned help = __ballot_sync(OCEAN_FULL_MASK, !alone); help; help &= help - 1) {
+        const int src = __ffs(help) - 1;
+        State     r;
+        walk(r, __shfl_sync(OCEAN_FULL_MASK, t0, src) + lane, __shfl_sync(OCEAN_FULL_MASK, t1, src), 32);
+        reduce(r);
+        if (lane == src) mine = r;
+      }
+      if (i < n) finish(i, mine);
+    }
+  }
+}
+
+/* A row's columns' extremes (first > last for an empty row) */
+struct OceanColumnRange {
+  int32_t lo = INT32_MAX, hi = -1;
+};
+
+/* first/last column of every row of B (first > last for an empty row); LANES threads per row (1 or 32, see
+   OceanForRowsSkewed).  Also zeroes the totals that OceanKernelRowShapes adds into (it runs after this kernel on the
+   stream). */
 template <int LANES>
 __global__ void OceanKernelRowRange(OceanDevCSR B, int32_t *first, int32_t *last, unsigned long long *totals)
 {
-  const int lane = LANES == 1 ? 0 : threadIdx.x & 31;
   if (blockIdx.x == 0 && threadIdx.x < OCEAN_CUDA_TOTALS) totals[threadIdx.x] = 0;
-  OCEAN_GRID_STRIDE(g, B.nrows * LANES)
-  {
-    const int64_t k  = g / LANES;
-    int32_t       lo = INT32_MAX, hi = -1;
-    for (int64_t t = B.rowptr[k] + lane; t < B.rowptr[k + 1]; t += LANES) {
-      lo = min(lo, B.colidx[t]);
-      hi = max(hi, B.colidx[t]);
-    }
-    if (LANES > 1) OceanWarpRange(&lo, &hi);
-    if (lane == 0) {
-      first[k] = lo;
-      last[k]  = hi;
-    }
-  }
+  OceanForRowsSkewed<LANES, OceanColumnRange>(
+    B.rowptr, B.nrows,
+    [&](OceanColumnRange &r, int64_t t0, int64_t t1, int step) {
+      for (int64_t t = t0; t < t1; t += step) {
+        r.lo = min(r.lo, B.colidx[t]);
+        r.hi = max(r.hi, B.colidx[t]);
+      }
+    },
+    [](OceanColumnRange &r) { OceanWarpRange(&r.lo, &r.hi); },
+    [&](int64_t k, const OceanColumnRange &r) {
+      first[k] = r.lo;
+      last[k]  = r.hi;
+    });
 }
 
 /* Adds the block's totals (products, bounds, rows with products, likely slots, rows that may be heavy) into
@@ -63,44 +108,49 @@ __device__ static inline void OceanBlockAddTotals(unsigned long long v[OCEAN_CUD
   }
 }
 
+/* A row of A*B's walk over its entries of A: products, the longest row of B reached, the columns' extremes */
+struct OceanShapeWalk {
+  int64_t q = 0, longest = 0;
+  int32_t lo = INT32_MAX, hi = -1;
+};
+
 /* products, span, first column, longest B row and upper bound of every row of A*B, and the totals of products, bounds,
    rows with products, the slots the rows' likely sizes route them to (OceanRouteBound with rp.bound_factor; 0
    without one) and the rows that may be heavy (with_bins: rp's bin table is given) added into totals (zeroed by
-   OceanKernelRowRange); with routes, each row's numeric route by its
-   upper bound (OceanKernelRoute's, d_p NULL; OceanKernelRouteLikely may replace it); LANES threads per row (1 or 32),
-   blocks of OCEAN_THREADS */
+   OceanKernelRowRange); with routes, each row's numeric route by its upper bound (OceanKernelRoute's, d_p NULL;
+   OceanKernelRouteLikely may replace it); LANES threads per row (1 or 32, see OceanForRowsSkewed), blocks of
+   OCEAN_THREADS */
 template <int LANES>
 __global__ void OceanKernelRowShapes(OceanDevCSR A, OceanDevCSR B, const int32_t *first, const int32_t *last,
                                      OceanRowShape *shapes, uint8_t *nonempty, unsigned long long *totals,
                                      OceanCudaRouteParams rp, bool with_bins, OceanRoute *routes)
 {
-  const int          lane                    = LANES == 1 ? 0 : threadIdx.x & 31;
   unsigned long long sums[OCEAN_CUDA_TOTALS] = {0}; /* products, bounds, rows with products, likely, heavy */
-  OCEAN_GRID_STRIDE(g, A.nrows * LANES)
-  {
-    const int64_t i = g / LANES;
-    int64_t       q = 0, longest = 0;
-    int32_t       lo = INT32_MAX, hi = -1;
-    for (int64_t t = A.rowptr[i] + lane; t < A.rowptr[i + 1]; t += LANES) {
-      int32_t k  = A.colidx[t];
-      int64_t nk = B.rowptr[k + 1] - B.rowptr[k];
-      if (!nk) continue;
-      q += nk;
-      longest = max(longest, nk);
-      lo      = min(lo, first[k]);
-      hi      = max(hi, last[k]);
-    }
-    if (LANES > 1) {
-      for (int o = 16; o; o >>= 1) q += __shfl_xor_sync(OCEAN_FULL_MASK, q, o);
-      for (int o = 16; o; o >>= 1) longest = max(longest, __shfl_xor_sync(OCEAN_FULL_MASK, longest, o));
-      OceanWarpRange(&lo, &hi);
-    }
-    if (lane == 0) {
+  OceanForRowsSkewed<LANES, OceanShapeWalk>(
+    A.rowptr, A.nrows,
+    [&](OceanShapeWalk &w, int64_t t0, int64_t t1, int step) {
+      for (int64_t t = t0; t < t1; t += step) {
+        const int32_t k  = A.colidx[t];
+        const int64_t nk = B.rowptr[k + 1] - B.rowptr[k];
+        if (!nk) continue;
+        w.q += nk;
+        w.longest = max(w.longest, nk);
+        w.lo      = min(w.lo, first[k]);
+        w.hi      = max(w.hi, last[k]);
+      }
+    },
+    [](OceanShapeWalk &w) {
+      for (int o = 16; o; o >>= 1) w.q += __shfl_xor_sync(OCEAN_FULL_MASK, w.q, o);
+      for (int o = 16; o; o >>= 1) w.longest = max(w.longest, __shfl_xor_sync(OCEAN_FULL_MASK, w.longest, o));
+      OceanWarpRange(&w.lo, &w.hi);
+    },
+    [&](int64_t i, const OceanShapeWalk &w) {
+      const int64_t q = w.q;
       OceanRowShape r;
       r.products = q;
-      r.span     = q ? (int64_t)hi - lo + 1 : 0;
-      r.colmin   = q ? lo : 0;
-      r.longest  = (int32_t)longest;
+      r.span     = q ? (int64_t)w.hi - w.lo + 1 : 0;
+      r.colmin   = q ? w.lo : 0;
+      r.longest  = (int32_t)w.longest;
       r.ub       = OceanMin64(OceanMin64(q, r.span), B.ncols);
       shapes[i]  = r;
       if (rp.bound_factor) {
@@ -118,8 +168,7 @@ __global__ void OceanKernelRowShapes(OceanDevCSR A, OceanDevCSR B, const int32_t
       sums[2] += q > 0;
       sums[4] += with_bins && OceanRowMayBeHeavy(rp.bins, &r);
       if (nonempty) nonempty[i] = (uint8_t)(q > 0);
-    }
-  }
+    });
   OceanBlockAddTotals(sums, totals);
 }
 
