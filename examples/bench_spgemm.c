@@ -36,6 +36,7 @@
 typedef struct {
   const char  *only; /* comma-separated names, NULL: all */
   int          reps, warmup, list, small, no_cusparse;
+  int          no_reuse;        /* no numeric-only runs (the largest products: each of ours copies C) */
   int          heavy;           /* OceanOptions.heavy of ours: 0 auto, 1 off, 2 multisplit */
   int          workflow;        /* OceanOptions.workflow of ours (OCEAN_WORKFLOW_AUTO: the selection) */
   int          rmat_set;        /* the gMAGNUS paper's R-MAT pairs after the built-in set */
@@ -65,6 +66,7 @@ static void usage(FILE *f)
        "  --chunk-fraction F   cusparseSpGEMM_estimateMemory's chunk_fraction (0.2)\n"
        "  --small              smaller versions of the built-in matrices, for quick checks\n"
        "  --no-cusparse        ours only (for profiling: no ratio is printed)\n"
+       "  --no-reuse           no numeric-only runs, ours or cuSPARSE's (the largest products: each run copies C)\n"
        "  --heavy MODE         our heavy rows: auto (the library's default: the multisplit where rows need it),\n"
        "                       off, multisplit\n"
        "  --heavy-min-span N   auto: the columns a row too heavy for shared memory must span to be heavy (-1, the\n"
@@ -110,6 +112,7 @@ static int parse_options(int argc, char **argv, Options *o)
     if (!strcmp(a, "--list")) o->list = 1, takes = 0;
     else if (!strcmp(a, "--small")) o->small = 1, takes = 0;
     else if (!strcmp(a, "--no-cusparse")) o->no_cusparse = 1, takes = 0;
+    else if (!strcmp(a, "--no-reuse")) o->no_reuse = 1, takes = 0;
     else if (!strcmp(a, "--rmat-set")) o->rmat_set = 1, takes = 0;
     else if (!strcmp(a, "--help") || !strcmp(a, "-h")) return usage(stdout), exit(0), 0;
     else if (!v && a[0] == '-') return fprintf(stderr, "bench: %s needs a value\n", a), 1;
@@ -166,6 +169,18 @@ static int selected(const char *list, const char *name)
 
 typedef enum { RES_NA = 0, RES_OK, RES_FAIL, RES_SKIP } ResState;
 
+#define REUSE_FAILED  (-1.0) /* BenchResult.reuse_ms of ours when its numeric-only runs failed */
+#define REUSE_SKIPPED (-2.0) /* ... when --no-reuse left them out */
+
+/* ours' numeric-only column: its time (fmt), or why there is none */
+static const char *reuse_text(double ms, double shown, const char *fmt, char buf[32])
+{
+  if (ms == REUSE_SKIPPED) return "skip(--no-reuse)";
+  if (ms < 0) return "fail";
+  snprintf(buf, 32, fmt, shown);
+  return buf;
+}
+
 typedef struct {
   const char *method;        /* name in the CSV */
   ResState    state;         /* RES_NA until the method ran successfully or failed */
@@ -178,7 +193,8 @@ typedef struct {
   int         want_c;   /* bring C of the probe run back to the host (a reference exists to check it) */
   int         verified; /* 1 verified, 0 mismatch, -1 not checked */
   char        verify_msg[160];
-  double      reuse_ms;        /* bench_ocean only: its numeric-only median (cuSPARSE's is a method of its own) */
+  double      reuse_ms;        /* bench_ocean only: its numeric-only median (cuSPARSE's is a method of its own);
+                                  REUSE_FAILED, or REUSE_SKIPPED (--no-reuse) */
   double      reuse_first_ms;  /* bench_ocean only: its first numeric-only call (C's rows searched) */
   double      reuse_second_ms; /* bench_ocean only: its second numeric-only call (which makes the product map) */
   double      first_ms;        /* the probe run's time (not in the median) */
@@ -874,10 +890,15 @@ static void print_ocean_phases(const Summary *s)
       "  %-15s %s, ER %.1f, not sampled (tight upper bound: CR >= %.2f), overflow rows %lld, allocated %.2f x nnz(C)\n",
       "ocean workflow", wf, st->er, st->bound_nnz ? (double)st->products / (double)st->bound_nnz : 0.0,
       (long long)st->overflow_rows, st->nnz_c ? (double)st->allocated_entries / (double)st->nnz_c : 0.0);
-  printf("  %-15s analysis %.3f, estimate %.3f, symbolic %.3f, numeric %.3f, fallback %.3f, compact %.3f ms; "
-         "numeric-only %.3f ms\n",
-         "ocean phases", 1e3 * st->t_analysis, 1e3 * st->t_estimate, 1e3 * st->t_symbolic, 1e3 * st->t_numeric,
-         1e3 * st->t_fallback, 1e3 * st->t_compact, 1e3 * s->ostats_reuse.t_numeric);
+  {
+    char buf[32];
+    printf("  %-15s analysis %.3f, estimate %.3f, symbolic %.3f, numeric %.3f, fallback %.3f, compact %.3f ms; "
+           "numeric-only %s%s\n",
+           "ocean phases", 1e3 * st->t_analysis, 1e3 * st->t_estimate, 1e3 * st->t_symbolic, 1e3 * st->t_numeric,
+           1e3 * st->t_fallback, 1e3 * st->t_compact,
+           reuse_text(s->res[M_OCEAN].reuse_ms, 1e3 * s->ostats_reuse.t_numeric, "%.3f", buf),
+           s->res[M_OCEAN].reuse_ms >= 0 ? " ms" : "");
+  }
   if (st->heavy_rows) {
     double f[4];
     char   fb[4][16];
@@ -941,6 +962,10 @@ static void bench_cusparse(const Options *o, const Gpu *g, const GenCSR *A, cons
       x.r->want_c = ref->C.values != NULL;
       if (s->ptap && m != M_ALG1) {
         set_status(x.r, RES_SKIP, "n/a(PtAP: ALG1 only)");
+        continue;
+      }
+      if (m == M_REUSE && o->no_reuse) {
+        set_status(x.r, RES_SKIP, "skip(--no-reuse)");
         continue;
       }
       if (s->ptap) time_method(ptap_once, &x, o, x.r);
@@ -1232,6 +1257,10 @@ static void bench_ocean(const Options *o, const Gpu *g, const GenCSR *A, const G
   verify_result(ref, r);
   GenFree(&r->c);
 
+  if (o->no_reuse) {
+    r->reuse_ms = REUSE_SKIPPED;
+    goto done;
+  }
   /* numeric-only: ids promise that the structure stays (A and B share one when B is A) */
   ru.want_c        = r->want_c;
   x.r              = &ru;
@@ -1257,7 +1286,7 @@ static void bench_ocean(const Options *o, const Gpu *g, const GenCSR *A, const G
     }
   } else fprintf(stderr, "bench: ocean numeric-only on %s: %s\n", s->name, ru.status);
 done:
-  if (ru.state != RES_OK && r->state == RES_OK) r->reuse_ms = -1; /* printed as a failure */
+  if (!o->no_reuse && ru.state != RES_OK && r->state == RES_OK) r->reuse_ms = REUSE_FAILED;
   GenFree(&ru.c);
   OceanProductDestroy(&x.reuse);
   free_dev_csr64(&inputs, &dA);
@@ -1539,8 +1568,10 @@ static void summary_row(Table *t, int row, const Summary *s)
     cell_result(t, row, 10 + m - M_ALG1, &s->res[m], "%.1f", s->res[m].peak_bytes / 1e6);
   if (best && oc->state == RES_OK) table_set(t, row, 13, "%.2f", best->ms / oc->ms);
   else table_set(t, row, 13, "n/a");
-  if (oc->state == RES_OK && oc->reuse_ms < 0) table_set(t, row, 14, "fail");
-  else cell_result(t, row, 14, oc, "%.3f", oc->reuse_ms);
+  if (oc->state == RES_OK && oc->reuse_ms < 0) {
+    char buf[32];
+    table_set(t, row, 14, "%s", reuse_text(oc->reuse_ms, 0.0, "%.3f", buf));
+  } else cell_result(t, row, 14, oc, "%.3f", oc->reuse_ms);
   cell_result(t, row, 15, &s->res[M_REUSE], "%.3f", s->res[M_REUSE].ms);
 }
 
@@ -1615,14 +1646,14 @@ static void print_ocean_phase_summary(const Summary *sums, int n)
     table_set(&t, rows, 9, "%.3f", 1e3 * st->t_compact);
     table_set(&t, rows, 10, "%.3f", oc->ms - phases);
     table_set(&t, rows, 11, "%.3f", oc->ms);
-    if (oc->reuse_ms >= 0) table_set(&t, rows, 12, "%.3f", oc->reuse_ms);
-    else table_set(&t, rows, 12, "fail");
-    table_set(&t, rows, 13, "%.3f", 1e3 * s->ostats_reuse.t_numeric);
-    if (oc->reuse_ms >= 0) table_set(&t, rows, 14, "%.3f", oc->reuse_first_ms);
-    else table_set(&t, rows, 14, "fail");
-    if (oc->reuse_ms >= 0) table_set(&t, rows, 15, "%.3f", oc->reuse_second_ms);
-    else table_set(&t, rows, 15, "fail");
-    table_set(&t, rows, 16, "%.1f", s->ostats_reuse.reuse_map_bytes / 1e6);
+    {
+      char buf[32];
+      table_set(&t, rows, 12, "%s", reuse_text(oc->reuse_ms, oc->reuse_ms, "%.3f", buf));
+      table_set(&t, rows, 13, "%s", reuse_text(oc->reuse_ms, 1e3 * s->ostats_reuse.t_numeric, "%.3f", buf));
+      table_set(&t, rows, 14, "%s", reuse_text(oc->reuse_ms, oc->reuse_first_ms, "%.3f", buf));
+      table_set(&t, rows, 15, "%s", reuse_text(oc->reuse_ms, oc->reuse_second_ms, "%.3f", buf));
+      table_set(&t, rows, 16, "%s", reuse_text(oc->reuse_ms, s->ostats_reuse.reuse_map_bytes / 1e6, "%.1f", buf));
+    }
     rows++;
   }
   t.nrows = rows;
