@@ -893,11 +893,10 @@ static void print_ocean_phases(const Summary *s)
   {
     char buf[32];
     printf("  %-15s analysis %.3f, estimate %.3f, symbolic %.3f, numeric %.3f, fallback %.3f, compact %.3f ms; "
-           "numeric-only %s%s\n",
+           "numeric-only %s\n",
            "ocean phases", 1e3 * st->t_analysis, 1e3 * st->t_estimate, 1e3 * st->t_symbolic, 1e3 * st->t_numeric,
            1e3 * st->t_fallback, 1e3 * st->t_compact,
-           reuse_text(s->res[M_OCEAN].reuse_ms, 1e3 * s->ostats_reuse.t_numeric, "%.3f", buf),
-           s->res[M_OCEAN].reuse_ms >= 0 ? " ms" : "");
+           reuse_text(s->res[M_OCEAN].reuse_ms, 1e3 * s->ostats_reuse.t_numeric, "%.3f ms", buf));
   }
   if (st->heavy_rows) {
     double f[4];
