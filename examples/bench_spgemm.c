@@ -45,6 +45,7 @@ typedef struct {
   long long    bound_factor;    /* OceanOptions.bound_factor of ours (-1: the default) */
   long long    heavy_threshold; /* OceanOptions.heavy_threshold of ours (0: from the shared memory) */
   long long    heavy_columns;   /* OceanOptions.heavy_chunk_columns of ours (0: from the shared memory) */
+  long long    heavy_per_level; /* OceanOptions.heavy_chunks_per_level of ours (0: from the shared memory) */
   long long    heavy_min_span;  /* OceanOptions.heavy_min_span of ours (-1: the default) */
   const char  *csv;
   double       max_gb; /* 0: no limit */
@@ -75,6 +76,8 @@ static void usage(FILE *f)
        "                       shared memory's with multisplit, none asked with auto)\n"
        "  --heavy-columns N    columns of a last-level heavy chunk, a power of two (0, the default: from the shared\n"
        "                       memory)\n"
+       "  --heavy-per-level N  most chunks one multisplit level makes, a power of two >= 2 (0, the default: what the\n"
+       "                       split kernel's histograms hold); fewer make more levels\n"
        "  --workflow W         our workflow for every product: auto (the selection), upper_bound, estimate, exact,\n"
        "                       narrow (a product the forced workflow cannot take fails and is reported)\n"
        "  --reuse-map-bytes N  our numeric-only reuse: the product map up to N bytes (0: never, searching C's rows;\n"
@@ -127,6 +130,7 @@ static int parse_options(int argc, char **argv, Options *o)
     else if (!strcmp(a, "--bound-factor")) o->bound_factor = atoll(v);
     else if (!strcmp(a, "--heavy-threshold")) o->heavy_threshold = atoll(v);
     else if (!strcmp(a, "--heavy-columns")) o->heavy_columns = atoll(v);
+    else if (!strcmp(a, "--heavy-per-level")) o->heavy_per_level = atoll(v);
     else if (!strcmp(a, "--heavy-min-span")) o->heavy_min_span = atoll(v);
     else if (!strcmp(a, "--heavy")) {
       o->heavy = !strcmp(v, "auto") ? 0 : !strcmp(v, "off") ? 1 : !strcmp(v, "multisplit") ? 2 : -1;
@@ -144,10 +148,10 @@ static int parse_options(int argc, char **argv, Options *o)
   }
   if (o->reps < 1 || o->warmup < 1 || o->max_gb < 0 || !(o->chunk > 0 && o->chunk <= 1) || o->reuse_map_bytes < -1 ||
       o->small_bound < -1 || o->bound_factor < -1 || o->heavy_threshold < 0 || o->heavy_columns < 0 ||
-      o->heavy_min_span < -1) {
+      o->heavy_per_level < 0 || o->heavy_min_span < -1) {
     fprintf(stderr, "bench: need --reps >= 1, --warmup >= 1, --max-gb >= 0, 0 < --chunk-fraction <= 1, "
                     "--reuse-map-bytes >= -1, --small-bound >= -1, --bound-factor >= -1, --heavy-threshold >= 0, "
-                    "--heavy-columns >= 0, --heavy-min-span >= -1\n");
+                    "--heavy-columns >= 0, --heavy-per-level >= 0, --heavy-min-span >= -1\n");
     return 1;
   }
   return 0;
@@ -1792,8 +1796,9 @@ static int gpu_init(Gpu *g, const Options *o)
     opts.reuse_map_max_bytes = (int64_t)o->reuse_map_bytes;
     if (o->small_bound >= 0) opts.small_bound = (int64_t)o->small_bound;
     if (o->bound_factor >= 0) opts.bound_factor = (int64_t)o->bound_factor;
-    opts.heavy_threshold     = (int64_t)o->heavy_threshold;
-    opts.heavy_chunk_columns = (int64_t)o->heavy_columns;
+    opts.heavy_threshold        = (int64_t)o->heavy_threshold;
+    opts.heavy_chunk_columns    = (int64_t)o->heavy_columns;
+    opts.heavy_chunks_per_level = (int64_t)o->heavy_per_level;
     if (o->heavy_min_span >= 0) opts.heavy_min_span = (int64_t)o->heavy_min_span;
     if (!e) e = OceanContextSetOptions(g->ocean, &opts);
     if (e) {
