@@ -1304,6 +1304,7 @@ extern "C" OceanError OceanCudaHeavyRows(OceanCudaDevice dev, const OceanCudaRou
     err = OceanCudaHeavyBatch(dev, hb, &L, A, B, d_routes, d_list + h0, h1 - h0, hq[h1] - hq[h0], q.as<int64_t>() + h0,
                               d_offsets, d_cols, d_vals, d_counts, d_flags, smem_max, run_off.as<int64_t>(),
                               runs.as<OceanHeavyRun>(), with_cells ? &rp->cells : NULL, hc, times, &clock);
+    if (!err && numeric) hc->batches++;
   }
   return err;
 }

@@ -906,12 +906,13 @@ static void print_ocean_phases(const Summary *s)
     double f[4];
     char   fb[4][16];
     heavy_copy_fractions(st, f);
-    printf("  %-15s %lld rows (%.1f%%), %lld products (%.1f%%), %lld chunks of %lld columns (%lld dense), %d of %d "
-           "levels, %lld rows written in place; outer product %.3f ms (%s of copy), histogram %.3f (%s), "
-           "multisplit %.3f (%s), accumulate %.3f (%s)\n",
+    printf("  %-15s %lld rows (%.1f%%), %lld products (%.1f%%) in %lld batches, %lld chunks of %lld columns (%lld "
+           "dense), %d of %d levels, %lld rows written in place; outer product %.3f ms (%s of copy), histogram %.3f "
+           "(%s), multisplit %.3f (%s), accumulate %.3f (%s)\n",
            "ocean heavy", (long long)st->heavy_rows,
            100.0 * (double)st->heavy_rows / (double)(st->nrows ? st->nrows : 1), (long long)st->heavy_products,
-           100.0 * (double)st->heavy_products / (double)(st->products ? st->products : 1), (long long)st->heavy_chunks,
+           100.0 * (double)st->heavy_products / (double)(st->products ? st->products : 1),
+           (long long)st->heavy_batches, (long long)st->heavy_chunks,
            (long long)st->heavy_chunk_columns, (long long)st->heavy_dense_chunks, st->heavy_levels,
            st->heavy_levels_planned, (long long)st->heavy_rows_in_place, 1e3 * st->t_heavy_expand,
            copy_fraction_text(f[0], fb[0]), 1e3 * st->t_heavy_histogram, copy_fraction_text(f[1], fb[1]),

@@ -420,6 +420,8 @@ typedef struct {
   int64_t heavy_split_elements;       /* elements the multisplits moved, all levels */
   int64_t heavy_rows_in_place;        /* CUDA: heavy rows whose chunks went straight into C (the exact workflow's
                                          symbolic pass counted them by chunk); the others' outputs were copied */
+  int64_t heavy_batches;              /* CUDA: batches the heavy rows were taken in, each with its products in half the
+                                         memory the device had for them (0 on the CPU) */
   int     heavy_levels;               /* multisplit levels the rows went through (deepest) */
   int     heavy_levels_planned;       /* levels C's columns need (the paper's eq. 7) */
   int64_t heavy_chunk_columns;        /* columns of a last-level chunk */

@@ -217,6 +217,7 @@ OCEAN_HD void OceanRouteHeavy(OceanPass ph, int64_t p, int64_t warp, const Ocean
 typedef struct {
   int64_t rows, products, chunks, dense_chunks, split_elements;
   int64_t rows_in_place; /* rows whose chunks were written straight into C (CUDA, exact workflow) */
+  int64_t batches;       /* device batches the rows were taken in (CUDA; their products fit the device memory) */
   int     levels;
 } OceanHeavyCounts;
 

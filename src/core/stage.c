@@ -182,6 +182,7 @@ void OceanStageSetHeavyCounts(OceanStage *st, const OceanHeavyCounts *c)
   s->heavy_dense_chunks   = c->dense_chunks;
   s->heavy_split_elements = c->split_elements;
   s->heavy_rows_in_place  = c->rows_in_place;
+  s->heavy_batches        = c->batches;
   s->heavy_levels         = c->levels;
   s->heavy_levels_planned = L.levels;
   s->heavy_chunk_columns  = st->set->bins[OCEAN_BIN_HEAVY].dense_columns;

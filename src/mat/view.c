@@ -50,16 +50,20 @@ PetscErrorCode MatOceanStatsView(const OceanStats *s, PetscViewer viewer)
                                    "; bitmap query %s; packed sort keys %s\n",
                                    s->esc_rows, s->hash_rows, s->dense_rows, s->global_rows,
                                    s->bitmap_query ? "yes" : "no", s->packed_sort_keys ? "yes" : "no"));
-  if (s->heavy_rows)
+  if (s->heavy_rows) {
+    char batches[64] = ""; /* CUDA only */
+    if (s->heavy_batches)
+      PetscCall(PetscSNPrintf(batches, sizeof(batches), " in %" PetscInt64_FMT " device batches", s->heavy_batches));
     PetscCall(PetscViewerASCIIPrintf(
       viewer,
-      "  heavy rows (multisplit): %" PetscInt64_FMT " rows, %" PetscInt64_FMT " products, %" PetscInt64_FMT
+      "  heavy rows (multisplit): %" PetscInt64_FMT " rows, %" PetscInt64_FMT " products%s, %" PetscInt64_FMT
       " chunks of %" PetscInt64_FMT " columns (%" PetscInt64_FMT " dense), %d of %d levels, %" PetscInt64_FMT
       " elements split, %" PetscInt64_FMT " rows written in place; time (ms): outer product %.3f histogram %.3f "
       "multisplit %.3f accumulate %.3f\n",
-      s->heavy_rows, s->heavy_products, s->heavy_chunks, s->heavy_chunk_columns, s->heavy_dense_chunks, s->heavy_levels,
-      s->heavy_levels_planned, s->heavy_split_elements, s->heavy_rows_in_place, 1e3 * s->t_heavy_expand,
-      1e3 * s->t_heavy_histogram, 1e3 * s->t_heavy_split, 1e3 * s->t_heavy_accumulate));
+      s->heavy_rows, s->heavy_products, batches, s->heavy_chunks, s->heavy_chunk_columns, s->heavy_dense_chunks,
+      s->heavy_levels, s->heavy_levels_planned, s->heavy_split_elements, s->heavy_rows_in_place,
+      1e3 * s->t_heavy_expand, 1e3 * s->t_heavy_histogram, 1e3 * s->t_heavy_split, 1e3 * s->t_heavy_accumulate));
+  }
   PetscCall(PetscViewerASCIIPrintf(
     viewer,
     "  overflow rows %" PetscInt64_FMT ", symbolic retries %" PetscInt64_FMT ", allocated entries %" PetscInt64_FMT

@@ -85,6 +85,11 @@ static int CompareHeavy(int s, const OceanStats *g, const OceanStats *c)
         (long long)g->heavy_dense_chunks, (long long)c->heavy_dense_chunks, (long long)g->heavy_split_elements,
         (long long)c->heavy_split_elements, g->heavy_levels, c->heavy_levels, g->heavy_levels_planned,
         c->heavy_levels_planned);
+  /* device batches: at least one where there are heavy rows, at most one a row; none on the CPU */
+  CHECK((g->heavy_rows ? g->heavy_batches >= 1 && g->heavy_batches <= g->heavy_rows : g->heavy_batches == 0) &&
+          c->heavy_batches == 0,
+        "stage %d: %lld heavy rows in %lld device batches (cpu: %lld batches)", s, (long long)g->heavy_rows,
+        (long long)g->heavy_batches, (long long)c->heavy_batches);
   return 0;
 }
 
